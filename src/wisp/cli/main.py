@@ -1,0 +1,85 @@
+"""Entry point. Kept import-light: `wisp --version` must not pay for the engine."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+HELP = """\
+Usage: wisp [options] [prompt]
+
+An open agent runtime, wire-compatible with the Claude Agent SDKs.
+
+Common options:
+  -p, --print                     Run one prompt headless and print the result
+  --output-format <fmt>           text (default), json or stream-json
+  --input-format <fmt>            text (default) or stream-json (duplex SDK protocol)
+  --verbose                       Required with stream-json output
+  --model <model>                 Model id or alias (opus, sonnet, haiku)
+  --fallback-model <model>        Used once if the main model is overloaded or missing
+  --max-turns <n>                 Stop after n model turns
+  --max-budget-usd <usd>          Stop once the session has cost this much
+  --system-prompt <text>          Replace the system prompt ("" for none)
+  --system-prompt-file <path>     Replace the system prompt with a file's contents
+  --append-system-prompt <text>   Append to the system prompt
+  --tools <names>                 Built-in tools to offer ("" for none)
+  --allowedTools <rules>          Rules that are allowed without asking
+  --disallowedTools <rules>       Tools removed, or rules that are denied
+  --permission-mode <mode>        default, acceptEdits, plan, dontAsk, bypassPermissions
+  --include-partial-messages      Stream stream_event frames (stream-json only)
+  -v, --version                   Print the version
+
+Environment: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL,
+CLAUDE_CODE_MAX_RETRIES / WISP_MAX_RETRIES.
+"""
+
+
+def _version_line() -> str:
+    from wisp import PROTOCOL_VERSION, __version__
+
+    return f"{__version__} (wisp; protocol {PROTOCOL_VERSION})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_list = sys.argv[1:] if argv is None else argv
+    if args_list in (["-v"], ["--version"]):
+        sys.stdout.write(_version_line() + "\n")
+        return 0
+    from wisp.cli.argv import parse_argv
+    from wisp.cli.options import build_options, validate
+    from wisp.errors import UsageError
+
+    try:
+        args = parse_argv(args_list)
+        if args.flag("version"):
+            sys.stdout.write(_version_line() + "\n")
+            return 0
+        if args.flag("help"):
+            sys.stdout.write(HELP)
+            return 0
+        for flag in args.unknown:
+            sys.stderr.write(f"wisp: warning: ignoring unknown option {flag}\n")
+        prompt = " ".join(args.positionals) or None
+        opts = build_options(args, prompt)
+        validate(opts, os.environ)
+        return _dispatch(opts)
+    except UsageError as exc:
+        sys.stderr.write(f"Error: {exc}\n")
+        return 1
+
+
+def _dispatch(opts: object) -> int:
+    from wisp.cli.options import Options
+
+    assert isinstance(opts, Options)
+    if opts.streaming_input:
+        from wisp.cli.duplex import run_duplex
+
+        return run_duplex(opts)
+    if opts.print_mode or not sys.stdin.isatty():
+        from wisp.cli.print_mode import run_print
+
+        return run_print(opts)
+    from wisp.errors import UsageError
+
+    raise UsageError("the interactive terminal UI is not available yet; use -p/--print")

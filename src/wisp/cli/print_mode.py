@@ -1,0 +1,104 @@
+"""`wisp -p`: run one prompt headless and print text, one JSON result, or NDJSON frames.
+
+The `system/init` frame goes out before the model provider is even constructed, so a
+client sees life from wisp as early as possible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from typing import Any
+
+from wisp.cli.options import Options
+from wisp.errors import UsageError
+from wisp.wire import frames
+from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
+
+JSON = dict[str, Any]
+
+
+def read_prompt(opts: Options) -> str:
+    if opts.prompt:
+        return opts.prompt
+    if not sys.stdin.isatty():
+        text = sys.stdin.read()
+        if text.strip():
+            return text.rstrip("\n")
+    raise UsageError(
+        "Input must be provided either through stdin or as a prompt argument when using --print"
+    )
+
+
+def text_output(result: JSON) -> str:
+    subtype = result.get("subtype")
+    if subtype == "success":
+        return str(result.get("result", ""))
+    if subtype == "error_max_turns":
+        # The reference's short form, printed without a trailing newline.
+        return "Error: Reached max turns ({})".format(
+            str(result["errors"][0]).rsplit("(", 1)[-1].rstrip(")"))
+    errors = result.get("errors") or [subtype]
+    return f"Error: {errors[0]}"
+
+
+def run_print(opts: Options) -> int:
+    prompt = read_prompt(opts)
+    return asyncio.run(_run(opts, prompt))
+
+
+async def _run(opts: Options, prompt: str) -> int:
+    from wisp.cli.setup import build_run, new_session
+
+    stream = opts.output_format == "stream-json"
+    sink: FrameSink = NDJSONWriter() if stream else CollectingSink()
+    session = new_session(opts, os.environ)
+    ctx, tool_state = build_run(opts, session, sink)
+    sink.write(frames.init(session_id=session.session_id, cwd=str(session.cwd),
+                           tools=list(ctx.config.tools), model=session.model,
+                           permission_mode=session.permission_mode,
+                           api_key_source=ctx.config.api_key_source))
+    from wisp.engine.loop import AgentLoop
+
+    loop = AgentLoop(ctx, tool_state)
+    task = asyncio.ensure_future(loop.run(prompt))
+    _install_interrupt(task, session)
+    result = await task
+    _finish(opts, sink, result)
+    return 1 if result["is_error"] else 0
+
+
+def _install_interrupt(task: asyncio.Future[JSON], session: Any) -> None:
+    """SIGINT/SIGTERM: kill every tool's process group and end the run with a result.
+    A second signal exits at once."""
+    loop = asyncio.get_running_loop()
+    hits = {"n": 0}
+
+    def on_signal() -> None:
+        hits["n"] += 1
+        session.abort.set()
+        session.processes.kill_all()
+        if hits["n"] > 1:
+            os._exit(130)
+        task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+
+
+def _finish(opts: Options, sink: FrameSink, result: JSON) -> None:
+    out = sys.stdout
+    if opts.output_format == "stream-json":
+        sink.write(result)
+        return
+    if opts.output_format == "json":
+        if opts.verbose and isinstance(sink, CollectingSink):
+            out.write(dumps([*sink.frames, result]) + "\n")
+        else:
+            out.write(dumps(result) + "\n")
+    else:
+        text = text_output(result)
+        out.write(text if result.get("subtype") == "error_max_turns" else text + "\n")
+    out.flush()

@@ -1,0 +1,220 @@
+"""The agent loop: call the model, run the tools it asks for, repeat until a stop rule.
+
+Above: an entry point (print mode, the duplex session) hands in one prompt and gets one
+`result` frame back; every other frame goes to `ctx.sink` as it happens. Below: the model
+caller (streaming, retries), the tool runner (permissions, tools) and `decide`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from wisp.engine.context import RunContext
+from wisp.engine.decide import (
+    RECOVERY_PROMPT,
+    BudgetExhausted,
+    Finish,
+    MaxTurnsReached,
+    RecoverMaxTokens,
+    RunTools,
+    check_limits,
+    decide,
+    final_text,
+)
+from wisp.engine.hook_points import fire
+from wisp.engine.model_call import ModelCaller, flush_aborted
+from wisp.engine.outcome import (
+    Aborted,
+    ApiFailed,
+    HookStopped,
+    LimitHit,
+    Outcome,
+    RunState,
+    Success,
+    result_frame,
+)
+from wisp.engine.tool_calls import ToolRunState, run_one
+from wisp.engine.usage import UsageLedger
+from wisp.errors import ModelAPIError
+from wisp.models import catalog
+from wisp.models.base import ModelRequest
+from wisp.wire import frames
+
+JSON = dict[str, Any]
+INTERRUPTED = "[Request interrupted by user]"
+INTERRUPTED_TOOLS = "[Request interrupted by user for tool use]"
+
+
+def append_user(history: list[JSON], content: str | list[JSON]) -> None:
+    """Adds a user message, merging into a trailing user message so roles still alternate."""
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    if history and history[-1].get("role") == "user":
+        previous = history[-1]["content"]
+        if isinstance(previous, str):
+            previous = [{"type": "text", "text": previous}]
+        history[-1] = {"role": "user", "content": [*previous, *blocks]}
+    else:
+        history.append({"role": "user", "content": content})
+
+
+def build_request(ctx: RunContext) -> ModelRequest:
+    config, session = ctx.config, ctx.session
+    tools = [t.api_definition() for t in config.tools.values()] + config.extra_tool_definitions
+    return ModelRequest(
+        model=session.model,
+        messages=list(session.history),
+        max_tokens=config.max_tokens or catalog.max_output_tokens(session.model),
+        system=config.system_blocks,
+        tools=tools,
+        thinking=config.thinking,
+        session_id=session.session_id,
+    )
+
+
+class AgentLoop:
+    def __init__(self, ctx: RunContext, tool_state: ToolRunState) -> None:
+        self.ctx = ctx
+        self.tools = tool_state
+        self.state = RunState()
+        self.caller = ModelCaller(ctx)
+        self.pending_results: list[JSON] = []
+        self.stop_hook_active = False
+
+    async def run(self, prompt: str | list[JSON]) -> JSON:
+        """Runs one prompt to its end and returns the `result` frame (not yet emitted)."""
+        self.tools.denials = self.state.denials
+        self.ctx.run_usage = UsageLedger()
+        self.ctx.session.abort.clear()
+        try:
+            outcome = await self._submit(prompt)
+            if outcome is None:
+                outcome = await self._drive()
+        except asyncio.CancelledError:
+            outcome = self._abort()
+        return result_frame(self.ctx, self.state, outcome)
+
+    async def _submit(self, prompt: str | list[JSON]) -> Outcome | None:
+        """UserPromptSubmit hooks may block the prompt or add context to it."""
+        text = prompt if isinstance(prompt, str) else " ".join(
+            str(b.get("text", "")) for b in prompt if b.get("type") == "text")
+        hooked = await fire(self.ctx, "UserPromptSubmit", prompt=text)
+        if hooked.blocked or hooked.stop:
+            reason = hooked.reason or hooked.stop_reason or "blocked by a UserPromptSubmit hook"
+            return HookStopped(f"Prompt blocked: {reason}")
+        append_user(self.ctx.session.history, prompt)
+        if hooked.additional_context:
+            append_user(self.ctx.session.history, "\n".join(hooked.additional_context))
+        return None
+
+    async def _drive(self) -> Outcome:
+        ctx, state = self.ctx, self.state
+        while True:
+            limit = self._limit(state.num_turns + 1)
+            if limit is not None:
+                if isinstance(limit.limit, MaxTurnsReached):
+                    state.num_turns += 1  # the reference counts the turn it refused
+                return limit
+            state.num_turns += 1
+            state.phase = "streaming"
+            started = time.monotonic()
+            try:
+                completed = await self.caller.call(build_request(ctx))
+            except ModelAPIError as error:
+                self._emit_api_error(error)
+                return ApiFailed(error)
+            finally:
+                state.api_ms += (time.monotonic() - started) * 1000
+            message = completed.message
+            ctx.session.history.append({"role": "assistant", "content": message["content"]})
+            state.stop_reason = message.get("stop_reason")
+            outcome = await self._after_message(message)
+            if outcome is not None:
+                return outcome
+
+    async def _after_message(self, message: JSON) -> Outcome | None:
+        state = self.state
+        match decide(message, state.max_tokens_recoveries):
+            case Finish():
+                return await self._stop_hooks(message)
+            case RecoverMaxTokens(attempt=attempt):
+                state.max_tokens_recoveries = attempt
+                append_user(self.ctx.session.history, RECOVERY_PROMPT)
+                return None
+            case RunTools(tool_uses=tool_uses):
+                budget = self._limit(0)
+                if isinstance(budget, LimitHit) and isinstance(budget.limit, BudgetExhausted):
+                    return budget
+                await self._run_tools(tool_uses)
+                return None
+        return None
+
+    async def _stop_hooks(self, message: JSON) -> Outcome | None:
+        """Stop hooks may block the stop: their reason goes to the model and the loop goes on."""
+        hooked = await fire(self.ctx, "Stop", stop_hook_active=self.stop_hook_active)
+        if hooked.blocked and not hooked.stop:
+            self.stop_hook_active = True
+            append_user(self.ctx.session.history, hooked.reason or "A Stop hook asked to continue.")
+            return None
+        return Success(final_text(message))
+
+    async def _run_tools(self, tool_uses: list[JSON]) -> None:
+        self.state.phase = "tools"
+        self.pending_results = results = []
+        for block in tool_uses:
+            result_block, frame = await run_one(self.ctx, self.tools, block)
+            results.append(result_block)
+            self.ctx.emit(frame)
+        self.pending_results = []
+        self.ctx.session.history.append({"role": "user", "content": results})
+
+    def _limit(self, next_turn: int) -> LimitHit | None:
+        config = self.ctx.config
+        limit = check_limits(next_turn=next_turn, max_turns=config.max_turns,
+                             cost_usd=self.ctx.session.usage.cost_usd,
+                             max_budget_usd=config.max_budget_usd)
+        return None if limit is None else LimitHit(limit)
+
+    def _emit_api_error(self, error: ModelAPIError) -> None:
+        from wisp.engine.outcome import api_error_text
+
+        synthetic = {"id": frames.new_uuid(), "model": "<synthetic>", "usage": {}}
+        self.ctx.emit(frames.assistant(
+            synthetic, [{"type": "text", "text": api_error_text(error)}],
+            session_id=self.ctx.session.session_id, request_id=None,
+            parent_tool_use_id=self.ctx.parent_tool_use_id, error="unknown",
+            is_api_error_message=True, api_error_status=error.status))
+
+    def _abort(self) -> Outcome:
+        ctx, state = self.ctx, self.state
+        ctx.session.processes.kill_all()
+        attempt = self.caller.current
+        history = ctx.session.history
+        if state.phase == "streaming" and attempt is not None:
+            flush_aborted(ctx, attempt)
+            partial = [b for b in attempt.shown if b.get("type") == "text"]
+            if partial:
+                history.append({"role": "assistant", "content": partial})
+        text = INTERRUPTED_TOOLS if state.phase == "tools" else INTERRUPTED
+        answered = self.pending_results
+        content: list[JSON] = [*answered, *_unanswered_tool_results(history, answered),
+                               {"type": "text", "text": text}]
+        append_user(history, content)
+        ctx.emit(frames.user([{"type": "text", "text": text}],
+                             session_id=ctx.session.session_id,
+                             parent_tool_use_id=ctx.parent_tool_use_id))
+        return Aborted(state.phase)
+
+
+def _unanswered_tool_results(history: list[JSON], answered: list[JSON]) -> list[JSON]:
+    """tool_result blocks for tool_use ids the interrupt left unanswered, so the history
+    stays valid for the next request."""
+    if not history or history[-1].get("role") != "assistant":
+        return []
+    done = {r.get("tool_use_id") for r in answered}
+    content = history[-1].get("content") or []
+    return [{"type": "tool_result", "tool_use_id": b.get("id"), "is_error": True,
+             "content": "Interrupted by the user before this tool finished."}
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("id") not in done]

@@ -1,0 +1,211 @@
+"""One model call as the client sees it: stream, fold, emit frames, retry, fall back.
+
+Above: the turn loop asks for one complete assistant message. Below: `Model.stream`.
+Frames: an `assistant` frame per content block as each block completes (before its
+`content_block_stop` stream_event, as the reference orders them), `stream_event` frames with
+`--include-partial-messages`, `system/api_retry` before each retry.
+
+A stream cut after some blocks were already shown is not restarted from scratch, which
+would show those blocks twice: completed tool_use blocks are kept and the message ends
+there; completed text is sent back as an assistant prefill so the model continues it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from wisp.engine.context import RunContext
+from wisp.engine.partial import OpenStream
+from wisp.errors import ModelAPIError, RetryableAPIError
+from wisp.models.accumulate import accumulate
+from wisp.models.base import ModelRequest
+from wisp.wire import frames
+
+JSON = dict[str, Any]
+FALLBACK_AFTER_OVERLOADS = 3
+
+
+@dataclass
+class Completed:
+    message: JSON
+    request_id: str | None
+    api_ms: float
+
+
+class Attempt:
+    """State of one streaming attempt, kept outside the coroutine so a cancellation or a
+    cut can inspect what was shown."""
+
+    def __init__(self, shown_prefix: list[JSON]) -> None:
+        self.snapshot: JSON | None = None
+        self.request_id: str | None = None
+        self.shown: list[JSON] = list(shown_prefix)
+        self.open = OpenStream()
+        self.prefix_len = len(shown_prefix)
+
+
+def _merge(prefix: list[JSON], message: JSON) -> JSON:
+    if not prefix:
+        return message
+    merged = dict(message)
+    merged["content"] = [*prefix, *message.get("content", [])]
+    return merged
+
+
+async def _stream_once(ctx: RunContext, request: ModelRequest, attempt: Attempt) -> JSON:
+    emit_partial = ctx.config.include_partial_messages
+    async with ctx.model.stream(request) as stream:
+        attempt.request_id = stream.request_id
+        async for event in stream:
+            attempt.snapshot = accumulate(attempt.snapshot, event)
+            attempt.open.observe(event)
+            if event.get("type") == "content_block_stop":
+                _emit_block(ctx, attempt, int(event.get("index", 0)))
+            if emit_partial:
+                message_id = attempt.open.message_id
+                ctx.emit(frames.stream_event(
+                    event, session_id=ctx.session.session_id, message_id=message_id,
+                    parent_tool_use_id=ctx.parent_tool_use_id))
+    assert attempt.snapshot is not None
+    return _merge(attempt.shown[: attempt.prefix_len], attempt.snapshot)
+
+
+def _emit_block(ctx: RunContext, attempt: Attempt, index: int) -> None:
+    assert attempt.snapshot is not None
+    block = attempt.snapshot["content"][index]
+    attempt.shown.append(block)
+    ctx.emit(frames.assistant(
+        attempt.snapshot, [block], session_id=ctx.session.session_id,
+        request_id=attempt.request_id, parent_tool_use_id=ctx.parent_tool_use_id))
+
+
+def close_abandoned(ctx: RunContext, attempt: Attempt) -> None:
+    if not ctx.config.include_partial_messages:
+        attempt.open.closing_events()
+        return
+    message_id = attempt.open.message_id
+    for event in attempt.open.closing_events():
+        ctx.emit(frames.stream_event(event, session_id=ctx.session.session_id,
+                                     message_id=message_id,
+                                     parent_tool_use_id=ctx.parent_tool_use_id))
+
+
+def flush_aborted(ctx: RunContext, attempt: Attempt) -> None:
+    """On interrupt: show the partial block being streamed, marked `aborted`."""
+    snap = attempt.snapshot
+    if snap is not None:
+        pending = [b for i, b in enumerate(snap.get("content", []))
+                   if i in attempt.open.open_blocks and (b.get("text") or b.get("thinking"))]
+        if pending:
+            ctx.emit(frames.assistant(snap, pending, session_id=ctx.session.session_id,
+                                      request_id=attempt.request_id,
+                                      parent_tool_use_id=ctx.parent_tool_use_id, aborted=True))
+    close_abandoned(ctx, attempt)
+
+
+class ModelCaller:
+    """Calls the model for one assistant message, with retries and a one-time fallback."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        self.fallback_used = False
+        self.current: Attempt | None = None
+
+    async def call(self, request: ModelRequest) -> Completed:
+        ctx = self.ctx
+        retries = overloads = 0
+        shown: list[JSON] = []
+        started = time.monotonic()
+        while True:
+            attempt = self.current = Attempt(shown)
+            try:
+                message = await _stream_once(ctx, self._with_prefill(request, shown), attempt)
+                self._record_usage(message)
+                return Completed(message, attempt.request_id, (time.monotonic() - started) * 1000)
+            except ModelAPIError as error:
+                close_abandoned(ctx, attempt)
+                self._record_partial_usage(attempt)
+                shown = attempt.shown
+                if _has_tool_use(shown):
+                    return self._cut_with_tools(attempt, started)
+                overloads = overloads + 1 if error.status == 529 else 0
+                if self._should_fall_back(error, overloads):
+                    request = self._fall_back(request, error)
+                    retries = overloads = 0
+                    shown = []
+                    continue
+                if not isinstance(error, RetryableAPIError) or retries >= ctx.config.retry.max_retries:
+                    raise
+                retries += 1
+                await self._wait_before_retry(retries, error)
+
+    def _with_prefill(self, request: ModelRequest, shown: list[JSON]) -> ModelRequest:
+        text = [b for b in shown if b.get("type") in ("text", "thinking", "redacted_thinking")]
+        if not text:
+            return request
+        # The API rejects a final assistant turn ending in whitespace.
+        last = dict(text[-1])
+        if last.get("type") == "text":
+            last["text"] = str(last.get("text", "")).rstrip()
+        prefill = {"role": "assistant", "content": [*text[:-1], last]}
+        return ModelRequest(**{**request.__dict__, "messages": [*request.messages, prefill]})
+
+    def _cut_with_tools(self, attempt: Attempt, started: float) -> Completed:
+        snap = attempt.snapshot or {}
+        message = {**snap, "content": list(attempt.shown), "stop_reason": "tool_use"}
+        return Completed(message, attempt.request_id, (time.monotonic() - started) * 1000)
+
+    def _should_fall_back(self, error: ModelAPIError, overloads: int) -> bool:
+        fallback = self.ctx.config.fallback_model
+        if not fallback or self.fallback_used or fallback == self.ctx.session.model:
+            return False
+        return error.status == 404 or overloads >= FALLBACK_AFTER_OVERLOADS
+
+    def _fall_back(self, request: ModelRequest, error: ModelAPIError) -> ModelRequest:
+        ctx = self.ctx
+        fallback = ctx.config.fallback_model
+        assert fallback is not None
+        self.fallback_used = True
+        original = ctx.session.model
+        ctx.session.model = fallback
+        trigger = "not_found" if error.status == 404 else "overloaded"
+        ctx.emit_system("model_fallback", trigger=trigger, original_model=original,
+                        fallback_model=fallback,
+                        content=f"Switched from {original} to {fallback}: {error.message}")
+        return ModelRequest(**{**request.__dict__, "model": fallback})
+
+    async def _wait_before_retry(self, retries: int, error: ModelAPIError) -> None:
+        ctx = self.ctx
+        delay = ctx.config.retry.delay_s(retries, error)
+        ctx.emit_system("api_retry", attempt=retries, max_retries=ctx.config.retry.max_retries,
+                        retry_delay_ms=round(delay * 1000), error_status=error.status,
+                        error=error.error_type or _error_kind(error), message=error.message)
+        await asyncio.sleep(delay)
+
+    def _record_usage(self, message: JSON) -> None:
+        model = str(message.get("model") or self.ctx.session.model)
+        usage = message.get("usage") or {}
+        self.ctx.session.usage.add(model, usage)
+        self.ctx.run_usage.add(model, usage)
+
+    def _record_partial_usage(self, attempt: Attempt) -> None:
+        # Input tokens of an abandoned attempt were still billed.
+        if attempt.snapshot is not None:
+            self._record_usage(attempt.snapshot)
+
+
+def _has_tool_use(blocks: list[JSON]) -> bool:
+    return any(b.get("type") == "tool_use" for b in blocks)
+
+
+def _error_kind(error: ModelAPIError) -> str:
+    if error.status is None:
+        return "connection_error"
+    if error.status == 429:
+        return "rate_limit"
+    if error.status == 529:
+        return "overloaded"
+    return "server_error"

@@ -1,0 +1,125 @@
+"""How a run ended, and the `result` frame each ending becomes."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from wisp.engine.context import RunContext
+from wisp.engine.decide import BudgetExhausted, Limit, MaxTurnsReached
+from wisp.errors import ModelAPIError
+from wisp.wire import frames
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class RunState:
+    started: float = field(default_factory=time.monotonic)
+    num_turns: int = 0
+    api_ms: float = 0.0
+    stop_reason: str | None = None
+    phase: str = "idle"  # "streaming" | "tools": what an interrupt cut short
+    max_tokens_recoveries: int = 0
+    denials: list[JSON] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Success:
+    text: str
+    structured_output: Any = None
+
+
+@dataclass(frozen=True)
+class ApiFailed:
+    error: ModelAPIError
+
+
+@dataclass(frozen=True)
+class LimitHit:
+    limit: Limit
+
+
+@dataclass(frozen=True)
+class Aborted:
+    phase: str
+
+
+@dataclass(frozen=True)
+class StructuredRetriesExhausted:
+    attempts: int
+
+
+@dataclass(frozen=True)
+class HookStopped:
+    reason: str
+
+
+Outcome = Success | ApiFailed | LimitHit | Aborted | StructuredRetriesExhausted | HookStopped
+
+
+def api_error_text(error: ModelAPIError) -> str:
+    if error.status is None:
+        return f"API Error: {error.message}"
+    return f"API Error: {error.status} {error.message}"
+
+
+def _ending(outcome: Outcome) -> tuple[str, str, list[str]]:
+    """(subtype, terminal_reason, errors) for each kind of ending."""
+    match outcome:
+        case Success():
+            return "success", "completed", []
+        case ApiFailed():
+            # The reference reports API failures as subtype "success" with is_error; clients
+            # key on is_error / terminal_reason, so we keep that shape.
+            return "success", "api_error", []
+        case LimitHit(limit=MaxTurnsReached(max_turns=n)):
+            return "error_max_turns", "max_turns", [f"Reached maximum number of turns ({n})"]
+        case LimitHit(limit=BudgetExhausted(max_budget_usd=usd)):
+            return "error_max_budget_usd", "budget_exhausted", [f"Reached maximum budget (${usd})"]
+        case Aborted(phase=phase):
+            reason = "aborted_tools" if phase == "tools" else "aborted_streaming"
+            return "error_during_execution", reason, ["Interrupted by user"]
+        case HookStopped(reason=reason):
+            return "error_during_execution", "hook_stopped", [reason]
+        case StructuredRetriesExhausted(attempts=n):
+            return ("error_max_structured_output_retries", "structured_output_retries",
+                    [f"Failed to provide valid structured output after {n} attempts"])
+    raise AssertionError(outcome)
+
+
+def result_frame(ctx: RunContext, state: RunState, outcome: Outcome) -> JSON:
+    subtype, terminal_reason, errors = _ending(outcome)
+    is_error = not isinstance(outcome, Success)
+    session = ctx.session
+    frame: JSON = {
+        "type": "result",
+        "subtype": subtype,
+        "is_error": is_error,
+        "duration_ms": round((time.monotonic() - state.started) * 1000),
+        "duration_api_ms": round(state.api_ms),
+        "num_turns": state.num_turns,
+        "session_id": session.session_id,
+        "stop_reason": state.stop_reason,
+        "total_cost_usd": session.usage.cost_usd,
+        "usage": ctx.run_usage.totals(),
+        "modelUsage": session.usage.model_usage(),
+        "model_usage_since_last_result": ctx.run_usage.model_usage(),
+        "permission_denials": state.denials,
+        "terminal_reason": terminal_reason,
+        "api_error_status": None,
+        "errors": errors,
+        "uuid": frames.new_uuid(),
+        "result_index": session.result_count,
+    }
+    if isinstance(outcome, Success):
+        frame["result"] = outcome.text
+        if outcome.structured_output is not None:
+            frame["structured_output"] = outcome.structured_output
+    elif isinstance(outcome, ApiFailed):
+        frame["result"] = api_error_text(outcome.error)
+        frame["api_error_status"] = outcome.error.status
+        frame["api_error_type"] = outcome.error.error_type
+    session.result_count += 1
+    return frame

@@ -1,0 +1,138 @@
+"""Runs the tool_use blocks of one assistant message: lookup → input check → permission →
+run → one `user` tool_result frame each. Every outcome, including a refusal or a crash
+inside a tool, becomes a tool_result the model can read; the loop never dies of a tool."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from wisp.engine.context import RunContext
+from wisp.engine.hook_points import fire
+from wisp.hooks.model import HookOutcome
+from wisp.permissions.engine import PermissionPolicy, Verdict, evaluate
+from wisp.tools.base import Tool, ToolContext, ToolResult, check_input
+from wisp.wire import frames
+
+JSON = dict[str, Any]
+# Asks a host (the SDK's can_use_tool) about a call the rules left at "ask".
+# Returns the final verdict and possibly rewritten input.
+AskHost = Callable[[Tool, JSON, str, Verdict], Awaitable[tuple[Verdict, JSON]]]
+
+
+@dataclass
+class ToolRunState:
+    policy: PermissionPolicy
+    ask_host: AskHost | None = None
+    denials: list[JSON] = field(default_factory=list)
+
+
+def _tool_result_block(tool_use_id: str, result: ToolResult) -> JSON:
+    return {"tool_use_id": tool_use_id, "type": "tool_result", "content": result.content,
+            "is_error": result.is_error}
+
+
+def _no_such_tool(name: str, disabled: bool) -> ToolResult:
+    why = f" {name} is disabled for this session." if disabled else ""
+    return ToolResult(content=f"<tool_use_error>Error: No such tool available: {name}.{why}"
+                      "</tool_use_error>", is_error=True, data=f"Error: No such tool: {name}")
+
+
+async def _permitted(ctx: RunContext, state: ToolRunState, tool: Tool, block: JSON,
+                     pre: HookOutcome) -> tuple[Verdict, JSON]:
+    tool_input: JSON = block.get("input") or {}
+    verdict = evaluate(tool, tool_input, state.policy)
+    if pre.permission_decision == "deny" or pre.blocked:
+        reason = pre.reason or f"{tool.name} was blocked by a PreToolUse hook"
+        return Verdict("deny", reason, "hook"), tool_input
+    if verdict.behavior == "deny":
+        return verdict, tool_input  # a deny rule holds even against a hook's allow
+    if pre.permission_decision == "allow":
+        return Verdict("allow", source="hook"), tool_input
+    if pre.permission_decision == "ask":
+        verdict = Verdict("ask", pre.reason or verdict.message or _ask_message(tool), "hook")
+    if verdict.behavior == "ask" and state.ask_host is not None:
+        return await state.ask_host(tool, tool_input, str(block.get("id")), verdict)
+    if verdict.behavior == "ask":
+        # Headless with no one to ask: the reference denies and the run goes on.
+        verdict = Verdict("deny", verdict.message, verdict.source, verdict.rule)
+    return verdict, tool_input
+
+
+def _ask_message(tool: Tool) -> str:
+    return f"Permission to use {tool.name} has not been granted."
+
+
+async def run_one(ctx: RunContext, state: ToolRunState, block: JSON) -> tuple[JSON, JSON]:
+    """Returns (tool_result block for the history, user frame for the client)."""
+    name = str(block.get("name"))
+    tool_use_id = str(block.get("id"))
+    tool = ctx.config.tools.get(name)
+    meta: JSON = {"id": tool_use_id}
+    if tool is None:
+        result = _no_such_tool(name, name in ctx.config.disabled_tools)
+    else:
+        result, meta = await _checked_run(ctx, state, tool, block, meta)
+    result_block = _tool_result_block(tool_use_id, result)
+    frame = frames.user([result_block], session_id=ctx.session.session_id,
+                        parent_tool_use_id=ctx.parent_tool_use_id,
+                        tool_use_result=result.data if result.data is not None else result.content,
+                        tool_result_meta=[meta])
+    return result_block, frame
+
+
+async def _checked_run(ctx: RunContext, state: ToolRunState, tool: Tool, block: JSON, meta: JSON
+                       ) -> tuple[ToolResult, JSON]:
+    tool_input: JSON = block.get("input") or {}
+    tool_use_id = str(block.get("id"))
+    problem = check_input(tool.input_schema, tool_input)
+    if problem:
+        return ToolResult(f"<tool_use_error>{problem}</tool_use_error>", True, problem), meta
+    pre = await fire(ctx, "PreToolUse", target=tool.name, tool_name=tool.name, tool_input=tool_input, tool_use_id=tool_use_id)
+    if pre.updated_input is not None:
+        tool_input = pre.updated_input
+    verdict, tool_input = await _permitted(ctx, state, tool, {**block, "input": tool_input}, pre)
+    if verdict.behavior != "allow":
+        _record_denial(ctx, state, tool, block, verdict)
+        meta = {**meta, "non_execution_kind": "user-rejected",
+                "permission_decision": {"decision": "reject", "source": verdict.source}}
+        return ToolResult(verdict.message, True, f"Error: {verdict.message}"), meta
+    meta = {**meta, "permission_decision": {"decision": "accept", "source": verdict.source}}
+    result = await _run_tool(ctx, tool, tool_input)
+    return await _post_tool(ctx, tool, tool_input, tool_use_id, result), meta
+
+
+async def _post_tool(ctx: RunContext, tool: Tool, tool_input: JSON, tool_use_id: str,
+                     result: ToolResult) -> ToolResult:
+    event = "PostToolUseFailure" if result.is_error else "PostToolUse"
+    post = await fire(ctx, event, target=tool.name, tool_name=tool.name, tool_input=tool_input, tool_use_id=tool_use_id,
+                      tool_response=result.data if result.data is not None else result.content)
+    notes = [*post.additional_context, *([post.reason] if post.blocked and post.reason else [])]
+    if not notes:
+        return result
+    content = result.content if isinstance(result.content, str) else result.content
+    extra = "\n\n".join(notes)
+    if isinstance(content, str):
+        return ToolResult(f"{content}\n\n{extra}", result.is_error, result.data)
+    return ToolResult([*content, {"type": "text", "text": extra}], result.is_error, result.data)
+
+
+def _record_denial(ctx: RunContext, state: ToolRunState, tool: Tool, block: JSON,
+                   verdict: Verdict) -> None:
+    state.denials.append({"tool_name": tool.name, "tool_use_id": block.get("id"),
+                          "tool_input": block.get("input") or {}})
+    ctx.emit_system("permission_denied", tool_name=tool.name, tool_use_id=block.get("id"),
+                    message=verdict.message)
+
+
+async def _run_tool(ctx: RunContext, tool: Tool, tool_input: JSON) -> ToolResult:
+    session = ctx.session
+    tool_ctx = ToolContext(cwd=session.cwd, abort=session.abort, processes=session.processes,
+                           state=session.tool_state)
+    try:
+        return await tool.run(tool_input, tool_ctx)
+    except Exception as exc:  # a bug in one tool must not end the session
+        detail = "".join(traceback.format_exception_only(exc)).strip()
+        return ToolResult.error(f"{tool.name} failed unexpectedly: {detail}")

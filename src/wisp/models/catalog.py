@@ -1,0 +1,102 @@
+"""Model aliases, context sizes and list prices.
+
+Aliases resolve through env overrides first (`ANTHROPIC_DEFAULT_<ALIAS>_MODEL`, the names
+Claude Code users already set), so a deployment can repoint `sonnet` without a release.
+Prices are USD per million tokens; a model we don't know costs 0 rather than a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Price:
+    input: float
+    output: float
+    cache_write: float
+    cache_read: float
+
+
+def _price(inp: float, out: float) -> Price:
+    # Anthropic's published ratios: 5-minute cache writes cost 1.25x input, reads 0.1x.
+    return Price(inp, out, inp * 1.25, inp * 0.1)
+
+
+DEFAULT_ALIASES: dict[str, str] = {
+    "opus": "claude-opus-5-5",
+    "fable": "claude-fable-5-2",
+    "sonnet": "claude-sonnet-5-5",
+    "haiku": "claude-haiku-5-5",
+}
+DEFAULT_ALIAS = "opus"
+
+# Longest prefix wins, so dated ids (claude-sonnet-4-5-20250929) find their family.
+PRICES: dict[str, Price] = {
+    "claude-opus-5-5": _price(4, 20),
+    "claude-fable-5-2": _price(8, 40),
+    "claude-sonnet-5-5": _price(2, 10),
+    "claude-haiku-5-5": _price(0.10, 0.50),
+    "claude-opus-4-5": _price(5, 25),
+    "claude-opus-4-1": _price(15, 75),
+    "claude-opus-4": _price(15, 75),
+    "claude-sonnet-4": _price(3, 15),
+    "claude-haiku-4-5": _price(1, 5),
+    "claude-3-7-sonnet": _price(3, 15),
+    "claude-3-5-sonnet": _price(3, 15),
+    "claude-3-5-haiku": _price(0.8, 4),
+}
+
+CONTEXT_WINDOW_DEFAULT = 200_000
+CONTEXT_WINDOWS: dict[str, int] = {"claude-opus-5-5": 1_000_000, "claude-fable-5-2": 1_000_000}
+MAX_OUTPUT_DEFAULT = 32_000
+MAX_OUTPUT: dict[str, int] = {
+    "claude-opus-5-5": 128_000,
+    "claude-fable-5-2": 128_000,
+    "claude-sonnet-5-5": 64_000,
+    "claude-haiku-5-5": 64_000,
+}
+
+
+def resolve_model(name: str | None, env: Mapping[str, str]) -> str:
+    """Map an alias (or None, meaning the default) to a concrete model id."""
+    if not name or name == "default":
+        name = env.get("ANTHROPIC_MODEL") or DEFAULT_ALIAS
+    alias = name.lower()
+    if alias in DEFAULT_ALIASES:
+        return env.get(f"ANTHROPIC_DEFAULT_{alias.upper()}_MODEL") or DEFAULT_ALIASES[alias]
+    return name
+
+
+def _lookup(table: Mapping[str, T], model: str) -> T | None:
+    best = max((k for k in table if model.startswith(k)), key=len, default=None)
+    return None if best is None else table[best]
+
+
+def price_for(model: str) -> Price | None:
+    return _lookup(PRICES, model)
+
+
+def context_window(model: str) -> int:
+    return _lookup(CONTEXT_WINDOWS, model) or CONTEXT_WINDOW_DEFAULT
+
+
+def max_output_tokens(model: str) -> int:
+    return _lookup(MAX_OUTPUT, model) or MAX_OUTPUT_DEFAULT
+
+
+def cost_usd(model: str, usage: Mapping[str, int]) -> float:
+    price = price_for(model)
+    if price is None:
+        return 0.0
+    total = (
+        usage.get("input_tokens", 0) * price.input
+        + usage.get("output_tokens", 0) * price.output
+        + usage.get("cache_creation_input_tokens", 0) * price.cache_write
+        + usage.get("cache_read_input_tokens", 0) * price.cache_read
+    )
+    return total / 1_000_000

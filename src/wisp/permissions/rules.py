@@ -1,0 +1,96 @@
+"""Permission rules in the reference syntax: `Tool`, `Tool(content)`, `mcp__server[__tool]`.
+
+Content forms: `Bash(npm run test:*)` (prefix), `Bash(git status)` (exact, `*` globs),
+`Read(./src/**)` / `Edit(/abs/**)` / `Edit(~/x/**)` (path globs), `WebFetch(domain:host)`.
+Paths are compared after normalisation (absolute, `..` folded, symlinks resolved), so a
+rule cannot be sidestepped by spelling the same file differently.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep", "NotebookEdit", "MultiEdit"})
+EDIT_TOOLS = frozenset({"Write", "Edit", "NotebookEdit", "MultiEdit"})
+
+
+@dataclass(frozen=True)
+class Rule:
+    tool: str
+    content: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Rule:
+        text = text.strip()
+        match = re.fullmatch(r"([^()\s]+)\((.*)\)", text, flags=re.DOTALL)
+        if match:
+            content = match.group(2)
+            return cls(match.group(1), content if content not in ("", "*") else None)
+        return cls(text)
+
+    def __str__(self) -> str:
+        return self.tool if self.content is None else f"{self.tool}({self.content})"
+
+    def names_tool(self, tool_name: str) -> bool:
+        if self.tool == tool_name:
+            return True
+        # `mcp__server` covers every tool of that server.
+        return self.tool.startswith("mcp__") and tool_name.startswith(self.tool + "__")
+
+
+def normalise_path(raw: str, cwd: Path) -> str:
+    """Absolute, `..`-free, symlink-resolved. Missing tails are kept as given so a rule
+    about a file that does not exist yet still applies."""
+    expanded = os.path.expanduser(raw)
+    absolute = expanded if os.path.isabs(expanded) else os.path.join(cwd, expanded)
+    return os.path.realpath(absolute)
+
+
+def rule_path_pattern(content: str, cwd: Path) -> str:
+    if content.startswith("//"):
+        return normalise_path(content[1:], cwd)
+    return normalise_path(content, cwd) + ("/" if content.endswith("/") else "")
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            if pattern.startswith("/", i):
+                i += 1
+                out.append("/?")
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("".join(out))
+
+
+def path_matches(pattern: str, path: str) -> bool:
+    """`**` crosses directories, `*` does not; a directory pattern covers what is below it."""
+    if _glob_regex(pattern).fullmatch(path):
+        return True
+    base = pattern.rstrip("/")
+    return "*" not in base and (path == base or path.startswith(base + "/"))
+
+
+def command_matches(content: str, command: str) -> bool:
+    command = command.strip()
+    if content.endswith(":*"):
+        prefix = content[:-2].strip()
+        return command == prefix or command.startswith(prefix + " ")
+    if "*" in content:
+        return re.fullmatch(".*".join(map(re.escape, content.split("*"))), command) is not None
+    return command == content

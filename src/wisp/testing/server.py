@@ -1,0 +1,265 @@
+"""A scripted Messages API server on 127.0.0.1, for testing agents over real sockets.
+
+    with ScriptedServer(reply.text("hello")) as server:
+        run_agent(base_url=server.url)
+        assert server.requests[0].body["messages"][-1]["role"] == "user"
+
+Above: a test (or `python -m wisp.testing.server`) scripts replies and inspects requests.
+Below: `http.server.ThreadingHTTPServer` on a daemon thread, one thread per connection.
+Streams use `Transfer-Encoding: chunked` with one chunk per SSE event, written as soon as
+it is ready, as the real API does. It answers what the reference CLI was seen to call:
+`POST /v1/messages`, `POST /v1/messages/count_tokens`, `HEAD /`, `HEAD /api/hello`, and
+200 `{}` for anything else. Requests are not validated (`role: "system"` messages pass).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import socket
+import sys
+import threading
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from wisp.testing.reply import JSON, ErrorReply, Reply, Served
+
+__all__ = ["RecordedRequest", "ScriptedServer"]
+
+_EXHAUSTED = ErrorReply(400, "wisp.testing: no scripted reply left", "invalid_request_error")
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str  # with the query string
+    headers: dict[str, str]  # lower-cased names
+    body: JSON | None  # None when the body is empty or not JSON
+
+
+class ScriptedServer:
+    """Serves scripted replies, in order, to `POST /v1/messages`. Starts on construction."""
+
+    def __init__(
+        self,
+        *replies: Reply,
+        default: Reply | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        verbose: bool = False,
+    ) -> None:
+        self.default = default
+        self.verbose = verbose
+        self._cond = threading.Condition()
+        self._replies: deque[Reply] = deque(replies)
+        self._requests: list[RecordedRequest] = []
+        self._connections: set[socket.socket] = set()
+        self._stopping = threading.Event()
+        self._httpd = _HTTPServer((host, port), _Handler, self)
+        # A short poll interval keeps close() fast; serve_forever only checks it between polls.
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.02},
+            name="wisp-scripted-server",
+            daemon=True,
+        )
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def script(self, *replies: Reply) -> ScriptedServer:
+        """Queue more replies after those already scripted."""
+        with self._cond:
+            self._replies.extend(replies)
+        return self
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._cond:
+            return list(self._requests)
+
+    def wait_for_requests(self, n: int, timeout: float = 5.0) -> list[RecordedRequest]:
+        """Block until at least `n` requests have arrived; TimeoutError otherwise."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: len(self._requests) >= n, timeout):
+                raise TimeoutError(f"expected {n} requests, got {len(self._requests)}")
+            return list(self._requests)
+
+    def close(self) -> None:
+        if self._stopping.is_set():
+            return
+        self._stopping.set()  # wakes handlers sleeping inside slow replies
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        with self._cond:
+            connections = list(self._connections)
+        for conn in connections:  # idle keep-alive connections would park their threads
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+        self._thread.join()
+
+    def __enter__(self) -> ScriptedServer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._cond:
+            self._requests.append(request)
+            self._cond.notify_all()
+
+    def _next_reply(self) -> Reply:
+        with self._cond:
+            if self._replies:
+                return self._replies.popleft()
+        return self.default or _EXHAUSTED
+
+    def _track(self, conn: socket.socket, add: bool) -> None:
+        with self._cond:
+            if add:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: Any, scripted: ScriptedServer) -> None:
+        self.scripted = scripted
+        super().__init__(address, handler)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up mid-stream is routine here (interrupt tests); stay quiet.
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Each SSE chunk must leave at once rather than wait for the ACK of the previous one.
+    disable_nagle_algorithm = True
+    server: _HTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.server.scripted._track(self.connection, add=True)
+
+    def finish(self) -> None:
+        self.server.scripted._track(self.connection, add=False)
+        with contextlib.suppress(OSError):
+            super().finish()
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        self.server.scripted._record(RecordedRequest(self.command, self.path, headers, body))
+        # Suffix match: a base URL with a gateway prefix (/proxy/v1/messages) works too.
+        route = self.path.partition("?")[0].rstrip("/")
+        try:
+            if route.endswith("/v1/messages") and self.command == "POST":
+                self._messages(body, len(raw))
+            elif route.endswith("/v1/messages/count_tokens"):
+                self._send_json(200, {"input_tokens": len(raw) // 4})
+            else:
+                self._send_json(200, {} if self.command != "HEAD" else None)
+        except ConnectionError:
+            self.close_connection = True
+
+    do_GET = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_POST
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.scripted.verbose:
+            super().log_message(format, *args)
+
+    def _messages(self, body: JSON | None, size: int) -> None:
+        request_id = ("request-id", "req_" + secrets.token_hex(12))
+        if not isinstance(body, dict):
+            error = ErrorReply(400, "wisp.testing: the request body is not a JSON object")
+            served = error.render({}, size)
+        else:
+            try:
+                served = self.server.scripted._next_reply().render(body, size)
+            except Exception as exc:  # a dynamic reply's bug should fail the test, not hang it
+                served = ErrorReply(400, f"wisp.testing: the scripted reply raised {exc!r}").render(
+                    body, size
+                )
+        headers = (request_id, *served.headers)
+        if served.json_body is not None:
+            self._send_json(served.status, served.json_body, headers)
+        elif body is not None and not body.get("stream") and (folded := _fold(served)):
+            self._send_json(200, folded, headers)
+        else:
+            self._send_sse(served, headers)
+
+    def _send_json(
+        self, status: int, payload: JSON | None, headers: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        data = b"" if payload is None else json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def _send_sse(self, served: Served, headers: tuple[tuple[str, str], ...]) -> None:
+        self.send_response(served.status)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        for name, value in headers:
+            self.send_header(name, value)
+        self.end_headers()
+        stopping = self.server.scripted._stopping
+        for index, (name, data) in enumerate(served.events):
+            if index and served.delay > 0 and stopping.wait(served.delay):
+                self.close_connection = True  # the server is closing: abandon the stream
+                return
+            payload = f"event: {name}\ndata: {data}\n\n".encode()
+            frame = b"%x\r\n%s\r\n" % (len(payload), payload)
+            if index == served.cut_after:
+                self.wfile.write(frame[: len(frame) // 2])  # leave the client mid-chunk
+                break
+            self.wfile.write(frame)
+        if served.cut_after is not None:
+            self.close_connection = True  # no terminating chunk: the body is cut
+            return
+        self.wfile.write(b"0\r\n\r\n")
+
+
+def _fold(served: Served) -> JSON | None:
+    """The whole message, for a request without `stream: true` (as the CLI's model probe)."""
+    from wisp.models.accumulate import fold
+
+    if served.cut_after is not None or any(name == "error" for name, _ in served.events):
+        return None
+    try:
+        return fold(json.loads(data) for _, data in served.events)
+    except Exception:
+        return None  # not foldable (malformed or error streams): send it as SSE instead
+
+
+if __name__ == "__main__":
+    from wisp.testing._cli import main
+
+    raise SystemExit(main())

@@ -1,0 +1,162 @@
+"""Bash: run a shell command and report its output and exit status."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from typing import ClassVar
+
+from wisp.tools._bash_exec import (
+    Outcome,
+    Segment,
+    clip,
+    run_supervised,
+    seg_len,
+    strip_trailing_newlines,
+)
+from wisp.tools._bash_readonly import is_read_only_command, last_program, split_compound
+from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
+
+__all__ = ["Bash", "is_read_only_command", "split_compound"]
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+DEFAULT_MAX_OUTPUT = 30_000
+
+# Exit statuses that mean an answer rather than a failure, keyed by program.
+_INTERPRETATIONS: dict[tuple[str, int], str] = {
+    ("grep", 1): "No matches found",
+    ("rg", 1): "No matches found",
+    ("diff", 1): "Files differ",
+    ("cmp", 1): "Files differ",
+    ("test", 1): "Condition is false",
+    ("[", 1): "Condition is false",
+    ("find", 1): "Some paths could not be searched",
+}
+
+
+def _env_int(name: str, default: int) -> int:
+    try:
+        value = int(os.environ.get(name, ""))
+    except ValueError:
+        return default
+    return value if value > 0 else default
+
+
+def max_output_chars() -> int:
+    return _env_int("BASH_MAX_OUTPUT_LENGTH", DEFAULT_MAX_OUTPUT)
+
+
+def timeout_ms(requested: object) -> int:
+    ceiling = _env_int("BASH_MAX_TIMEOUT_MS", MAX_TIMEOUT_MS)
+    default = min(_env_int("BASH_DEFAULT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS), ceiling)
+    if isinstance(requested, bool) or not isinstance(requested, int | float) or requested <= 0:
+        return default
+    return min(int(requested), ceiling)
+
+
+def _shell() -> str:
+    if os.access("/bin/bash", os.X_OK):
+        return "/bin/bash"
+    return shutil.which("bash") or shutil.which("sh") or "/bin/sh"
+
+
+def _exit_status(returncode: int) -> int:
+    # A child killed by signal N reports -N; shells spell that 128+N.
+    return 128 - returncode if returncode < 0 else returncode
+
+
+class Bash(Tool):
+    name: ClassVar[str] = "Bash"
+    description: ClassVar[str] = (
+        "Run a command with bash in the working directory and return its stdout, stderr and "
+        "exit status. Each call starts a fresh shell (no state carries over). `timeout` is in "
+        f"milliseconds (default {DEFAULT_TIMEOUT_MS}, at most {MAX_TIMEOUT_MS}); on timeout "
+        "the command and everything it started are killed. Long output keeps its beginning "
+        "and end. Prefer Read, Glob, Grep, Edit and Write over cat, find, grep, sed and echo "
+        "redirection for working with files. Quote paths that contain spaces."
+    )
+    input_schema: ClassVar[JSON] = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "description": "The shell command to run"},
+            "timeout": {
+                "type": "number",
+                "description": f"Timeout in milliseconds (max {MAX_TIMEOUT_MS})",
+            },
+            "description": {
+                "type": "string",
+                "description": "A few words saying what the command does",
+            },
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Accepted for compatibility; commands always run to completion",
+            },
+        },
+        "required": ["command"],
+    }
+    kind: ClassVar[ToolKind] = "execute"
+
+    def is_read_only(self, tool_input: JSON) -> bool:
+        command = tool_input.get("command")
+        return isinstance(command, str) and is_read_only_command(command)
+
+    def describe(self, tool_input: JSON) -> str:
+        description = tool_input.get("description")
+        if isinstance(description, str) and description.strip():
+            return description.strip()
+        return str(tool_input.get("command", ""))
+
+    async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        problem = check_input(self.input_schema, tool_input)
+        if problem:
+            return ToolResult.error(problem)
+        command: str = tool_input["command"]
+        limit_ms = timeout_ms(tool_input.get("timeout"))
+        try:
+            outcome = await run_supervised(
+                [_shell(), "-c", command],
+                cwd=ctx.cwd,
+                env=ctx.env if ctx.env is not None else dict(os.environ),
+                timeout_s=limit_ms / 1000,
+                keep=max_output_chars(),
+                abort=ctx.abort,
+                registry=ctx.processes,
+            )
+        except OSError as exc:
+            return ToolResult.error(f"Could not start the command: {exc}")
+        return _present(command, outcome, limit_ms, bool(tool_input.get("run_in_background")))
+
+
+def _present(command: str, outcome: Outcome, limit_ms: int, background: bool) -> ToolResult:
+    limit = max_output_chars()
+    out = strip_trailing_newlines(outcome.stdout.segments())
+    err = strip_trailing_newlines(outcome.stderr.segments())
+    joiner: list[Segment] = ["\n"] if seg_len(out) and seg_len(err) else []
+    text, _ = clip([*out, *joiner, *err], limit)
+    notes: list[str] = []
+    is_error = False
+    data: JSON = {
+        "stdout": clip(out, limit)[0],
+        "stderr": clip(err, limit)[0],
+        "interrupted": outcome.ending == "interrupted",
+        "isImage": False,
+        "noOutputExpected": False,
+    }
+    if outcome.ending == "timeout":
+        notes.append(f"Command timed out after {limit_ms / 1000:g}s")
+        is_error = True
+    elif outcome.ending == "interrupted":
+        notes.append("Command was interrupted before it finished.")
+        is_error = True
+    elif outcome.returncode:
+        status = _exit_status(outcome.returncode)
+        notes.append(f"Exit code {status}")
+        is_error = True
+        meaning = _INTERPRETATIONS.get((last_program(command), status))
+        if meaning:
+            data["returnCodeInterpretation"] = meaning
+    if background:
+        notes.append("Note: run_in_background is not supported; the command ran to completion.")
+    body = "\n".join(part for part in (text, *notes) if part)
+    return ToolResult(content=body or "(no output)", is_error=is_error, data=data)

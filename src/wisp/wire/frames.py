@@ -1,0 +1,133 @@
+"""Builders for the stdout frames of the stream-json protocol.
+
+Frame names and fields are public API: the official SDKs parse them (the Python SDK
+strictly). Every main-thread frame carries an explicit `parent_tool_use_id: null`, because
+the TypeScript SDK tests `=== null` to notice a new turn.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+from wisp import PROTOCOL_VERSION, __version__
+
+JSON = dict[str, Any]
+
+
+def new_uuid() -> str:
+    return str(uuid.uuid4())
+
+
+def iso_now() -> str:
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+
+
+def system(subtype: str, session_id: str, **fields: Any) -> JSON:
+    return {"type": "system", "subtype": subtype, **fields, "session_id": session_id,
+            "uuid": new_uuid()}
+
+
+def init(
+    *,
+    session_id: str,
+    cwd: str,
+    tools: list[str],
+    model: str,
+    permission_mode: str,
+    api_key_source: str,
+    mcp_servers: list[JSON] | None = None,
+    agents: list[str] | None = None,
+    slash_commands: list[str] | None = None,
+) -> JSON:
+    return {
+        "type": "system",
+        "subtype": "init",
+        "cwd": cwd,
+        "session_id": session_id,
+        "tools": tools,
+        "mcp_servers": mcp_servers or [],
+        "model": model,
+        "permissionMode": permission_mode,
+        "slash_commands": slash_commands or [],
+        "apiKeySource": api_key_source,
+        "claude_code_version": PROTOCOL_VERSION,
+        "wisp_version": __version__,
+        "output_style": "default",
+        "agents": agents or [],
+        "skills": [],
+        "plugins": [],
+        "uuid": new_uuid(),
+    }
+
+
+def assistant(
+    message: JSON,
+    content: list[JSON],
+    *,
+    session_id: str,
+    request_id: str | None,
+    parent_tool_use_id: str | None = None,
+    **extra: Any,
+) -> JSON:
+    """One assistant frame. The reference streams one frame per content block, each with
+    `stop_reason: null`; the real stop reason is on the result and in the transcript."""
+    body = {
+        "id": message.get("id"),
+        "type": "message",
+        "role": "assistant",
+        "model": message.get("model") or "<synthetic>",
+        "content": content,
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": message.get("usage") or {},
+        "context_management": None,
+    }
+    frame: JSON = {
+        "type": "assistant",
+        "message": body,
+        "parent_tool_use_id": parent_tool_use_id,
+        "session_id": session_id,
+        "uuid": new_uuid(),
+        "timestamp": iso_now(),
+    }
+    if request_id:
+        frame["request_id"] = request_id
+    frame.update(extra)
+    return frame
+
+
+def user(
+    content: str | list[JSON],
+    *,
+    session_id: str,
+    parent_tool_use_id: str | None = None,
+    uuid_: str | None = None,
+    **extra: Any,
+) -> JSON:
+    return {
+        "type": "user",
+        "message": {"role": "user", "content": content},
+        "parent_tool_use_id": parent_tool_use_id,
+        "session_id": session_id,
+        "uuid": uuid_ or new_uuid(),
+        "timestamp": iso_now(),
+        **extra,
+    }
+
+
+def stream_event(
+    event: JSON, *, session_id: str, message_id: str | None, parent_tool_use_id: str | None = None
+) -> JSON:
+    frame: JSON = {
+        "type": "stream_event",
+        "event": event,
+        "session_id": session_id,
+        "parent_tool_use_id": parent_tool_use_id,
+        "uuid": new_uuid(),
+    }
+    if message_id:
+        frame["api_message_id"] = message_id
+    return frame

@@ -1,0 +1,73 @@
+"""SIGINT/SIGTERM end a run cleanly: a result, and no surviving tool processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from tests.conftest import wisp_command
+from wisp.testing import reply
+
+
+def wait_for(predicate, timeout=15.0, interval=0.02):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def spawn(wisp, *args, env=None):
+    return subprocess.Popen([*wisp_command(), *args], cwd=wisp.cwd, env={**wisp.env, **(env or {})},
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_sigint_during_streaming_gives_an_aborted_result(wisp, server):
+    server.script(reply.slow("slow hello from a very slow model", delay_per_event=0.3))
+    proc = spawn(wisp, "-p", "x", "--output-format", "stream-json", "--verbose",
+                 "--include-partial-messages")
+    assert wait_for(lambda: len(server.requests) == 1)
+    time.sleep(0.5)  # let a few deltas through; the assertion below does not depend on it
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=15)
+    frames = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    result = frames[-1]
+    assert result["type"] == "result"
+    assert result["subtype"] == "error_during_execution"
+    assert result["is_error"] is True
+    assert proc.returncode == 1
+    # Every stream_event message that started was closed before the result.
+    events = [f["event"]["type"] for f in frames if f["type"] == "stream_event"]
+    assert events.count("message_start") == events.count("message_stop")
+    assert "Traceback" not in err
+
+
+def test_sigterm_during_a_tool_kills_its_process_group(wisp, server, tmp_path):
+    pidfile = tmp_path / "grandchild.pid"
+    command = f"sleep 300 & echo $! > {pidfile}; wait"
+    server.script(reply.tool_use("Bash", {"command": command}), reply.text("never"))
+    proc = spawn(wisp, "-p", "x", "--output-format", "stream-json", "--verbose",
+                 "--permission-mode", "bypassPermissions", env={"IS_SANDBOX": "1"})
+    assert wait_for(lambda: pidfile.exists() and pidfile.read_text().strip() != "")
+    grandchild = int(pidfile.read_text())
+    assert pid_alive(grandchild)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=15)
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result["subtype"] == "error_during_execution"
+    assert wait_for(lambda: not pid_alive(grandchild), timeout=5)
+    assert os.path.exists(pidfile)

@@ -1,0 +1,110 @@
+"""Print mode (-p): the three output formats and the reference's validation matrix."""
+
+from __future__ import annotations
+
+import json
+
+from wisp.testing import reply
+
+
+def test_text_output_prints_the_result(wisp, server):
+    server.script(reply.text("hello from fake"))
+    run = wisp("-p", "say hi")
+    assert run.returncode == 0
+    assert run.stdout == "hello from fake\n"
+
+
+def test_json_output_is_one_result_object(wisp, server):
+    server.script(reply.text("hello from fake"))
+    run = wisp("-p", "say hi", "--output-format", "json")
+    assert run.returncode == 0
+    lines = run.stdout.strip().splitlines()
+    assert len(lines) == 1
+    result = json.loads(lines[0])
+    assert result["type"] == "result"
+    assert result["subtype"] == "success"
+    assert result["is_error"] is False
+    assert result["result"] == "hello from fake"
+    assert result["num_turns"] == 1
+    for key in ("duration_ms", "duration_api_ms", "session_id", "usage", "modelUsage",
+                "total_cost_usd", "permission_denials", "uuid", "stop_reason"):
+        assert key in result, key
+    assert result["stop_reason"] == "end_turn"
+
+
+def test_stream_json_frame_order(wisp, server):
+    server.script(reply.text("hello from fake"))
+    run = wisp("-p", "say hi", "--output-format", "stream-json", "--verbose")
+    assert run.returncode == 0
+    assert run.kinds() == ["system/init", "assistant", "result"]
+    init, assistant, result = run.frames
+    assert init["session_id"] == assistant["session_id"] == result["session_id"]
+    assert init["claude_code_version"]
+    assert "Bash" in init["tools"]
+    assert assistant["parent_tool_use_id"] is None
+    assert assistant["message"]["content"] == [{"type": "text", "text": "hello from fake"}]
+    assert assistant["message"]["model"]
+    assert result["errors"] == []
+
+
+def test_json_verbose_prints_one_array_of_every_message(wisp, server):
+    server.script(reply.text("hi"))
+    run = wisp("-p", "x", "--output-format", "json", "--verbose")
+    assert run.returncode == 0
+    frames = json.loads(run.stdout)
+    assert [f["type"] for f in frames] == ["system", "assistant", "result"]
+
+
+def test_stream_json_without_verbose_is_refused_before_any_api_call(wisp, server):
+    run = wisp("-p", "x", "--output-format", "stream-json")
+    assert run.returncode == 1
+    assert "--output-format=stream-json requires --verbose" in run.stderr
+    assert server.requests == []
+
+
+def test_stream_json_input_needs_stream_json_output(wisp, server):
+    for fmt in ("text", "json"):
+        run = wisp("-p", "--input-format", "stream-json", "--output-format", fmt)
+        assert run.returncode == 1
+        assert "--input-format=stream-json requires output-format=stream-json." in run.stderr
+    assert server.requests == []
+
+
+def test_partial_messages_need_stream_json(wisp, server):
+    run = wisp("-p", "say hi", "--include-partial-messages")
+    assert run.returncode == 1
+    assert "--include-partial-messages requires --print and --output-format=stream-json." in (
+        run.stderr)
+
+
+def test_no_prompt_is_an_error(wisp, server):
+    run = wisp("-p", input="")
+    assert run.returncode == 1
+    assert "Input must be provided either through stdin or as a prompt argument" in run.stderr
+    assert server.requests == []
+
+
+def test_prompt_from_stdin(wisp, server):
+    server.script(reply.text("ok"))
+    run = wisp("-p", input="piped prompt\n")
+    assert run.returncode == 0
+    assert run.stdout == "ok\n"
+    messages = server.requests[0].body["messages"]
+    assert messages[0]["content"] == "piped prompt"
+
+
+def test_flags_accept_equals_form_and_unknown_flags_warn(wisp, server):
+    server.script(reply.text("ok"))
+    run = wisp("-p", "x", "--output-format=json", "--some-future-flag", "v")
+    assert run.returncode == 0
+    assert json.loads(run.stdout)["result"] == "ok"
+    assert "--some-future-flag" in run.stderr
+
+
+def test_version_is_printed():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "wisp", "--version"], capture_output=True,
+                          text=True, check=True)
+    assert "wisp" in proc.stdout
