@@ -16,11 +16,16 @@ def start(**usage: int) -> JSON:
     return {
         "type": "message_start",
         "message": {
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "m",
-            "content": [], "stop_reason": None, "stop_sequence": None,
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
             "usage": {"input_tokens": 10, "output_tokens": 1, **usage},
         },
-    }  # fmt: skip
+    }
 
 
 def block_start(index: int, block: JSON) -> JSON:
@@ -37,10 +42,13 @@ def stop(index: int) -> JSON:
 
 def end(stop_reason: str = "end_turn", **usage: Any) -> list[JSON]:
     return [
-        {"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-         "usage": {"output_tokens": 42, **usage}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": 42, **usage},
+        },
         {"type": "message_stop"},
-    ]  # fmt: skip
+    ]
 
 
 def tool_events(partials: list[str]) -> list[JSON]:
@@ -78,7 +86,12 @@ def test_tool_input_is_parsed_at_block_stop() -> None:
     raw = json.dumps({"command": "echo ✓", "n": [1, 2]})
     message = fold(tool_events([raw[:3], "", raw[3:10], raw[10:]]))
     assert message["content"] == [
-        {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "echo ✓", "n": [1, 2]}}
+        {
+            "type": "tool_use",
+            "id": "toolu_1",
+            "name": "Bash",
+            "input": {"command": "echo ✓", "n": [1, 2]},
+        }
     ]
 
 
@@ -132,7 +145,11 @@ def test_thinking_signature_and_citations() -> None:
 
 
 def test_the_snapshot_is_a_working_copy_that_later_events_mutate() -> None:
-    events = [start(), block_start(0, {"type": "text", "text": ""}), delta(0, type="text_delta", text="a")]
+    events = [
+        start(),
+        block_start(0, {"type": "text", "text": ""}),
+        delta(0, type="text_delta", text="a"),
+    ]
     first = accumulate(None, events[0])
     assert accumulate(first, events[1]) is first
     assert accumulate(first, events[2])["content"][0]["text"] == "a"
@@ -140,8 +157,18 @@ def test_the_snapshot_is_a_working_copy_that_later_events_mutate() -> None:
 
 
 def test_message_delta_passes_new_keys_through() -> None:
-    events = [start(), {"type": "message_delta", "delta": {"stop_reason": "pause_turn",
-              "stop_sequence": None, "container": {"id": "c1"}}, "usage": {"output_tokens": 7}}]  # fmt: skip
+    events = [
+        start(),
+        {
+            "type": "message_delta",
+            "delta": {
+                "stop_reason": "pause_turn",
+                "stop_sequence": None,
+                "container": {"id": "c1"},
+            },
+            "usage": {"output_tokens": 7},
+        },
+    ]
     message = fold(events)
     assert (message["stop_reason"], message["container"]) == ("pause_turn", {"id": "c1"})
     assert message["usage"]["output_tokens"] == 7

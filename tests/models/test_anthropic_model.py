@@ -83,7 +83,9 @@ def test_text_reply_is_folded_into_the_complete_message(server: ScriptedServer) 
 
 def test_tool_use_input_is_assembled_from_json_deltas(server: ScriptedServer) -> None:
     tool_input = {"command": "ls -la ünïcode", "nested": {"list": [1, 2.5, None, True]}}
-    server.script(reply.tool_use("Bash", tool_input, id="toolu_fixed", text="Let me look.", chunks=5))
+    server.script(
+        reply.tool_use("Bash", tool_input, id="toolu_fixed", text="Let me look.", chunks=5)
+    )
     events, message = run(model_for(server))
     json_deltas = [e for e in events if e.get("delta", {}).get("type") == "input_json_delta"]
     assert len(json_deltas) == 5
@@ -166,7 +168,11 @@ def test_a_stream_cut_mid_chunk_raises_stream_cut_error(server: ScriptedServer) 
 
     with pytest.raises(StreamCutError, match="ended early"):
         asyncio.run(consume())
-    assert [e["type"] for e in seen] == ["message_start", "content_block_start", "content_block_delta"]
+    assert [e["type"] for e in seen] == [
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+    ]
 
 
 class _NoMessageStop(Reply):
@@ -224,7 +230,9 @@ def test_the_request_is_recorded_with_headers_and_body(server: ScriptedServer) -
         {"role": "user", "content": [{"type": "text", "text": "hi ✓"}]},
         {"role": "system", "content": [{"type": "text", "text": "environment"}]},
     ]
-    request = make_request(messages=messages, session_id="sess-1", system=[{"type": "text", "text": "S"}])
+    request = make_request(
+        messages=messages, session_id="sess-1", system=[{"type": "text", "text": "S"}]
+    )
     run(model, request)
     [recorded] = server.requests
     assert (recorded.method, recorded.path) == ("POST", "/v1/messages")

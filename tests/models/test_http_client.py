@@ -29,8 +29,11 @@ async def raw_server(
         try:
             head = await reader.readuntil(b"\r\n\r\n")
             length = next(
-                (int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                 if line.lower().startswith(b"content-length:")),
+                (
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                ),
                 0,
             )
             await reader.readexactly(length)
@@ -61,9 +64,9 @@ def reply_with(*parts: bytes) -> Handler:
     return handler
 
 
-async def fetch(handler: Handler, method: str = "GET", **kwargs: float) -> bytes:
+async def fetch(handler: Handler, method: str = "GET", read_timeout: float = 5.0) -> bytes:
     async with raw_server(handler) as url:
-        response = await http.request(method, url + "/", {}, **kwargs)
+        response = await http.request(method, url + "/", {}, read_timeout=read_timeout)
         try:
             return await response.read()
         finally:
@@ -205,7 +208,7 @@ def test_a_body_that_stalls_times_out_per_read() -> None:
         writer.write(OK_HEAD + b"Content-Length: 10\r\n\r\nabc")
         await reader.read()
 
-    with pytest.raises(RetryableAPIError, match="no data from the API for 0.1s"):
+    with pytest.raises(RetryableAPIError, match=r"no data from the API for 0\.1s"):
         asyncio.run(fetch(stall, read_timeout=0.1))
 
 
@@ -229,7 +232,10 @@ def test_header_values_with_line_breaks_are_refused() -> None:
     ("url", "expected"),
     [
         ("http://127.0.0.1:8765", ("http", "127.0.0.1", 8765, "/")),
-        ("https://api.anthropic.com/v1/messages", ("https", "api.anthropic.com", 443, "/v1/messages")),
+        (
+            "https://api.anthropic.com/v1/messages",
+            ("https", "api.anthropic.com", 443, "/v1/messages"),
+        ),
         ("HTTP://h?q=1", ("http", "h", 80, "/?q=1")),
         ("http://user:pw@h:81/a?b#frag", ("http", "h", 81, "/a?b")),
         ("http://[::1]:9000/x", ("http", "::1", 9000, "/x")),
@@ -260,11 +266,27 @@ def test_https_with_sni_against_a_local_tls_server(
 ) -> None:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True,
-    )  # fmt: skip
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server_context.load_cert_chain(cert, key)
     handler = reply_with(OK_HEAD + b"Content-Length: 6\r\n\r\nsecret")

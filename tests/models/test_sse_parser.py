@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 
 import pytest
@@ -63,7 +64,7 @@ def test_malformed_data_is_a_plain_model_error(data: str) -> None:
     [("overloaded_error", 529), ("api_error", 500), ("rate_limit_error", 429)],
 )
 def test_retryable_stream_errors(error_type: str, status: int) -> None:
-    data = '{"type":"error","error":{"type":"%s","message":"boom"}}' % error_type
+    data = json.dumps({"type": "error", "error": {"type": error_type, "message": "boom"}})
     with pytest.raises(RetryableAPIError) as caught:
         decode_event(SSEEvent("error", data))
     assert (caught.value.status, caught.value.error_type, caught.value.message) == (
@@ -74,7 +75,9 @@ def test_retryable_stream_errors(error_type: str, status: int) -> None:
 
 
 def test_other_stream_errors_are_not_retryable() -> None:
-    error = stream_error({"type": "error", "error": {"type": "invalid_request_error", "message": "no"}})
+    error = stream_error(
+        {"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}
+    )
     assert type(error) is ModelAPIError
     assert (error.message, error.error_type, error.status) == ("no", "invalid_request_error", None)
     shapeless = stream_error({"type": "error"})

@@ -229,6 +229,8 @@ def test_read_only_commands(command: str) -> None:
         "env rm f",
         "FOO=1 ls",
         "ls 'unterminated",
+        'echo \\" > f \\"',
+        "cat x >> y",
         "",
     ],
 )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,17 +203,29 @@ async def run_supervised(
         asyncio.create_task(_drain(proc.stdout, out)),
         asyncio.create_task(_drain(proc.stderr, err)),
     ]
+    ending: Ending | None = None
     try:
         ending = await _wait_for_exit(proc, abort, timeout_s)
-        if ending != "exited":
-            kill_group(pgid)
-            await _wait_for_exit(proc, None, _REAP_WAIT_S)
-        await _finish_readers(readers, pgid)
     finally:
-        if proc.returncode is None:
-            # We are being cancelled (or something failed) while the command still runs.
-            kill_group(pgid)
-        for task in readers:
-            task.cancel()
-        registry.discard(pgid)
+        # Also runs when the call is cancelled: the command must not outlive it. Shielded
+        # so that cleanup, once started, finishes even if we are cancelled again.
+        try:
+            await asyncio.shield(_settle(proc, readers, kill=ending != "exited"))
+        finally:
+            for task in readers:
+                task.cancel()
+            registry.discard(pgid)
     return Outcome(proc.returncode, out, err, ending)
+
+
+async def _settle(
+    proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]], kill: bool
+) -> None:
+    """Kill if asked, make sure the shell is reaped, drain what is left in the pipes."""
+    if kill or proc.returncode is None:
+        kill_group(proc.pid)
+        await _wait_for_exit(proc, None, _REAP_WAIT_S)
+    await _finish_readers(readers, proc.pid)
+    with contextlib.suppress(TimeoutError):
+        # Lets asyncio close the transport now rather than complain about it at exit.
+        await asyncio.wait_for(proc.wait(), PIPE_GRACE_S)

@@ -10,8 +10,8 @@ import shlex
 from collections.abc import Callable
 
 _OPERATORS = ("&&", "||", "|&", ";", "|", "\n")
-# Text that can write files or run hidden commands anywhere in the line.
-_DANGEROUS_TEXT = (">", "$(", "`", "<(")
+# Expansions that can run hidden commands.
+_EXPANSIONS = ("$(", "`", "<(", ">(")
 
 
 def _separator_at(command: str, i: int) -> str:
@@ -153,8 +153,31 @@ def _part_is_read_only(part: str) -> bool:
     return check is not None and check(words[1:])
 
 
+def _outside_quotes(command: str) -> str:
+    """The command with quoted text blanked, so `grep 'a > b'` is not taken as a redirect."""
+    kept: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(command):
+        c = command[i]
+        if c == "\\" and quote != "'":
+            # An escaped character is literal (and an escaped quote opens nothing).
+            kept.append("  ")
+            i += 2
+            continue
+        if quote:
+            quote = "" if c == quote else quote
+            kept.append(" ")
+        else:
+            quote = c if c in "'\"" else ""
+            kept.append(c)
+        i += 1
+    return "".join(kept)
+
+
 def is_read_only_command(command: str) -> bool:
-    if any(token in command for token in _DANGEROUS_TEXT):
+    # `$(` and backticks run even inside double quotes, so they are checked on the raw text.
+    if any(token in command for token in _EXPANSIONS) or ">" in _outside_quotes(command):
         return False
     parts = split_compound(command)
     return bool(parts) and all(_part_is_read_only(p) for p in parts)

@@ -157,7 +157,7 @@ def _render(label: str, lines: list[str], matched: list[int], query: Query) -> l
     for i in matched:
         lo = max(0, i - query.before, last + 1)
         hi = min(len(lines) - 1, i + query.after)
-        if out and lo > last + 1:
+        if out and lo > last + 1 and (query.before or query.after):
             out.append("--")
         for j in range(lo, hi + 1):
             sep = ":" if j in matched_set else "-"
@@ -184,13 +184,13 @@ def search_python(query: Query) -> Hits:
         text = _load_text(path)
         if text is None:
             continue
-        if query.mode == "files_with_matches" and not query.multiline:
-            if regex.search(text):
-                hits.files.append(str(path))
-            continue
         lines = [line.rstrip("\r") for line in text.split("\n")]
         if text.endswith("\n"):
             lines.pop()
+        if query.mode == "files_with_matches" and not query.multiline:
+            if any(regex.search(line) for line in lines):
+                hits.files.append(str(path))
+            continue
         matched = _matched_lines(regex, text, lines, query.multiline)
         if not matched:
             continue

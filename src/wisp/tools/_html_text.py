@@ -39,7 +39,8 @@ class _TextExtractor(HTMLParser):
             self._in_title = False
         elif tag in _SKIP:
             self._skip_depth = max(0, self._skip_depth - 1)
-        elif tag in _BLOCK:
+        elif tag in _BLOCK and tag != "li":
+            # List items already start on a fresh line; ending them too would double-space.
             self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:

@@ -1,0 +1,100 @@
+"""Requests wisp sends to the SDK host: `can_use_tool` and `hook_callback`.
+
+A host that errors, withdraws the request, or has closed stdin denies the tool call
+(it never hangs the run): the dispatcher fails pending requests at EOF.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from wisp.control.dispatcher import Dispatcher, RequestFailed
+from wisp.duplex.state import StateReporter
+from wisp.permissions.engine import PermissionPolicy, Verdict
+from wisp.permissions.rules import EDIT_TOOLS, Rule
+from wisp.tools.base import Tool
+
+JSON = dict[str, Any]
+
+
+def suggestions(tool: Tool, mode: str) -> list[JSON]:
+    if tool.name in EDIT_TOOLS and mode == "default":
+        return [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
+    return [{"type": "addRules", "rules": [{"toolName": tool.name}], "behavior": "allow",
+             "destination": "session"}]
+
+
+def apply_permission_updates(policy: PermissionPolicy, updates: Any) -> None:
+    """Applies `updatedPermissions` to this session (other destinations are not persisted)."""
+    if not isinstance(updates, list):
+        return
+    for update in updates:
+        if not isinstance(update, dict):
+            continue
+        kind = update.get("type")
+        rules = [Rule(str(r.get("toolName")), r.get("ruleContent"))
+                 for r in update.get("rules") or [] if isinstance(r, dict)]
+        target = {"allow": policy.allow, "deny": policy.deny, "ask": policy.ask}.get(
+            str(update.get("behavior", "allow")), policy.allow)
+        if kind == "addRules":
+            target.extend(rules)
+        elif kind == "replaceRules":
+            target[:] = rules
+        elif kind == "removeRules":
+            target[:] = [r for r in target if r not in rules]
+        elif kind == "setMode" and isinstance(update.get("mode"), str):
+            policy.mode = update["mode"]
+        elif kind == "addDirectories":
+            policy.extra_dirs.extend(Path(d) for d in update.get("directories") or [])
+        elif kind == "removeDirectories":
+            gone = {str(Path(d)) for d in update.get("directories") or []}
+            policy.extra_dirs[:] = [d for d in policy.extra_dirs if str(d) not in gone]
+
+
+class HostBridge:
+    def __init__(self, dispatcher: Dispatcher, state: StateReporter, policy: PermissionPolicy,
+                 on_interrupt: Callable[[], None]) -> None:
+        self.dispatcher = dispatcher
+        self.state = state
+        self.policy = policy
+        self.on_interrupt = on_interrupt
+
+    async def can_use_tool(self, tool: Tool, tool_input: JSON, tool_use_id: str,
+                           verdict: Verdict) -> tuple[Verdict, JSON]:
+        request: JSON = {
+            "subtype": "can_use_tool", "tool_name": tool.name, "display_name": tool.name,
+            "input": tool_input, "description": tool.describe(tool_input),
+            "permission_suggestions": suggestions(tool, self.policy.mode),
+            "decision_reason": verdict.message, "decision_reason_type": verdict.source,
+            "tool_use_id": tool_use_id,
+        }
+        paths = tool.target_paths(tool_input)
+        if paths:
+            request["blocked_path"] = paths[0]
+        self.state.begin_wait()
+        try:
+            answer = await self.dispatcher.request(request)
+        except RequestFailed as exc:
+            return Verdict("deny", f"Permission request failed: {exc}", "host"), tool_input
+        finally:
+            self.state.end_wait()
+        return self._interpret(answer, tool_input)
+
+    def _interpret(self, answer: JSON, tool_input: JSON) -> tuple[Verdict, JSON]:
+        if answer.get("behavior") == "allow":
+            updated = answer.get("updatedInput")
+            apply_permission_updates(self.policy, answer.get("updatedPermissions"))
+            return Verdict("allow", source="host"), updated if isinstance(updated, dict) \
+                else tool_input
+        message = str(answer.get("message") or "The host denied this tool call.")
+        if answer.get("interrupt"):
+            self.on_interrupt()
+        return Verdict("deny", message, "host"), tool_input
+
+    async def hook_callback(self, callback_id: str, hook_input: JSON, tool_use_id: str | None,
+                            timeout: float | None) -> JSON:
+        return await self.dispatcher.request(
+            {"subtype": "hook_callback", "callback_id": callback_id, "input": hook_input,
+             "tool_use_id": tool_use_id}, timeout)

@@ -1,0 +1,1 @@
+"""MCP: servers hosted inside the SDK process, reached over the control channel."""

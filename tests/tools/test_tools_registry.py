@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from wisp.tools.base import ToolContext
+from wisp.tools.registry import BUILTIN_TOOL_CLASSES, builtin_tools
+
+NAMES = ["Bash", "Edit", "Glob", "Grep", "Read", "TodoWrite", "WebFetch", "Write"]
+
+
+def test_order_and_names() -> None:
+    assert [cls.name for cls in BUILTIN_TOOL_CLASSES] == NAMES
+    tools = builtin_tools()
+    assert list(tools) == NAMES
+    assert builtin_tools()["Bash"] is not tools["Bash"]
+
+
+def test_api_definitions_are_well_formed() -> None:
+    for tool in builtin_tools().values():
+        definition = tool.api_definition()
+        assert definition["name"] == tool.name
+        assert definition["description"].strip()
+        schema = definition["input_schema"]
+        assert schema["type"] == "object"
+        assert set(schema["required"]) <= set(schema["properties"])
+        assert tool.kind in ("read", "edit", "execute", "network", "meta")
+
+
+def test_every_tool_answers_bad_input_with_an_error_result(tmp_path: Path) -> None:
+    async def main() -> None:
+        for tool in builtin_tools().values():
+            for bad in ({}, {"file_path": 3, "pattern": 4, "command": 5, "url": 6, "todos": 7}):
+                result = await tool.run(bad, ToolContext(cwd=tmp_path))
+                assert result.is_error, (tool.name, bad)
+
+    asyncio.run(main())
+
+
+def test_importing_the_registry_stays_light() -> None:
+    code = (
+        "import sys, wisp.tools.registry; "
+        "heavy = [m for m in ('urllib.request', 'html.parser', 'http.client', 'jsonschema') "
+        "if m in sys.modules]; print(heavy)"
+    )
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": src},
+        check=True,
+    )
+    assert out.stdout.strip() == "[]"
