@@ -8,6 +8,7 @@ import pytest
 from wisp.errors import ModelAPIError, RetryableAPIError
 from wisp.models.anthropic import (
     AnthropicConfig,
+    encode_body,
     parse_custom_headers,
     request_headers,
     retry_after,
@@ -87,3 +88,8 @@ def test_retry_after(headers: dict[str, str], expected: float | None) -> None:
 def test_retry_after_as_an_http_date() -> None:
     value = retry_after({"retry-after": formatdate(time.time() + 30, usegmt=True)})
     assert value is not None and 25 < value <= 30
+
+
+def test_bodies_are_compact_utf8_and_survive_lone_surrogates() -> None:
+    assert encode_body({"a": "é", "b": [1, 2]}) == '{"a":"é","b":[1,2]}'.encode()
+    assert encode_body({"a": "x\udcff"}) == b'{"a":"x\\udcff"}'

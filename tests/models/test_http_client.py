@@ -123,6 +123,11 @@ def test_chunked_without_terminating_chunk_is_a_stream_cut() -> None:
         asyncio.run(fetch(handler))
 
 
+def test_a_peer_closing_right_after_the_last_chunk_is_fine() -> None:
+    handler = reply_with(OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n", chunk(b"all"), b"0\r\n")
+    assert asyncio.run(fetch(handler)) == b"all"
+
+
 def test_a_malformed_chunk_size_is_a_stream_cut() -> None:
     handler = reply_with(OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\nzz\r\n")
     with pytest.raises(StreamCutError, match="Malformed chunked encoding"):

@@ -251,5 +251,19 @@ def test_split_compound_respects_quotes_and_redirections() -> None:
 def test_metadata() -> None:
     tool = Bash()
     assert tool.kind == "execute"
-    assert tool.describe({"command": "ls", "description": "List files"}) == "List files"
+    assert tool.describe({"command": "ls", "description": "List files"}) == "List files: ls"
     assert tool.describe({"command": "ls"}) == "ls"
+
+
+def test_already_aborted_call_does_not_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+
+    async def main() -> ToolResult:
+        ctx = ToolContext(cwd=tmp_path)
+        ctx.abort.set()
+        return await Bash().run({"command": f"touch {marker}"}, ctx)
+
+    result = asyncio.run(main())
+    assert result.is_error
+    assert result.data["interrupted"] is True
+    assert not marker.exists()

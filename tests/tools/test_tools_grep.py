@@ -188,18 +188,35 @@ def test_ripgrep_argv_shape(tmp_path: Path) -> None:
 def test_ripgrep_engine_agrees_with_fallback(
     call: Caller, tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # Nested and later-sorting files check that both engines list files in the same order.
+    (tree / "src/pkg").mkdir()
+    (tree / "src/pkg/inner.py").write_text("def inner():\n    return 5\n")
+    (tree / "src/zz.py").write_text("x = 1\nreturn_value = 9\n")
     queries = [
         {"pattern": "hello", "-i": True},
         {"pattern": "return", "output_mode": "content", "path": "src"},
         {"pattern": "return|def", "output_mode": "count", "path": "src"},
         {"pattern": "hello", "-i": True, "glob": "*.md"},
+        {"pattern": "hello", "-i": True, "glob": "src/**/*.{py,pyi}"},
+        {"pattern": "hello", "-i": True, "type": "md"},
+        {"pattern": "print|return", "output_mode": "content", "-C": 1, "path": "src/app.py"},
+        {"pattern": "import|return", "output_mode": "content", "-A": 1, "path": "src"},
+        {"pattern": "def", "output_mode": "content", "-n": False, "path": "src/app.py"},
+        {"pattern": r"main\(\):.*print", "path": "src", "multiline": True},
+        {
+            "pattern": r"main\(\):.*print",
+            "path": "src",
+            "multiline": True,
+            "output_mode": "content",
+        },
+        {"pattern": ".", "output_mode": "content", "path": "src", "head_limit": 2},
     ]
     with_rg = [call(Grep(), q) for q in queries]
     monkeypatch.setattr("wisp.tools.grep.shutil.which", lambda name: None)
     without = [call(Grep(), q) for q in queries]
-    for a, b in zip(with_rg, without, strict=True):
-        assert not a.is_error
-        assert a.content == b.content
+    for query, a, b in zip(queries, with_rg, without, strict=True):
+        assert not a.is_error, (query, a.content)
+        assert a.content == b.content, query
 
 
 def test_metadata() -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from tests.tools.conftest import Caller
@@ -60,6 +61,14 @@ def test_directory_is_an_error_result(call: Caller, tmp_path: Path) -> None:
     result = call(Read(), {"file_path": str(tmp_path)})
     assert result.is_error
     assert "is a directory, not a file" in str(result.content)
+
+
+def test_special_file_is_refused(call: Caller, tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    result = call(Read(), {"file_path": str(fifo)})
+    assert result.is_error
+    assert "not a regular file" in str(result.content)
 
 
 def test_binary_file_is_refused_clearly(call: Caller, tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ class Options:
     allowed_tools: tuple[str, ...] = ()
     disallowed_tools: tuple[str, ...] = ()
     permission_mode: str = "default"
+    permission_mode_set: bool = False  # given on the command line (beats settings)
     permission_prompt_tool: str | None = None
     resume: str | None = None
     continue_session: bool = False
@@ -159,6 +160,8 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
         allowed_tools=tuple(args.get_list("allowed_tools") or ()),
         disallowed_tools=tuple(args.get_list("disallowed_tools") or ()),
         permission_mode=_permission_mode(args),
+        permission_mode_set="permission_mode" in args.values
+        or args.flag("dangerously_skip_permissions"),
         permission_prompt_tool=args.get_str("permission_prompt_tool"),
         resume=args.get_str("resume"),
         continue_session=args.flag("continue_session"),

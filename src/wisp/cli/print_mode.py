@@ -50,22 +50,27 @@ def run_print(opts: Options) -> int:
 
 
 async def _run(opts: Options, prompt: str) -> int:
-    from wisp.cli.setup import build_run, new_session
+    from wisp.cli.setup import build_run, load_settings_for, new_session
 
     stream = opts.output_format == "stream-json"
     sink: FrameSink = NDJSONWriter() if stream else CollectingSink()
-    session = new_session(opts, os.environ)
-    ctx, tool_state = build_run(opts, session, sink)
+    settings = load_settings_for(opts, os.environ)
+    session = new_session(opts, os.environ, settings)
+    ctx, tool_state = build_run(opts, session, sink, settings=settings)
     sink.write(frames.init(session_id=session.session_id, cwd=str(session.cwd),
                            tools=list(ctx.config.tools), model=session.model,
                            permission_mode=session.permission_mode,
                            api_key_source=ctx.config.api_key_source))
+    from wisp.engine.hook_points import session_end, session_start
     from wisp.engine.loop import AgentLoop
 
+    resumed = opts.resume is not None or opts.continue_session
+    await session_start(ctx, "resume" if resumed else "startup")
     loop = AgentLoop(ctx, tool_state)
     task = asyncio.ensure_future(loop.run(prompt))
     _install_interrupt(task, session)
     result = await task
+    await session_end(ctx, "other")
     _finish(opts, sink, result)
     return 1 if result["is_error"] else 0
 

@@ -34,7 +34,7 @@ def apply_permission_updates(policy: PermissionPolicy, updates: Any) -> None:
         if not isinstance(update, dict):
             continue
         kind = update.get("type")
-        rules = [Rule(str(r.get("toolName")), r.get("ruleContent"))
+        rules = [Rule(str(r.get("toolName")), r.get("ruleContent"), rank=6)
                  for r in update.get("rules") or [] if isinstance(r, dict)]
         target = {"allow": policy.allow, "deny": policy.deny, "ask": policy.ask}.get(
             str(update.get("behavior", "allow")), policy.allow)

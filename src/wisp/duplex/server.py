@@ -14,7 +14,7 @@ import os
 from typing import Any
 
 from wisp.cli.options import Options
-from wisp.cli.setup import build_run, new_session
+from wisp.cli.setup import build_run, load_settings_for, new_session
 from wisp.control.dispatcher import Dispatcher
 from wisp.control.stdin import Line, StdinReader
 from wisp.duplex.host import HostBridge
@@ -34,8 +34,9 @@ class DuplexServer:
         self.opts = opts
         self.env = env
         self.sink = NDJSONWriter()
-        self.session = new_session(opts, env)
-        self.ctx, self.tool_state = build_run(opts, self.session, self.sink, env)
+        self.settings = load_settings_for(opts, env)
+        self.session = new_session(opts, env, self.settings)
+        self.ctx, self.tool_state = build_run(opts, self.session, self.sink, env, self.settings)
         self.base_tools = dict(self.ctx.config.tools)
         self.dispatcher = Dispatcher(self.sink)
         self.state = StateReporter(self.sink, lambda: self.session.session_id,
@@ -44,9 +45,8 @@ class DuplexServer:
                                self.interrupt)
         if opts.permission_prompt_tool == "stdio":
             self.tool_state.ask_host = self.host.can_use_tool
-        self.ctx.hooks = HookRunner(cwd=str(opts.cwd), callback=self.host.hook_callback,
-                                    emit=self._emit_hook_event,
-                                    include_events=opts.include_hook_events)
+        assert self.ctx.hooks is not None  # build_run installs the settings hooks
+        self.ctx.hooks.callback = self.host.hook_callback
         self.prompts: asyncio.Queue[JSON | None] = asyncio.Queue()
         self.ready = asyncio.Event()  # set once no initialize is being processed
         self.ready.set()
@@ -58,8 +58,8 @@ class DuplexServer:
         self.agents: dict[str, JSON] = {}
         self.title: str | None = None
         self.flag_settings: JSON = {}
-        self.settings_sources: list[JSON] = []
-        self.settings_errors: list[JSON] = []
+        self.settings_sources: list[JSON] = self.settings.describe()
+        self.settings_errors: list[JSON] = self.settings.errors
         self._load_mcp_config()
 
     def _load_mcp_config(self) -> None:

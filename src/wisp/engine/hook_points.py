@@ -32,3 +32,16 @@ async def fire(ctx: RunContext, event: str, *, target: str | None = None,
     tool_use_id = fields.get("tool_use_id")
     return await runner.run(event, hook_input(ctx, event, **fields), target=target,
                             tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None)
+
+
+async def session_start(ctx: RunContext, source: str) -> None:
+    """SessionStart hooks; what they print becomes context ahead of the first prompt."""
+    hooked = await fire(ctx, "SessionStart", source=source)
+    if hooked.additional_context:
+        from wisp.engine.loop import append_user
+
+        append_user(ctx.session.history, "\n".join(hooked.additional_context))
+
+
+async def session_end(ctx: RunContext, reason: str) -> None:
+    await fire(ctx, "SessionEnd", reason=reason)

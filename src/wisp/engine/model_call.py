@@ -47,11 +47,20 @@ class Attempt:
         self.prefix_len = len(shown_prefix)
 
 
+# The fold keeps these on a tool_use block whose input JSON was broken; the API must not
+# see them again, and clients don't need them.
+_FOLD_MARKERS = ("partial_json", "input_error")
+
+
+def clean_block(block: JSON) -> JSON:
+    if not any(key in block for key in _FOLD_MARKERS):
+        return block
+    return {k: v for k, v in block.items() if k not in _FOLD_MARKERS}
+
+
 def _merge(prefix: list[JSON], message: JSON) -> JSON:
-    if not prefix:
-        return message
     merged = dict(message)
-    merged["content"] = [*prefix, *message.get("content", [])]
+    merged["content"] = [*prefix, *(clean_block(b) for b in message.get("content", []))]
     return merged
 
 
@@ -75,7 +84,7 @@ async def _stream_once(ctx: RunContext, request: ModelRequest, attempt: Attempt)
 
 def _emit_block(ctx: RunContext, attempt: Attempt, index: int) -> None:
     assert attempt.snapshot is not None
-    block = attempt.snapshot["content"][index]
+    block = clean_block(attempt.snapshot["content"][index])
     attempt.shown.append(block)
     ctx.emit(frames.assistant(
         attempt.snapshot, [block], session_id=ctx.session.session_id,

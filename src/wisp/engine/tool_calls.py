@@ -53,12 +53,27 @@ async def _permitted(ctx: RunContext, state: ToolRunState, tool: Tool, block: JS
         return Verdict("allow", source="hook"), tool_input
     if pre.permission_decision == "ask":
         verdict = Verdict("ask", pre.reason or verdict.message or _ask_message(tool), "hook")
-    if verdict.behavior == "ask" and state.ask_host is not None:
-        return await state.ask_host(tool, tool_input, str(block.get("id")), verdict)
     if verdict.behavior == "ask":
-        # Headless with no one to ask: the reference denies and the run goes on.
-        verdict = Verdict("deny", verdict.message, verdict.source, verdict.rule)
+        return await _ask(ctx, state, tool, tool_input, str(block.get("id")), verdict)
     return verdict, tool_input
+
+
+async def _ask(ctx: RunContext, state: ToolRunState, tool: Tool, tool_input: JSON,
+               tool_use_id: str, verdict: Verdict) -> tuple[Verdict, JSON]:
+    """A call the rules left at "ask": PermissionRequest hooks may answer, then the host;
+    with no host (plain -p) the reference denies and the run goes on."""
+    hooked = await fire(ctx, "PermissionRequest", target=tool.name, tool_name=tool.name,
+                        tool_input=tool_input, tool_use_id=tool_use_id)
+    if hooked.updated_input is not None:
+        tool_input = hooked.updated_input
+    if hooked.permission_decision in ("allow", "deny"):
+        message = hooked.reason or f"{tool.name} was denied by a PermissionRequest hook"
+        return Verdict(hooked.permission_decision, message, "hook"), tool_input
+    if state.ask_host is not None:
+        return await state.ask_host(tool, tool_input, tool_use_id, verdict)
+    await fire(ctx, "Notification", message=f"wisp needs permission to use {tool.name}",
+               notification_type="permission_prompt")
+    return Verdict("deny", verdict.message, verdict.source, verdict.rule), tool_input
 
 
 def _ask_message(tool: Tool) -> str:

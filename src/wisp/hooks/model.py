@@ -81,6 +81,11 @@ class HookOutcome:
             self.reason = f"{self.reason}\n{reason}" if self.reason else reason
 
     def _merge_specific(self, specific: JSON, event: str) -> None:
+        request_decision = specific.get("decision")
+        if isinstance(request_decision, dict):  # PermissionRequest's answer shape
+            specific = {**specific, "permissionDecision": request_decision.get("behavior"),
+                        "permissionDecisionReason": request_decision.get("message"),
+                        "updatedInput": request_decision.get("updatedInput")}
         decision = specific.get("permissionDecision")
         rank = {"deny": 3, "ask": 2, "allow": 1}
         if decision in rank and rank[decision] > rank.get(self.permission_decision or "", 0):

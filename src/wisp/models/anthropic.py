@@ -128,16 +128,18 @@ class AnthropicStream:
     async def _open(self) -> http.HTTPResponse:
         if self._response is not None:
             return self._response
-        body = json.dumps(self._request.body(), separators=(",", ":"), ensure_ascii=False)
         response = await http.request(
             "POST",
             self._config.messages_url,
             request_headers(self._config, self._request),
-            body.encode(),
+            encode_body(self._request.body()),
             read_timeout=self._config.timeout,
         )
         self._response = response
         self.request_id = response.headers.get("request-id")
+        if self._closed:  # aclose() ran while we were connecting: iteration ends at once
+            await response.aclose()
+            return response
         if not 200 <= response.status < 300:
             try:
                 raw = await response.read(_ERROR_BODY_LIMIT)
@@ -161,6 +163,16 @@ class AnthropicStream:
                 return  # don't wait for the final chunk: the message is complete
         if not self._closed:
             raise StreamCutError("Stream ended before message_stop")
+
+
+def encode_body(body: JSON) -> bytes:
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # Lone surrogates (from undecodable tool output) cannot be UTF-8; as \u escapes
+        # they can at least be sent, and the API decides.
+        return json.dumps(body, separators=(",", ":")).encode()
 
 
 def status_error(status: int, raw: bytes, headers: Mapping[str, str]) -> ModelAPIError:

@@ -179,7 +179,9 @@ class HTTPResponse:
             except ValueError:
                 raise StreamCutError(f"Malformed chunked encoding: {line[:40]!r}") from None
             if size == 0:
-                # Trailers are ignored; a peer closing here has sent everything that matters.
+                # The body is complete; trailers are skipped, and a peer that closes before
+                # their final CRLF has still sent everything that matters.
+                self._done = True
                 while (await self._line()).strip():
                     pass
                 return
@@ -214,7 +216,7 @@ class HTTPResponse:
 
     def _cut(self, why: str) -> None:
         """An early end is an error unless we closed the connection ourselves."""
-        if not self._closed:
+        if not (self._closed or self._done):
             raise StreamCutError(f"Response body ended early: {why}")
 
     def _timed_out(self) -> RetryableAPIError:

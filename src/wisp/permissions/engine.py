@@ -87,13 +87,20 @@ def evaluate(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdict:
                            f"rule {rule}.", "rule", str(rule))
     if policy.mode == "bypassPermissions":
         return Verdict("allow", source="mode")
-    for rule in policy.ask:
-        if rule_matches(rule, tool, tool_input, policy, every_part=False):
-            return Verdict("ask", _not_granted(tool, tool_input), "rule", str(rule))
-    for rule in policy.allow:
-        if rule_matches(rule, tool, tool_input, policy, every_part=True):
-            return Verdict("allow", source="rule", rule=str(rule))
+    ask = _best(policy.ask, tool, tool_input, policy, every_part=False)
+    allow = _best(policy.allow, tool, tool_input, policy, every_part=True)
+    # Within one source ask beats allow; across sources the higher-ranked source decides.
+    if ask is not None and (allow is None or ask.rank >= allow.rank):
+        return Verdict("ask", _not_granted(tool, tool_input), "rule", str(ask))
+    if allow is not None:
+        return Verdict("allow", source="rule", rule=str(allow))
     return _by_mode(tool, tool_input, policy)
+
+
+def _best(rules: list[Rule], tool: Tool, tool_input: JSON, policy: PermissionPolicy, *,
+          every_part: bool) -> Rule | None:
+    hits = [r for r in rules if rule_matches(r, tool, tool_input, policy, every_part=every_part)]
+    return max(hits, key=lambda r: r.rank, default=None)
 
 
 def _by_mode(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdict:

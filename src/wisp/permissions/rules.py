@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -22,15 +22,18 @@ EDIT_TOOLS = frozenset({"Write", "Edit", "NotebookEdit", "MultiEdit"})
 class Rule:
     tool: str
     content: str | None = None
+    # Precedence of the source the rule came from (user 1 … CLI flags 5, session 6):
+    # between allow and ask, the higher-ranked source decides.
+    rank: int = field(default=5, compare=False)
 
     @classmethod
-    def parse(cls, text: str) -> Rule:
+    def parse(cls, text: str, rank: int = 5) -> Rule:
         text = text.strip()
         match = re.fullmatch(r"([^()\s]+)\((.*)\)", text, flags=re.DOTALL)
         if match:
             content = match.group(2)
-            return cls(match.group(1), content if content not in ("", "*") else None)
-        return cls(text)
+            return cls(match.group(1), content if content not in ("", "*") else None, rank)
+        return cls(text, None, rank)
 
     def __str__(self) -> str:
         return self.tool if self.content is None else f"{self.tool}({self.content})"

@@ -20,6 +20,7 @@ import secrets
 import socket
 import sys
 import threading
+import traceback
 from collections import deque
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -82,6 +83,7 @@ class ScriptedServer:
 
     @property
     def requests(self) -> list[RecordedRequest]:
+        """Every request so far, in arrival order, whatever its path (a copy)."""
         with self._cond:
             return list(self._requests)
 
@@ -198,6 +200,7 @@ class _Handler(BaseHTTPRequestHandler):
             try:
                 served = self.server.scripted._next_reply().render(body, size)
             except Exception as exc:  # a dynamic reply's bug should fail the test, not hang it
+                traceback.print_exc()
                 served = ErrorReply(400, f"wisp.testing: the scripted reply raised {exc!r}").render(
                     body, size
                 )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from wisp.tools._fs import BINARY_SNIFF_BYTES, looks_binary, pruned
+from wisp.tools._fs import BINARY_SNIFF_BYTES, PRUNED_DIRS, looks_binary, pruned
 from wisp.tools._globmatch import GlobMatcher
 from wisp.tools.processes import ProcessRegistry, kill_group
 
@@ -106,13 +106,24 @@ def _candidates(query: Query) -> Iterator[Path]:
         yield query.root
         return
     keep = FileFilter(query.glob, query.file_type)
-    for dirpath, dirnames, filenames in os.walk(query.root):
-        dirnames[:] = sorted(pruned(dirnames, query.glob or ""))
-        rel_dir = os.path.relpath(dirpath, query.root).replace(os.sep, "/")
-        for name in sorted(filenames):
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if keep.accepts(rel, name):
-                yield Path(dirpath, name)
+    yield from _walk(query.root, "", keep, query.glob or "")
+
+
+def _walk(directory: Path, rel_dir: str, keep: FileFilter, glob: str) -> Iterator[Path]:
+    """Files under `directory`, each directory's entries in name order with files and
+    subdirectories interleaved: the order `rg --sort=path` prints, so engines agree."""
+    try:
+        with os.scandir(directory) as scan:
+            entries = sorted(scan, key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        rel = f"{rel_dir}{entry.name}"
+        if entry.is_dir(follow_symlinks=False):
+            if pruned([entry.name], glob):
+                yield from _walk(Path(entry.path), rel + "/", keep, glob)
+        elif entry.is_file(follow_symlinks=False) and keep.accepts(rel, entry.name):
+            yield Path(entry.path)
 
 
 def _load_text(path: Path) -> str | None:
@@ -198,20 +209,29 @@ def search_python(query: Query) -> Hits:
         hits.counts.append((str(path), len(matched)))
         if query.mode == "content":
             label = "" if single_file else str(path)
+            if hits.lines and (query.before or query.after):
+                hits.lines.append("--")
             hits.lines.extend(_render(label, lines, matched, query))
     return hits
 
 
 def ripgrep_argv(rg: str, query: Query) -> list[str]:
     argv = [rg, "--hidden", "--no-config", "--color=never"]
-    for vcs in (".git", ".svn", ".hg", ".bzr", ".jj"):
-        argv += ["--glob", f"!{vcs}"]
+    # Same exclusions as the fallback walk, so both engines see the same files.
+    for name in sorted(PRUNED_DIRS):
+        if name not in (query.glob or ""):
+            argv += ["--glob", f"!{name}"]
     if query.mode == "files_with_matches":
         argv.append("--files-with-matches")
     elif query.mode == "count":
-        argv += ["--count", "--with-filename"]
+        argv += ["--count", "--with-filename", "--sort=path"]
     else:
-        argv += ["--no-heading", f"--max-columns={MAX_LINE_CHARS}", "--max-columns-preview"]
+        argv += [
+            "--no-heading",
+            "--sort=path",
+            f"--max-columns={MAX_LINE_CHARS}",
+            "--max-columns-preview",
+        ]
         argv.append("--line-number" if query.line_numbers else "--no-line-number")
         argv += ["--before-context", str(query.before), "--after-context", str(query.after)]
     if query.ignore_case:
@@ -237,8 +257,12 @@ async def _collect(reader: asyncio.StreamReader | None, limit: int) -> bytes:
 
 async def search_ripgrep(rg: str, query: Query, registry: ProcessRegistry) -> Hits | str:
     """Runs ripgrep; returns Hits or an error message."""
+    # rg matches `--glob` patterns relative to its working directory; the fallback matches
+    # them relative to the search root, so run rg from there.
+    cwd = query.root if query.root.is_dir() else query.root.parent
     proc = await asyncio.create_subprocess_exec(
         *ripgrep_argv(rg, query),
+        cwd=cwd,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

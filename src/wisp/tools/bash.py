@@ -102,10 +102,11 @@ class Bash(Tool):
         return isinstance(command, str) and is_read_only_command(command)
 
     def describe(self, tool_input: JSON) -> str:
+        command = str(tool_input.get("command", ""))
         description = tool_input.get("description")
         if isinstance(description, str) and description.strip():
-            return description.strip()
-        return str(tool_input.get("command", ""))
+            return f"{description.strip()}: {command}"
+        return command
 
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         problem = check_input(self.input_schema, tool_input)
@@ -113,6 +114,18 @@ class Bash(Tool):
             return ToolResult.error(problem)
         command: str = tool_input["command"]
         limit_ms = timeout_ms(tool_input.get("timeout"))
+        if ctx.abort.is_set():
+            return ToolResult(
+                content="Command was not run: the request was interrupted.",
+                is_error=True,
+                data={
+                    "stdout": "",
+                    "stderr": "",
+                    "interrupted": True,
+                    "isImage": False,
+                    "noOutputExpected": False,
+                },
+            )
         try:
             outcome = await run_supervised(
                 [_shell(), "-c", command],

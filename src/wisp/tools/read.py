@@ -40,6 +40,17 @@ def _read_window(path: Path, offset: int, limit: int) -> _Window | str:
     return window
 
 
+def _unreadable(path: Path) -> str | None:
+    if not path.exists():
+        return f"File does not exist: {path}"
+    if path.is_dir():
+        return f"{path} is a directory, not a file; use Bash ls or Glob to list it."
+    if not path.is_file():
+        # FIFOs and devices could block the read forever.
+        return f"{path} is not a regular file."
+    return None
+
+
 def _positive_int(value: object, default: int) -> int:
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:
         return value
@@ -78,12 +89,9 @@ class Read(Tool):
         if problem:
             return ToolResult.error(problem)
         path = resolve_path(ctx.cwd, tool_input["file_path"])
-        if not path.exists():
-            return ToolResult.error(f"File does not exist: {path}")
-        if path.is_dir():
-            return ToolResult.error(
-                f"{path} is a directory, not a file; use Bash ls or Glob to list it."
-            )
+        unreadable = _unreadable(path)
+        if unreadable:
+            return ToolResult.error(unreadable)
         offset = _positive_int(tool_input.get("offset"), 1)
         limit = _positive_int(tool_input.get("limit"), DEFAULT_LIMIT)
         try:

@@ -1,0 +1,135 @@
+"""Finds, parses, validates and merges settings sources.
+
+Precedence: flag (--settings) > local > project > user. Scalars take the value of the
+highest source that sets them. Permission rules keep the rank of their source: deny from
+any source wins, and between allow and ask the higher-ranked source decides (so a local
+allow overrides a project ask, while a user deny still beats a project allow). Hooks from
+every source run. A file that does not parse or validate is skipped with a warning that
+names it; it is never silently ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wisp.settings.schema import validate_settings
+
+JSON = dict[str, Any]
+SOURCE_RANK = {"user": 1, "project": 2, "local": 3, "flag": 4}
+ALL_SOURCES = ("user", "project", "local")
+
+
+@dataclass
+class LoadedSource:
+    name: str
+    path: str | None
+    doc: JSON
+
+
+@dataclass
+class Settings:
+    sources: list[LoadedSource] = field(default_factory=list)
+    errors: list[JSON] = field(default_factory=list)
+
+    def scalar(self, key: str) -> Any:
+        for source in sorted(self.sources, key=lambda s: -SOURCE_RANK[s.name]):
+            if key in source.doc:
+                return source.doc[key]
+        return None
+
+    def permission_scalar(self, key: str) -> Any:
+        for source in sorted(self.sources, key=lambda s: -SOURCE_RANK[s.name]):
+            perms = source.doc.get("permissions") or {}
+            if key in perms:
+                return perms[key]
+        return None
+
+    def rules(self, kind: str) -> list[tuple[str, int]]:
+        """(rule text, source rank) for `allow`, `deny` or `ask`, from every source."""
+        return [(text, SOURCE_RANK[s.name]) for s in self.sources
+                for text in (s.doc.get("permissions") or {}).get(kind, [])]
+
+    def merged_env(self) -> dict[str, str]:
+        env: dict[str, str] = {}
+        for source in sorted(self.sources, key=lambda s: SOURCE_RANK[s.name]):
+            env.update(source.doc.get("env") or {})
+        return env
+
+    def describe(self) -> list[JSON]:
+        return [{"source": s.name, "path": s.path} for s in self.sources]
+
+
+def config_dir(env: Mapping[str, str]) -> Path:
+    raw = env.get("CLAUDE_CONFIG_DIR") or env.get("WISP_CONFIG_DIR")
+    return Path(raw).expanduser() if raw else Path.home() / ".wisp"
+
+
+def user_settings_path(env: Mapping[str, str]) -> Path:
+    explicit = env.get("WISP_CONFIG_DIR")
+    base = Path(explicit).expanduser() if explicit else config_dir(env)
+    return base / "settings.json"
+
+
+def source_paths(cwd: Path, env: Mapping[str, str]) -> dict[str, Path]:
+    return {
+        "user": user_settings_path(env),
+        "project": cwd / ".claude" / "settings.json",
+        "local": cwd / ".claude" / "settings.local.json",
+    }
+
+
+def _parse(name: str, path: str | None, text: str, settings: Settings) -> None:
+    where = path or "--settings"
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        settings.errors.append({"source": name, "path": where,
+                                "error": f"invalid JSON: {exc.msg} at line {exc.lineno}"})
+        return
+    problems = validate_settings(doc)
+    if problems:
+        settings.errors.append({"source": name, "path": where, "error": "; ".join(problems)})
+        return
+    settings.sources.append(LoadedSource(name, path, doc))
+
+
+def _flag_text(raw: str) -> tuple[str | None, str]:
+    if raw.lstrip().startswith("{"):
+        return None, raw
+    path = Path(raw).expanduser()
+    return str(path), path.read_text(encoding="utf-8")
+
+
+def load_settings(cwd: Path, env: Mapping[str, str], *, selected: tuple[str, ...] | None,
+                  flag: str | None) -> Settings:
+    settings = Settings()
+    for name, path in source_paths(cwd, env).items():
+        if selected is not None and name not in selected:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            settings.errors.append({"source": name, "path": str(path), "error": exc.strerror})
+            continue
+        _parse(name, str(path), text, settings)
+    if flag:
+        try:
+            path_text, text = _flag_text(flag)
+        except OSError as exc:
+            settings.errors.append({"source": "flag", "path": flag, "error": exc.strerror})
+        else:
+            _parse("flag", path_text, text, settings)
+    return settings
+
+
+def warn_about(settings: Settings) -> None:
+    for error in settings.errors:
+        os.write(2, f"wisp: warning: skipping settings file {error['path']}: "
+                    f"{error['error']}\n".encode())
