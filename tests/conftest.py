@@ -72,7 +72,7 @@ class Runner:
         proc = subprocess.run(
             [*wisp_command(), *args], cwd=self.cwd, env={**self.env, **(env or {})},
             input=input if input is not None else "", capture_output=True, text=True,
-            timeout=timeout)
+            timeout=timeout, check=False)
         frames = []
         for line in proc.stdout.splitlines():
             if line.startswith("{"):

@@ -93,7 +93,7 @@ class ParsedArgs:
 def _split_list(raw: str) -> list[str]:
     # Commas separate entries, but not inside parentheses: `Bash(git add, commit)` stays one rule.
     items: list[str] = []
-    depth, current = 0, []
+    depth, current = 0, list[str]()
     for ch in raw:
         if ch == "(":
             depth += 1

@@ -119,7 +119,8 @@ def _json_schema(raw: str | None) -> dict[str, Any] | None:
     try:
         schema = json.loads(raw)
     except json.JSONDecodeError as exc:
-        raise UsageError(f"--json-schema is not valid JSON: {exc.msg} (column {exc.colno})") from None
+        raise UsageError(
+            f"--json-schema is not valid JSON: {exc.msg} (column {exc.colno})") from None
     if not isinstance(schema, dict):
         raise UsageError("--json-schema must be a JSON object")
     return schema

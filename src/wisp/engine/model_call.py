@@ -102,17 +102,20 @@ def close_abandoned(ctx: RunContext, attempt: Attempt) -> None:
                                      parent_tool_use_id=ctx.parent_tool_use_id))
 
 
-def flush_aborted(ctx: RunContext, attempt: Attempt) -> None:
-    """On interrupt: show the partial block being streamed, marked `aborted`."""
+def flush_aborted(ctx: RunContext, attempt: Attempt) -> list[JSON]:
+    """On interrupt: show the partial block being streamed, marked `aborted`, and return
+    it. The caller closes the stream (`close_abandoned`) after its interruption frame, in
+    the reference's order."""
     snap = attempt.snapshot
-    if snap is not None:
-        pending = [b for i, b in enumerate(snap.get("content", []))
-                   if i in attempt.open.open_blocks and (b.get("text") or b.get("thinking"))]
-        if pending:
-            ctx.emit(frames.assistant(snap, pending, session_id=ctx.session.session_id,
-                                      request_id=attempt.request_id,
-                                      parent_tool_use_id=ctx.parent_tool_use_id, aborted=True))
-    close_abandoned(ctx, attempt)
+    if snap is None:
+        return []
+    pending = [b for i, b in enumerate(snap.get("content", []))
+               if i in attempt.open.open_blocks and (b.get("text") or b.get("thinking"))]
+    if pending:
+        ctx.emit(frames.assistant(snap, pending, session_id=ctx.session.session_id,
+                                  request_id=attempt.request_id,
+                                  parent_tool_use_id=ctx.parent_tool_use_id, aborted=True))
+    return pending
 
 
 class ModelCaller:
@@ -136,7 +139,7 @@ class ModelCaller:
                 return Completed(message, attempt.request_id, (time.monotonic() - started) * 1000)
             except ModelAPIError as error:
                 close_abandoned(ctx, attempt)
-                self._record_partial_usage(attempt)
+                self.record_partial_usage(attempt)
                 shown = attempt.shown
                 if _has_tool_use(shown):
                     return self._cut_with_tools(attempt, started)
@@ -146,7 +149,8 @@ class ModelCaller:
                     retries = overloads = 0
                     shown = []
                     continue
-                if not isinstance(error, RetryableAPIError) or retries >= ctx.config.retry.max_retries:
+                exhausted = retries >= ctx.config.retry.max_retries
+                if not isinstance(error, RetryableAPIError) or exhausted:
                     raise
                 retries += 1
                 await self._wait_before_retry(retries, error)
@@ -200,7 +204,7 @@ class ModelCaller:
         self.ctx.session.usage.add(model, usage)
         self.ctx.run_usage.add(model, usage)
 
-    def _record_partial_usage(self, attempt: Attempt) -> None:
+    def record_partial_usage(self, attempt: Attempt) -> None:
         # Input tokens of an abandoned attempt were still billed.
         if attempt.snapshot is not None:
             self._record_usage(attempt.snapshot)

@@ -65,7 +65,7 @@ def api_error_text(error: ModelAPIError) -> str:
     return f"API Error: {error.status} {error.message}"
 
 
-def _ending(outcome: Outcome) -> tuple[str, str, list[str]]:
+def _ending(outcome: Outcome) -> tuple[str, str, list[str]]:  # noqa: PLR0911 (one arm per ending)
     """(subtype, terminal_reason, errors) for each kind of ending."""
     match outcome:
         case Success():

@@ -31,8 +31,8 @@ class RetryPolicy:
     def delay_s(self, attempt: int, error: ModelAPIError) -> float:
         """Seconds to wait before retry number `attempt` (1-based)."""
         if error.retry_after is not None:
-            return min(max(error.retry_after, 0.0), MAX_RETRY_AFTER_S)
-        backoff = min(self.base_delay_s * 2 ** (attempt - 1), self.max_delay_s)
+            return min(max(float(error.retry_after), 0.0), MAX_RETRY_AFTER_S)
+        backoff = min(self.base_delay_s * 2.0 ** (attempt - 1), self.max_delay_s)
         # Up to 25% jitter so parallel clients don't retry in lockstep.
         return backoff * (1 - random.random() * 0.25)
 

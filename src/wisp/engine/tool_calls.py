@@ -12,7 +12,7 @@ from typing import Any
 from wisp.engine.context import RunContext
 from wisp.engine.hook_points import fire
 from wisp.hooks.model import HookOutcome
-from wisp.permissions.engine import PermissionPolicy, Verdict, evaluate
+from wisp.permissions.engine import Behavior, PermissionPolicy, Verdict, evaluate
 from wisp.tools.base import Tool, ToolContext, ToolResult, check_input
 from wisp.wire import frames
 
@@ -54,11 +54,12 @@ async def _permitted(ctx: RunContext, state: ToolRunState, tool: Tool, block: JS
     if pre.permission_decision == "ask":
         verdict = Verdict("ask", pre.reason or verdict.message or _ask_message(tool), "hook")
     if verdict.behavior == "ask":
-        return await _ask(ctx, state, tool, tool_input, str(block.get("id")), verdict)
+        return await _ask(ctx, state, tool, tool_input, tool_use_id=str(block.get("id")),
+                          verdict=verdict)
     return verdict, tool_input
 
 
-async def _ask(ctx: RunContext, state: ToolRunState, tool: Tool, tool_input: JSON,
+async def _ask(ctx: RunContext, state: ToolRunState, tool: Tool, tool_input: JSON, *,
                tool_use_id: str, verdict: Verdict) -> tuple[Verdict, JSON]:
     """A call the rules left at "ask": PermissionRequest hooks may answer, then the host;
     with no host (plain -p) the reference denies and the run goes on."""
@@ -68,7 +69,8 @@ async def _ask(ctx: RunContext, state: ToolRunState, tool: Tool, tool_input: JSO
         tool_input = hooked.updated_input
     if hooked.permission_decision in ("allow", "deny"):
         message = hooked.reason or f"{tool.name} was denied by a PermissionRequest hook"
-        return Verdict(hooked.permission_decision, message, "hook"), tool_input
+        behavior: Behavior = "allow" if hooked.permission_decision == "allow" else "deny"
+        return Verdict(behavior, message, "hook"), tool_input
     if state.ask_host is not None:
         return await state.ask_host(tool, tool_input, tool_use_id, verdict)
     await fire(ctx, "Notification", message=f"wisp needs permission to use {tool.name}",
@@ -105,7 +107,8 @@ async def _checked_run(ctx: RunContext, state: ToolRunState, tool: Tool, block: 
     problem = check_input(tool.input_schema, tool_input)
     if problem:
         return ToolResult(f"<tool_use_error>{problem}</tool_use_error>", True, problem), meta
-    pre = await fire(ctx, "PreToolUse", target=tool.name, tool_name=tool.name, tool_input=tool_input, tool_use_id=tool_use_id)
+    pre = await fire(ctx, "PreToolUse", target=tool.name, tool_name=tool.name,
+                     tool_input=tool_input, tool_use_id=tool_use_id)
     if pre.updated_input is not None:
         tool_input = pre.updated_input
     verdict, tool_input = await _permitted(ctx, state, tool, {**block, "input": tool_input}, pre)
@@ -122,12 +125,13 @@ async def _checked_run(ctx: RunContext, state: ToolRunState, tool: Tool, block: 
 async def _post_tool(ctx: RunContext, tool: Tool, tool_input: JSON, tool_use_id: str,
                      result: ToolResult) -> ToolResult:
     event = "PostToolUseFailure" if result.is_error else "PostToolUse"
-    post = await fire(ctx, event, target=tool.name, tool_name=tool.name, tool_input=tool_input, tool_use_id=tool_use_id,
+    post = await fire(ctx, event, target=tool.name, tool_name=tool.name, tool_input=tool_input,
+                      tool_use_id=tool_use_id,
                       tool_response=result.data if result.data is not None else result.content)
     notes = [*post.additional_context, *([post.reason] if post.blocked and post.reason else [])]
     if not notes:
         return result
-    content = result.content if isinstance(result.content, str) else result.content
+    content = result.content
     extra = "\n\n".join(notes)
     if isinstance(content, str):
         return ToolResult(f"{content}\n\n{extra}", result.is_error, result.data)

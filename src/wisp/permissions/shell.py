@@ -52,8 +52,8 @@ def expand_command(command: str, depth: int = 0) -> list[str]:
     if depth > MAX_DEPTH:
         return [command]
     parts: list[str] = []
-    for part in split_compound(command):
-        part = part.strip()
+    for raw_part in split_compound(command):
+        part = raw_part.strip()
         if not part:
             continue
         parts.append(part)

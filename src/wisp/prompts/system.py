@@ -45,10 +45,7 @@ def environment_section(cwd: Path) -> str:
 def system_blocks(cwd: Path, custom: str | None, append: str | None) -> list[JSON]:
     """The `system` field of each request. The last block is marked cacheable: it is the
     same on every call of a session, so the API can reuse it."""
-    if custom is None:
-        text = f"{IDENTITY}\n\n{GUIDANCE}\n\n{environment_section(cwd)}"
-    else:
-        text = custom
+    text = f"{IDENTITY}\n\n{GUIDANCE}\n\n{environment_section(cwd)}" if custom is None else custom
     if append:
         text = f"{text}\n\n{append}" if text else append
     if not text:
