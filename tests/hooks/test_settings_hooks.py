@@ -137,3 +137,25 @@ def test_json_output_permission_decision_allows_a_write(wisp, server):
                   reply.text("done"))
     wisp("-p", "x")
     assert target.exists()
+
+
+def test_hook_events_report_progress_and_response(wisp, server):
+    settings_with(wisp, {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "echo step one; echo step two"}]}]})
+    server.script(reply.text("ok"))
+    run = wisp("-p", "x", "--output-format", "stream-json", "--verbose", "--include-hook-events")
+    started = run.of_type("system", "hook_started")
+    progress = run.of_type("system", "hook_progress")
+    response = run.of_type("system", "hook_response")
+    assert len(started) == len(response) == 1
+    assert [p["stdout"] for p in progress] == ["step one", "step two"]
+    assert response[0]["exit_code"] == 0 and response[0]["hook_event"] == "UserPromptSubmit"
+    assert started[0]["hook_id"] == response[0]["hook_id"] == progress[0]["hook_id"]
+
+
+def test_hook_events_are_off_by_default(wisp, server):
+    settings_with(wisp, {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "echo hi"}]}]})
+    server.script(reply.text("ok"))
+    run = wisp("-p", "x", "--output-format", "stream-json", "--verbose")
+    assert not run.of_type("system", "hook_started")

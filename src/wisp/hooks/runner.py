@@ -62,7 +62,14 @@ class HookRunner:
         if isinstance(action, CallbackHook):
             output, report = await self._callback(action, payload, tool_use_id)
         else:
-            output, report = await run_command_hook(action, payload, self.cwd)
+            def progress(line: str) -> None:
+                self._event("hook_progress", hook_id=hook_id, hook_name=name, hook_event=event,
+                            stdout=line)
+
+            try:
+                output, report = await run_command_hook(action, payload, self.cwd, progress)
+            except OSError as exc:  # e.g. no /bin/sh: report it, never end the run
+                output, report = None, {"outcome": "error", "error": str(exc)}
         self._event("hook_response", hook_id=hook_id, hook_name=name, hook_event=event,
                     **report)
         return output
@@ -90,29 +97,61 @@ def _label(action: HookAction) -> str:
     return action.callback_id if isinstance(action, CallbackHook) else action.command[:60]
 
 
-async def run_command_hook(hook: CommandHook, payload: JSON, cwd: str
+async def run_command_hook(hook: CommandHook, payload: JSON, cwd: str,
+                           on_progress: Callable[[str], None] | None = None
                            ) -> tuple[JSON | None, JSON]:
-    """Runs one shell hook. Returns (hook JSON output or None, report for hook_response)."""
+    """Runs one shell hook. Returns (hook JSON output or None, report for hook_response).
+    Each stdout line is also passed to `on_progress` as it arrives (hook_progress)."""
     proc = await asyncio.create_subprocess_exec(
         "/bin/sh", "-c", hook.command, cwd=cwd, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
         env={**os.environ, "CLAUDE_PROJECT_DIR": cwd, "WISP_PROJECT_DIR": cwd})
+    out: list[str] = []
     try:
-        out, err = await asyncio.wait_for(proc.communicate(json.dumps(payload).encode()),
-                                          hook.timeout_s)
-    except TimeoutError:
-        kill_group(proc.pid)
+        _, _, err = await asyncio.wait_for(asyncio.gather(
+            _feed(proc, payload), _read_stdout(proc, out, on_progress),
+            _read_stderr(proc)), hook.timeout_s)
         await proc.wait()
-        return None, {"outcome": "timeout", "exit_code": None,
+    except TimeoutError:
+        return None, {"outcome": "timeout", "exit_code": None, "stdout": "".join(out),
                       "error": f"hook timed out after {hook.timeout_s:g}s"}
     finally:
         if proc.returncode is None:
             kill_group(proc.pid)
-    stdout = out[:MAX_CAPTURE].decode("utf-8", "replace")
-    stderr = err[:MAX_CAPTURE].decode("utf-8", "replace")
-    report: JSON = {"exit_code": proc.returncode, "stdout": stdout, "stderr": stderr}
-    return _interpret(proc.returncode, stdout, stderr), {
+            await proc.wait()
+    stdout = "".join(out)
+    report: JSON = {"exit_code": proc.returncode, "stdout": stdout, "stderr": err}
+    return _interpret(proc.returncode, stdout, err), {
         **report, "outcome": "success" if proc.returncode in (0, 2) else "error"}
+
+
+async def _feed(proc: asyncio.subprocess.Process, payload: JSON) -> None:
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(json.dumps(payload).encode())
+        await proc.stdin.drain()
+        proc.stdin.close()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # a hook that never reads its input is fine
+
+
+async def _read_stdout(proc: asyncio.subprocess.Process, out: list[str],
+                       on_progress: Callable[[str], None] | None) -> None:
+    assert proc.stdout is not None
+    kept = 0
+    while line := await proc.stdout.readline():
+        text = line.decode("utf-8", "replace")
+        if kept < MAX_CAPTURE:
+            out.append(text)
+            kept += len(text)
+        if on_progress is not None:
+            on_progress(text.rstrip("\n"))
+
+
+async def _read_stderr(proc: asyncio.subprocess.Process) -> str:
+    assert proc.stderr is not None
+    data = await proc.stderr.read()
+    return data[:MAX_CAPTURE].decode("utf-8", "replace")
 
 
 def _interpret(code: int | None, stdout: str, stderr: str) -> JSON | None:
