@@ -83,3 +83,24 @@ def test_unknown_model_costs_nothing(wisp, server):
     server.script(reply.text("hi", usage={"input_tokens": 5000, "output_tokens": 50}))
     result = json.loads(wisp("-p", "x", "--model", "local-llm", "--output-format", "json").stdout)
     assert result["total_cost_usd"] == 0
+
+
+def test_broken_tool_input_json_is_reported_to_the_model(wisp, server):
+    from wisp.testing.reply import RawReply, _encode
+
+    events = [
+        {"type": "content_block_start", "index": 0,
+         "content_block": {"type": "tool_use", "id": "toolu_broken", "name": "Bash", "input": {}}},
+        {"type": "content_block_delta", "index": 0,
+         "delta": {"type": "input_json_delta", "partial_json": '{"command": "echo hi"'}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+         "usage": {"output_tokens": 5}},
+        {"type": "message_stop"},
+    ]
+    server.script(RawReply(_encode(events)), reply.text("ok"))
+    run = wisp("-p", "x", "--output-format", "stream-json", "--verbose")
+    assert run.returncode == 0, run.stderr
+    block = run.of_type("user")[0]["message"]["content"][0]
+    assert block["is_error"] is True
+    assert "not a valid JSON object" in block["content"]

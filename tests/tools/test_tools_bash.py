@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 import tracemalloc
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.tools.conftest import Caller, process_gone, wait_until
+from wisp.tools._output import CappedText, clip
 from wisp.tools.base import ToolContext, ToolResult
 from wisp.tools.bash import Bash, split_compound, timeout_ms
 
@@ -267,3 +269,46 @@ def test_already_aborted_call_does_not_run(tmp_path: Path) -> None:
     assert result.is_error
     assert result.data["interrupted"] is True
     assert not marker.exists()
+
+
+def test_cancelling_at_any_point_of_startup_leaves_nothing_behind(tmp_path: Path) -> None:
+    # Cancel after 0, 1, 2, ... loop iterations to hit every await inside the spawn.
+    async def attempt(k: int) -> None:
+        ctx = ToolContext(cwd=tmp_path)
+        command = f"sleep 300 & echo $! > gpid{k}; wait"
+        task = asyncio.create_task(Bash().run({"command": command}, ctx))
+        for _ in range(k):
+            await asyncio.sleep(0)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+
+    async def main() -> None:
+        for k in range(16):
+            await attempt(k)
+
+    asyncio.run(main())
+    for pidfile in tmp_path.glob("gpid*"):
+        text = pidfile.read_text().strip()
+        if text:
+            pid = int(text)
+            assert wait_until(lambda pid=pid: process_gone(pid)), pidfile.name
+
+
+def test_capped_text_and_clip() -> None:
+    text = CappedText(10)
+    for chunk in ["abcdefghijklmnopqrstuvwxyz"] * 10:
+        text.add(chunk)
+    head, dropped, tail = text.segments()
+    assert head == "abcdefghij"
+    assert isinstance(tail, str)
+    assert 10 <= len(tail) <= 20
+    assert tail.endswith("xyz")
+    assert dropped == 260 - 10 - len(tail)
+    clipped, gone = clip(text.segments(), 1000)
+    assert clipped.startswith("abcdefghij") and clipped.endswith("xyz")
+    assert f"[{gone} characters truncated]" in clipped
+    assert clip(["abc", "def"], 10) == ("abcdef", 0)
+    head_only = CappedText(5, keep_tail=False)
+    head_only.add("0123456789")
+    assert head_only.segments() == ["01234", 5, ""]

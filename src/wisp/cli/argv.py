@@ -14,9 +14,10 @@ from typing import Literal
 
 from wisp.errors import UsageError
 
-Arity = Literal["flag", "value", "optional", "list"]
+Arity = Literal["flag", "value", "optional", "list", "repeat"]
 
-# name → (destination, arity). "list" flags may repeat and split on commas and spaces.
+# name → (destination, arity). "list" flags may repeat and split on commas and spaces;
+# "repeat" flags may repeat but each value stays whole (JSON with spaces, as the SDKs pass).
 FLAGS: dict[str, tuple[str, Arity]] = {
     "-p": ("print", "flag"),
     "--print": ("print", "flag"),
@@ -59,7 +60,7 @@ FLAGS: dict[str, tuple[str, Arity]] = {
     "--add-dir": ("add_dirs", "list"),
     "--settings": ("settings", "value"),
     "--setting-sources": ("setting_sources", "list"),
-    "--mcp-config": ("mcp_config", "list"),
+    "--mcp-config": ("mcp_config", "repeat"),
     "--strict-mcp-config": ("strict_mcp_config", "flag"),
     "--betas": ("betas", "list"),
     "--max-thinking-tokens": ("max_thinking_tokens", "value"),
@@ -69,6 +70,7 @@ FLAGS: dict[str, tuple[str, Arity]] = {
     "--debug": ("debug", "flag"),
     "--debug-file": ("debug_file", "value"),
     "--bare": ("bare", "flag"),
+    "--agents": ("agents", "value"),
 }
 
 
@@ -144,10 +146,10 @@ def parse_argv(argv: list[str]) -> ParsedArgs:
             if i >= len(argv):
                 raise UsageError(f"option '{name}' argument missing")
             value, i = argv[i], i + 1
-        if arity == "list":
+        if arity in ("list", "repeat"):
             existing = parsed.values.setdefault(dest, [])
             assert isinstance(existing, list)
-            existing.extend(_split_list(value))
+            existing.extend(_split_list(value) if arity == "list" else [value])
         else:
             parsed.values[dest] = value
     return parsed

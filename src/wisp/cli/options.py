@@ -59,6 +59,7 @@ class Options:
     effort: str | None = None
     cwd: Path = field(default_factory=Path.cwd)
     unknown_flags: tuple[str, ...] = ()
+    agents_json: str | None = None  # --agents: JSON text or a file path
 
     @property
     def streaming_input(self) -> bool:
@@ -123,6 +124,11 @@ def _json_schema(raw: str | None) -> dict[str, Any] | None:
             f"--json-schema is not valid JSON: {exc.msg} (column {exc.colno})") from None
     if not isinstance(schema, dict):
         raise UsageError("--json-schema must be a JSON object")
+    from wisp.engine.structured import schema_problem  # loads jsonschema: only when asked
+
+    problem = schema_problem(schema)
+    if problem is not None:
+        raise UsageError(f"--json-schema is not a valid JSON Schema: {problem}")
     return schema
 
 
@@ -180,6 +186,7 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
         effort=args.get_str("effort"),
         cwd=Path(os.getcwd()),
         unknown_flags=tuple(args.unknown),
+        agents_json=args.get_str("agents"),
     )
 
 

@@ -12,6 +12,7 @@ import signal
 import sys
 from typing import Any
 
+from wisp.cli.main import end_startup
 from wisp.cli.options import Options
 from wisp.errors import UsageError
 from wisp.wire import frames
@@ -45,8 +46,14 @@ def text_output(result: JSON) -> str:
 
 
 def run_print(opts: Options) -> int:
+    from wisp.sessions.resume import SessionNotFound
+
     prompt = read_prompt(opts)
-    return asyncio.run(_run(opts, prompt))
+    try:
+        return asyncio.run(_run(opts, prompt))
+    except SessionNotFound as exc:
+        sys.stderr.write(f"{exc}\n")  # the reference prints this one without "Error: "
+        return 1
 
 
 async def _run(opts: Options, prompt: str) -> int:
@@ -58,11 +65,14 @@ async def _run(opts: Options, prompt: str) -> int:
     session = new_session(opts, os.environ, settings)
     ctx, tool_state = build_run(opts, session, sink, settings=settings)
     sink.write(frames.init(session_id=session.session_id, cwd=str(session.cwd),
-                           tools=list(ctx.config.tools), model=session.model,
+                           tools=[*ctx.config.tools, *_extra_tool_names(ctx.config)],
+                           model=session.model,
                            permission_mode=session.permission_mode,
                            api_key_source=ctx.config.api_key_source))
     from wisp.engine.hook_points import session_end, session_start
     from wisp.engine.loop import AgentLoop
+
+    end_startup()  # main() disabled collection while importing
 
     resumed = opts.resume is not None or opts.continue_session
     await session_start(ctx, "resume" if resumed else "startup")
@@ -73,6 +83,12 @@ async def _run(opts: Options, prompt: str) -> int:
     await session_end(ctx, "other")
     _finish(opts, sink, result)
     return 1 if result["is_error"] else 0
+
+
+def _extra_tool_names(config: Any) -> list[str]:
+    """Tools the engine handles itself (StructuredOutput) are offered too, so init lists
+    them as the reference does."""
+    return [str(d.get("name")) for d in config.extra_tool_definitions]
 
 
 def _install_interrupt(task: asyncio.Future[JSON], session: Any) -> None:

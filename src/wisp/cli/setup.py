@@ -10,11 +10,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from wisp.cli import startup
 from wisp.cli.options import Options
+from wisp.cli.startup import api_key_source, effective_mode
 from wisp.engine.context import EngineConfig, RunContext
 from wisp.engine.retry import RetryPolicy
 from wisp.engine.session import Session
-from wisp.engine.tool_calls import ToolRunState
+from wisp.engine.tool_calls import AskHost, ToolRunState
 from wisp.hooks.runner import HookRunner
 from wisp.models import catalog
 from wisp.models.base import Model
@@ -22,20 +24,14 @@ from wisp.permissions.engine import PermissionPolicy
 from wisp.permissions.rules import Rule
 from wisp.prompts.system import system_blocks
 from wisp.settings.apply import hook_matchers
-from wisp.settings.loader import Settings, load_settings, warn_about
-from wisp.tools.base import Tool
+from wisp.settings.loader import Settings
+from wisp.tools.base import Tool, ToolContext
 from wisp.wire import frames
 from wisp.wire.writer import FrameSink
 
 JSON = dict[str, Any]
-
-
-def api_key_source(env: Mapping[str, str]) -> str:
-    if env.get("ANTHROPIC_API_KEY"):
-        return "ANTHROPIC_API_KEY"
-    if env.get("ANTHROPIC_AUTH_TOKEN"):
-        return "ANTHROPIC_AUTH_TOKEN"
-    return "none"
+# Lives in startup (the duplex early answer needs it before the engine loads).
+load_settings_for = startup.load_settings_for
 
 
 def select_tools(opts: Options) -> tuple[dict[str, Tool], frozenset[str]]:
@@ -66,13 +62,6 @@ def permission_policy(opts: Options, mode: str, settings: Settings | None = None
                             extra_dirs=extra_dirs)
 
 
-def effective_mode(opts: Options, settings: Settings) -> str:
-    if opts.permission_mode_set:
-        return opts.permission_mode
-    mode = settings.permission_scalar("defaultMode")
-    return mode if isinstance(mode, str) else opts.permission_mode
-
-
 def thinking_config(opts: Options) -> JSON | None:
     if opts.max_thinking_tokens:
         return {"type": "enabled", "budget_tokens": opts.max_thinking_tokens}
@@ -85,24 +74,26 @@ def new_session(opts: Options, env: Mapping[str, str],
     if model is None and settings is not None and isinstance(settings.scalar("model"), str):
         model = settings.scalar("model")
     mode = effective_mode(opts, settings) if settings is not None else opts.permission_mode
-    return Session(cwd=opts.cwd, model=catalog.resolve_model(model, env), permission_mode=mode)
+    from wisp.sessions.resume import resolve_start
 
-
-def load_settings_for(opts: Options, env: Mapping[str, str]) -> Settings:
-    """Loads and validates settings, warning on stderr about every skipped file."""
-    settings = load_settings(opts.cwd, env, selected=opts.setting_sources, flag=opts.settings)
-    warn_about(settings)
-    if env is os.environ:
-        os.environ.update(settings.merged_env())  # settings `env` applies to tools and hooks
-    return settings
+    # Fresh, resumed, continued or forked (UsageError for bad session flags); the
+    # transcript is recorded unless --no-session-persistence.
+    start = resolve_start(opts, env)
+    session = Session(cwd=opts.cwd, model=catalog.resolve_model(model, env),
+                      permission_mode=mode, session_id=start.session_id, history=start.history)
+    if not opts.no_session_persistence:
+        session.recorder = start.writer(opts.cwd, env)
+        session.transcript_path = str(start.path)
+    return session
 
 
 def engine_config(opts: Options, env: Mapping[str, str]) -> EngineConfig:
     tools, removed = select_tools(opts)
-    return EngineConfig(
+    config = EngineConfig(
         tools=tools,
         system_blocks=system_blocks(opts.cwd, opts.system_prompt, opts.append_system_prompt),
         disabled_tools=removed,
+        tool_filter=None if opts.tools is None else frozenset(opts.tools),
         max_turns=opts.max_turns,
         max_budget_usd=opts.max_budget_usd,
         fallback_model=catalog.resolve_model(opts.fallback_model, env) if opts.fallback_model
@@ -110,9 +101,13 @@ def engine_config(opts: Options, env: Mapping[str, str]) -> EngineConfig:
         include_partial_messages=opts.include_partial_messages,
         retry=RetryPolicy.from_env(env),
         thinking=thinking_config(opts),
-        json_schema=opts.json_schema,
         api_key_source=api_key_source(env),
     )
+    if opts.json_schema is not None:
+        from wisp.engine.structured import enable_structured_output
+
+        enable_structured_output(config, opts.json_schema)
+    return config
 
 
 def model_provider(env: Mapping[str, str], opts: Options) -> Model:
@@ -136,4 +131,33 @@ def build_run(opts: Options, session: Session, sink: FrameSink,
         emit=lambda subtype, fields: sink.write(
             frames.system(subtype, session.session_id, **fields)))
     policy = permission_policy(opts, session.permission_mode, settings)
-    return ctx, ToolRunState(policy=policy)
+    tool_state = ToolRunState(policy=policy)
+    if opts.permission_prompt_tool not in (None, "stdio"):
+        tool_state.ask_host = mcp_permission_prompt(opts.permission_prompt_tool, ctx)
+    install_subagents(ctx, tool_state, opts.agents_json)
+    return ctx, tool_state
+
+
+def install_subagents(ctx: RunContext, tool_state: ToolRunState, agents_json: str | None,
+                      agents: dict[str, Any] | None = None) -> None:
+    """Offers the Task tool (unless --tools left it out) backed by a subagent runner."""
+    from wisp.engine.subagents import SubagentRunner, load_agents_flag, parse_agents
+    from wisp.tools.task import TaskTool
+
+    definitions = load_agents_flag(agents_json) if agents_json else {}
+    definitions.update(parse_agents(agents or {}))
+    runner = SubagentRunner(ctx, tool_state, definitions)
+    ctx.subagents = runner
+    if "Task" not in ctx.config.disabled_tools and ctx.config.tools_selected("Task"):
+        ctx.config.tools["Task"] = TaskTool(runner.listing())
+
+
+def mcp_permission_prompt(name: str, ctx: RunContext) -> AskHost:
+    """`--permission-prompt-tool mcp__…`; `stdio` is wired by the duplex session instead."""
+    from wisp.mcp.permission_prompt import McpPermissionPrompt
+
+    session = ctx.session
+    return McpPermissionPrompt(
+        name, lambda: ctx.config.tools,
+        lambda: ToolContext(cwd=session.cwd, abort=session.abort, processes=session.processes,
+                            state=session.tool_state))

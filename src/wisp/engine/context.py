@@ -16,6 +16,8 @@ from wisp.wire import frames
 from wisp.wire.writer import FrameSink
 
 JSON = dict[str, Any]
+# (agent type, description, prompt, tool_use_id) → result; see engine.subagents.
+SubagentRunnerLike = Any
 # Decides a gated tool call: returns a permission verdict (see wisp.permissions).
 PermissionCallback = Callable[[Tool, JSON, str], Awaitable[Any]]
 
@@ -37,6 +39,10 @@ class EngineConfig:
     json_schema: JSON | None = None
     api_key_source: str = "none"
     extra_tool_definitions: list[JSON] = field(default_factory=list)
+    tool_filter: frozenset[str] | None = None  # --tools: None means every built-in
+
+    def tools_selected(self, name: str) -> bool:
+        return self.tool_filter is None or name in self.tool_filter
 
 
 @dataclass
@@ -48,6 +54,8 @@ class RunContext:
     parent_tool_use_id: str | None = None
     run_usage: UsageLedger = field(default_factory=UsageLedger)
     hooks: HookRunner | None = None
+    # Runs the Task tool's subagents; None inside a subagent (no nesting).
+    subagents: SubagentRunnerLike | None = None
 
     def emit(self, frame: JSON) -> None:
         self.sink.write(frame)

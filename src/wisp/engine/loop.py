@@ -24,7 +24,7 @@ from wisp.engine.decide import (
     final_text,
 )
 from wisp.engine.hook_points import fire
-from wisp.engine.model_call import ModelCaller, flush_aborted
+from wisp.engine.model_call import ModelCaller, close_abandoned, flush_aborted
 from wisp.engine.outcome import (
     Aborted,
     ApiFailed,
@@ -32,12 +32,16 @@ from wisp.engine.outcome import (
     LimitHit,
     Outcome,
     RunState,
+    StructuredRetriesExhausted,
     Success,
     result_frame,
 )
+from wisp.engine.session import append_user
+from wisp.engine.structured import StructuredRun
 from wisp.engine.tool_calls import ToolRunState, run_one
 from wisp.engine.usage import UsageLedger
 from wisp.errors import ModelAPIError
+from wisp.hooks.model import HookOutcome
 from wisp.models import catalog
 from wisp.models.base import ModelRequest
 from wisp.wire import frames
@@ -45,18 +49,11 @@ from wisp.wire import frames
 JSON = dict[str, Any]
 INTERRUPTED = "[Request interrupted by user]"
 INTERRUPTED_TOOLS = "[Request interrupted by user for tool use]"
-
-
-def append_user(history: list[JSON], content: str | list[JSON]) -> None:
-    """Adds a user message, merging into a trailing user message so roles still alternate."""
-    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
-    if history and history[-1].get("role") == "user":
-        previous = history[-1]["content"]
-        if isinstance(previous, str):
-            previous = [{"type": "text", "text": previous}]
-        history[-1] = {"role": "user", "content": [*previous, *blocks]}
-    else:
-        history.append({"role": "user", "content": content})
+# What the model reads for a tool call an interrupt cut short: it may have run in part.
+INTERRUPTED_TOOL_RESULT = ("The user interrupted this tool call while it was running, so it "
+                           "may have run in part or not at all. Do not retry it; wait for the "
+                           "user's next instruction.")
+__all__ = ["AgentLoop", "append_user", "build_request"]  # append_user lives in session
 
 
 def build_request(ctx: RunContext) -> ModelRequest:
@@ -81,12 +78,15 @@ class AgentLoop:
         self.caller = ModelCaller(ctx)
         self.pending_results: list[JSON] = []
         self.stop_hook_active = False
+        self.structured: StructuredRun | None = None
+        self.raw_tool_inputs: dict[str, str] = {}
 
     async def run(self, prompt: str | list[JSON]) -> JSON:
         """Runs one prompt to its end and returns the `result` frame (not yet emitted)."""
         self.tools.denials = self.state.denials
         self.ctx.run_usage = UsageLedger()
         self.ctx.session.abort.clear()
+        self.structured = StructuredRun.for_config(self.ctx.config)
         try:
             outcome = await self._submit(prompt)
             if outcome is None:
@@ -99,13 +99,15 @@ class AgentLoop:
         """UserPromptSubmit hooks may block the prompt or add context to it."""
         text = prompt if isinstance(prompt, str) else " ".join(
             str(b.get("text", "")) for b in prompt if b.get("type") == "text")
-        hooked = await fire(self.ctx, "UserPromptSubmit", prompt=text)
+        # A subagent's prompt comes from the model, not the user: no UserPromptSubmit.
+        hooked = (await fire(self.ctx, "UserPromptSubmit", prompt=text)
+                  if self.ctx.parent_tool_use_id is None else HookOutcome())
         if hooked.blocked or hooked.stop:
             reason = hooked.reason or hooked.stop_reason or "blocked by a UserPromptSubmit hook"
             return HookStopped(f"Prompt blocked: {reason}")
-        append_user(self.ctx.session.history, prompt)
+        self.ctx.session.add_user(prompt)
         if hooked.additional_context:
-            append_user(self.ctx.session.history, "\n".join(hooked.additional_context))
+            self.ctx.session.add_user("\n".join(hooked.additional_context))
         return None
 
     async def _drive(self) -> Outcome:
@@ -127,7 +129,9 @@ class AgentLoop:
             finally:
                 state.api_ms += (time.monotonic() - started) * 1000
             message = completed.message
-            ctx.session.history.append({"role": "assistant", "content": message["content"]})
+            ctx.session.add_assistant(message, request_id=completed.request_id,
+                                      block_uuids=completed.block_uuids)
+            self.raw_tool_inputs = completed.raw_tool_inputs
             state.stop_reason = message.get("stop_reason")
             outcome = await self._after_message(message)
             if outcome is not None:
@@ -137,25 +141,42 @@ class AgentLoop:
         state = self.state
         match decide(message, state.max_tokens_recoveries):
             case Finish():
+                nudge = self.structured.nudge() if self.structured else None
+                if nudge is not None:  # answered in prose: remind it once to call the tool
+                    self.ctx.session.add_user(nudge)
+                    return None
                 return await self._stop_hooks(message)
             case RecoverMaxTokens(attempt=attempt):
                 state.max_tokens_recoveries = attempt
-                append_user(self.ctx.session.history, RECOVERY_PROMPT)
+                self.ctx.session.add_user(RECOVERY_PROMPT)
                 return None
             case RunTools(tool_uses=tool_uses):
                 budget = self._limit(0)
                 if isinstance(budget, LimitHit) and isinstance(budget.limit, BudgetExhausted):
                     return budget
                 await self._run_tools(tool_uses)
-                return None
+                return self._structured_outcome()
+        return None
+
+    def _structured_outcome(self) -> Outcome | None:
+        """A valid StructuredOutput call ends the run with no further model call."""
+        structured = self.structured
+        if structured is None:
+            return None
+        if structured.accepted:
+            self.state.num_turns += 1  # the reference counts the turn the call ended
+            return Success(structured.result_text(), structured.value)
+        if structured.exhausted:
+            return StructuredRetriesExhausted(structured.failures)
         return None
 
     async def _stop_hooks(self, message: JSON) -> Outcome | None:
         """Stop hooks may block the stop: their reason goes to the model and the loop goes on."""
-        hooked = await fire(self.ctx, "Stop", stop_hook_active=self.stop_hook_active)
+        event = "SubagentStop" if self.ctx.parent_tool_use_id else "Stop"
+        hooked = await fire(self.ctx, event, stop_hook_active=self.stop_hook_active)
         if hooked.blocked and not hooked.stop:
             self.stop_hook_active = True
-            append_user(self.ctx.session.history, hooked.reason or "A Stop hook asked to continue.")
+            self.ctx.session.add_user(hooked.reason or "A Stop hook asked to continue.")
             return None
         return Success(final_text(message))
 
@@ -163,9 +184,19 @@ class AgentLoop:
         self.state.phase = "tools"
         self.pending_results = results = []
         for block in tool_uses:
-            result_block, frame = await run_one(self.ctx, self.tools, block)
+            raw = self.raw_tool_inputs.get(str(block.get("id")))
+            if self.structured is not None and self.structured.handles(block):
+                result_block, frame = self.structured.check(self.ctx, block, raw)
+            else:
+                result_block, frame = await run_one(self.ctx, self.tools, block, raw)
             results.append(result_block)
             self.ctx.emit(frame)
+            # On disk as soon as it exists: a crash in the next tool must not lose it.
+            self.ctx.session.record_user([result_block], uuid=frame.get("uuid"))
+            if self.ctx.session.abort.is_set():
+                # Interrupted from inside this task (a host's deny with `interrupt`), which
+                # can't cancel itself cleanly: end the run here, through the abort path.
+                raise asyncio.CancelledError
         self.pending_results = []
         self.ctx.session.history.append({"role": "user", "content": results})
 
@@ -187,23 +218,39 @@ class AgentLoop:
             is_api_error_message=True, api_error_status=error.status))
 
     def _abort(self) -> Outcome:
+        """Ends an interrupted run the way the reference does (d10/d11): the partial
+        block flagged `aborted`, a tool_result for every tool_use left unanswered, the
+        interruption note, then the closing stream events. The partial text stays in the
+        history, so the next prompt knows what the model had said."""
         ctx, state = self.ctx, self.state
         ctx.session.processes.kill_all()
-        attempt = self.caller.current
+        attempt = self.caller.current if state.phase == "streaming" else None
         history = ctx.session.history
-        if state.phase == "streaming" and attempt is not None:
-            flush_aborted(ctx, attempt)
-            partial = [b for b in attempt.shown if b.get("type") == "text"]
-            if partial:
-                history.append({"role": "assistant", "content": partial})
+        if attempt is not None:
+            self.caller.record_partial_usage(attempt)  # the input tokens were billed
+            partial = flush_aborted(ctx, attempt)
+            kept = [b for b in [*attempt.shown, *partial]
+                    if b.get("type") == "text" and str(b.get("text", "")).strip()]
+            if kept:
+                ctx.session.add_assistant({**(attempt.snapshot or {}), "content": kept},
+                                          request_id=attempt.request_id)
         text = INTERRUPTED_TOOLS if state.phase == "tools" else INTERRUPTED
         answered = self.pending_results
-        content: list[JSON] = [*answered, *_unanswered_tool_results(history, answered),
-                               {"type": "text", "text": text}]
-        append_user(history, content)
+        unanswered = _unanswered_tool_results(history, answered)
+        for block in unanswered:
+            ctx.emit(frames.user([block], session_id=ctx.session.session_id,
+                                 parent_tool_use_id=ctx.parent_tool_use_id,
+                                 tool_use_result="User rejected tool use",
+                                 tool_result_meta=[{"id": block["tool_use_id"],
+                                                    "non_execution_kind": "user-rejected"}]))
+        marker = {"type": "text", "text": text}
+        append_user(history, [*answered, *unanswered, marker])
+        ctx.session.record_user([*unanswered, marker])  # answered results are on disk
         ctx.emit(frames.user([{"type": "text", "text": text}],
                              session_id=ctx.session.session_id,
                              parent_tool_use_id=ctx.parent_tool_use_id))
+        if attempt is not None:
+            close_abandoned(ctx, attempt)
         return Aborted(state.phase)
 
 
@@ -215,6 +262,6 @@ def _unanswered_tool_results(history: list[JSON], answered: list[JSON]) -> list[
     done = {r.get("tool_use_id") for r in answered}
     content = history[-1].get("content") or []
     return [{"type": "tool_result", "tool_use_id": b.get("id"), "is_error": True,
-             "content": "Interrupted by the user before this tool finished."}
+             "content": INTERRUPTED_TOOL_RESULT}
             for b in content
             if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("id") not in done]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from wisp.engine.context import RunContext
@@ -33,18 +33,34 @@ class Completed:
     message: JSON
     request_id: str | None
     api_ms: float
+    # The `uuid` of the assistant frame that showed each content block, so the transcript
+    # line of a block carries the uuid a client saw (for --resume-session-at).
+    block_uuids: list[str] = field(default_factory=list)
+    # tool_use id -> the raw input text, for inputs that were not a JSON object (a
+    # structured-output reading of the common "object sent as a string" slip needs it).
+    raw_tool_inputs: dict[str, str] = field(default_factory=dict)
 
 
 class Attempt:
     """State of one streaming attempt, kept outside the coroutine so a cancellation or a
     cut can inspect what was shown."""
 
-    def __init__(self, shown_prefix: list[JSON]) -> None:
+    def __init__(self, shown_prefix: list[JSON], uuid_prefix: list[str] | None = None) -> None:
         self.snapshot: JSON | None = None
         self.request_id: str | None = None
         self.shown: list[JSON] = list(shown_prefix)
+        self.uuids: list[str] = list(uuid_prefix or [])  # parallel to `shown`
         self.open = OpenStream()
         self.prefix_len = len(shown_prefix)
+        self.started = time.monotonic()
+        self.first_event_sent = False
+
+    def completed(self, message: JSON, started: float) -> Completed:
+        raw = {str(b.get("id")): b["partial_json"]
+               for b in (self.snapshot or {}).get("content", [])
+               if b.get("input_error") and isinstance(b.get("partial_json"), str)}
+        return Completed(message, self.request_id, (time.monotonic() - started) * 1000,
+                         list(self.uuids), raw)
 
 
 # The fold keeps these on a tool_use block whose input JSON was broken; the API must not
@@ -75,9 +91,13 @@ async def _stream_once(ctx: RunContext, request: ModelRequest, attempt: Attempt)
                 _emit_block(ctx, attempt, int(event.get("index", 0)))
             if emit_partial:
                 message_id = attempt.open.message_id
-                ctx.emit(frames.stream_event(
+                frame = frames.stream_event(
                     event, session_id=ctx.session.session_id, message_id=message_id,
-                    parent_tool_use_id=ctx.parent_tool_use_id))
+                    parent_tool_use_id=ctx.parent_tool_use_id)
+                if not attempt.first_event_sent:
+                    attempt.first_event_sent = True
+                    frame["ttft_ms"] = round((time.monotonic() - attempt.started) * 1000)
+                ctx.emit(frame)
     assert attempt.snapshot is not None
     return _merge(attempt.shown[: attempt.prefix_len], attempt.snapshot)
 
@@ -85,10 +105,12 @@ async def _stream_once(ctx: RunContext, request: ModelRequest, attempt: Attempt)
 def _emit_block(ctx: RunContext, attempt: Attempt, index: int) -> None:
     assert attempt.snapshot is not None
     block = clean_block(attempt.snapshot["content"][index])
-    attempt.shown.append(block)
-    ctx.emit(frames.assistant(
+    frame = frames.assistant(
         attempt.snapshot, [block], session_id=ctx.session.session_id,
-        request_id=attempt.request_id, parent_tool_use_id=ctx.parent_tool_use_id))
+        request_id=attempt.request_id, parent_tool_use_id=ctx.parent_tool_use_id)
+    attempt.shown.append(block)
+    attempt.uuids.append(frame["uuid"])
+    ctx.emit(frame)
 
 
 def close_abandoned(ctx: RunContext, attempt: Attempt) -> None:
@@ -130,24 +152,27 @@ class ModelCaller:
         ctx = self.ctx
         retries = overloads = 0
         shown: list[JSON] = []
+        uuids: list[str] = []
         started = time.monotonic()
         while True:
-            attempt = self.current = Attempt(shown)
+            attempt = self.current = Attempt(shown, uuids)
+            if ctx.config.include_partial_messages:
+                ctx.emit_system("status", status="requesting")  # p06: before each request
             try:
                 message = await _stream_once(ctx, self._with_prefill(request, shown), attempt)
                 self._record_usage(message)
-                return Completed(message, attempt.request_id, (time.monotonic() - started) * 1000)
+                return attempt.completed(message, started)
             except ModelAPIError as error:
                 close_abandoned(ctx, attempt)
                 self.record_partial_usage(attempt)
-                shown = attempt.shown
+                shown, uuids = attempt.shown, attempt.uuids
                 if _has_tool_use(shown):
                     return self._cut_with_tools(attempt, started)
                 overloads = overloads + 1 if error.status == 529 else 0
                 if self._should_fall_back(error, overloads):
                     request = self._fall_back(request, error)
                     retries = overloads = 0
-                    shown = []
+                    shown, uuids = [], []
                     continue
                 exhausted = retries >= ctx.config.retry.max_retries
                 if not isinstance(error, RetryableAPIError) or exhausted:
@@ -169,7 +194,7 @@ class ModelCaller:
     def _cut_with_tools(self, attempt: Attempt, started: float) -> Completed:
         snap = attempt.snapshot or {}
         message = {**snap, "content": list(attempt.shown), "stop_reason": "tool_use"}
-        return Completed(message, attempt.request_id, (time.monotonic() - started) * 1000)
+        return attempt.completed(message, started)
 
     def _should_fall_back(self, error: ModelAPIError, overloads: int) -> bool:
         fallback = self.ctx.config.fallback_model

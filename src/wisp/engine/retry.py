@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -33,6 +32,9 @@ class RetryPolicy:
         if error.retry_after is not None:
             return min(max(float(error.retry_after), 0.0), MAX_RETRY_AFTER_S)
         backoff = min(self.base_delay_s * 2.0 ** (attempt - 1), self.max_delay_s)
+        # Imported here: only a retry needs it, and every start-up would pay for it.
+        import random
+
         # Up to 25% jitter so parallel clients don't retry in lockstep.
         return backoff * (1 - random.random() * 0.25)
 

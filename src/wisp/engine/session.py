@@ -6,12 +6,33 @@ import asyncio
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from wisp.engine.usage import UsageLedger
 from wisp.tools.processes import GLOBAL_PROCESSES, ProcessRegistry
 
 JSON = dict[str, Any]
+
+
+class TranscriptRecorder(Protocol):
+    """Persists the conversation as it grows (see `wisp.sessions.transcript`)."""
+
+    def user(self, content: str | list[JSON], uuid: str | None = None) -> str: ...
+
+    def assistant(self, message: JSON, request_id: str | None = None,
+                  block_uuids: list[str] | None = None) -> list[str]: ...
+
+
+def append_user(history: list[JSON], content: str | list[JSON]) -> None:
+    """Adds a user message, merging into a trailing user message so roles still alternate."""
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+    if history and history[-1].get("role") == "user":
+        previous = history[-1]["content"]
+        if isinstance(previous, str):
+            previous = [{"type": "text", "text": previous}]
+        history[-1] = {"role": "user", "content": [*previous, *blocks]}
+    else:
+        history.append({"role": "user", "content": content})
 
 
 @dataclass
@@ -31,3 +52,25 @@ class Session:
     session_allow: set[str] = field(default_factory=set)
     last_message_uuid: str | None = None
     transcript_path: str | None = None
+    recorder: TranscriptRecorder | None = None  # None: --no-session-persistence
+
+    # Every change to `history` goes through these, so the transcript cannot miss one.
+
+    def add_user(self, content: str | list[JSON], *, uuid: str | None = None) -> None:
+        append_user(self.history, content)
+        self.record_user(content, uuid=uuid)
+
+    def record_user(self, content: str | list[JSON], *, uuid: str | None = None) -> None:
+        """Transcript only: for tool results written one by one as they finish, before the
+        whole batch joins the history."""
+        if self.recorder is not None:
+            self.last_message_uuid = self.recorder.user(content, uuid)
+
+    def add_assistant(self, message: JSON, *, request_id: str | None = None,
+                      block_uuids: list[str] | None = None) -> None:
+        """`message` is the whole API message; the transcript keeps its id, model, usage
+        and real stop_reason, the history only role and content."""
+        self.history.append({"role": "assistant", "content": message["content"]})
+        if self.recorder is not None:
+            written = self.recorder.assistant(message, request_id, block_uuids)
+            self.last_message_uuid = written[-1] if written else self.last_message_uuid

@@ -82,14 +82,20 @@ def _ask_message(tool: Tool) -> str:
     return f"Permission to use {tool.name} has not been granted."
 
 
-async def run_one(ctx: RunContext, state: ToolRunState, block: JSON) -> tuple[JSON, JSON]:
-    """Returns (tool_result block for the history, user frame for the client)."""
+async def run_one(ctx: RunContext, state: ToolRunState, block: JSON,
+                  broken_input: str | None = None) -> tuple[JSON, JSON]:
+    """Returns (tool_result block for the history, user frame for the client).
+    `broken_input` is the raw text of a tool input that was not valid JSON."""
     name = str(block.get("name"))
     tool_use_id = str(block.get("id"))
     tool = ctx.config.tools.get(name)
     meta: JSON = {"id": tool_use_id}
     if tool is None:
         result = _no_such_tool(name, name in ctx.config.disabled_tools)
+    elif broken_input is not None:
+        problem = (f"The input for {name} was not a valid JSON object, so the tool did not "
+                   f"run. Received: {broken_input[:500]}")
+        result = ToolResult(f"<tool_use_error>{problem}</tool_use_error>", True, problem)
     else:
         result, meta = await _checked_run(ctx, state, tool, block, meta)
     result_block = _tool_result_block(tool_use_id, result)
@@ -118,7 +124,7 @@ async def _checked_run(ctx: RunContext, state: ToolRunState, tool: Tool, block: 
                 "permission_decision": {"decision": "reject", "source": verdict.source}}
         return ToolResult(verdict.message, True, f"Error: {verdict.message}"), meta
     meta = {**meta, "permission_decision": {"decision": "accept", "source": verdict.source}}
-    result = await _run_tool(ctx, tool, tool_input)
+    result = await _run_tool(ctx, tool, tool_input, tool_use_id)
     return await _post_tool(ctx, tool, tool_input, tool_use_id, result), meta
 
 
@@ -146,10 +152,12 @@ def _record_denial(ctx: RunContext, state: ToolRunState, tool: Tool, block: JSON
                     message=verdict.message)
 
 
-async def _run_tool(ctx: RunContext, tool: Tool, tool_input: JSON) -> ToolResult:
+async def _run_tool(ctx: RunContext, tool: Tool, tool_input: JSON, tool_use_id: str
+                    ) -> ToolResult:
     session = ctx.session
     tool_ctx = ToolContext(cwd=session.cwd, abort=session.abort, processes=session.processes,
-                           state=session.tool_state)
+                           state=session.tool_state, tool_use_id=tool_use_id,
+                           run_subagent=ctx.subagents.run if ctx.subagents else None)
     try:
         return await tool.run(tool_input, tool_ctx)
     except Exception as exc:  # a bug in one tool must not end the session

@@ -42,8 +42,11 @@ def read_entries(path: Path) -> list[JSON]:
                 entry = json.loads(raw)
             except ValueError:
                 continue  # a torn line (kill -9 mid-write) or foreign garbage
-            if (isinstance(entry, dict) and entry.get("type") in _CHAIN_TYPES
-                    and isinstance(entry.get("uuid"), str)):
+            if (
+                isinstance(entry, dict)
+                and entry.get("type") in _CHAIN_TYPES
+                and isinstance(entry.get("uuid"), str)
+            ):
                 entries.append(entry)
     return entries
 
@@ -93,8 +96,9 @@ def load_conversation(path: Path, at_uuid: str | None = None) -> Conversation | 
     message (or no message `at_uuid`)."""
     entries = read_entries(path)
     if at_uuid is not None:
-        leaf = next((e for e in entries if e["uuid"] == at_uuid
-                     and e.get("type") in _MESSAGE_TYPES), None)
+        leaf = next(
+            (e for e in entries if e["uuid"] == at_uuid and e.get("type") in _MESSAGE_TYPES), None
+        )
     else:
         leaf = _pick_leaf(entries)
     if leaf is None:

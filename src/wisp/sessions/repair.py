@@ -19,8 +19,10 @@ from typing import Any
 from wisp.sessions.transcript import api_block
 
 JSON = dict[str, Any]
-MISSING_RESULT = ("No result was recorded for this tool call: the session stopped before "
-                  "it finished, so it may or may not have run.")
+MISSING_RESULT = (
+    "No result was recorded for this tool call: the session stopped before "
+    "it finished, so it may or may not have run."
+)
 
 
 def _blocks(content: Any) -> list[JSON]:
@@ -59,8 +61,11 @@ def _answer(calls: list[str], blocks: list[JSON]) -> list[JSON]:
             others.append(block)
         elif block.get("tool_use_id") in calls and block["tool_use_id"] not in results:
             results[block["tool_use_id"]] = block
-    answered = [results.get(i) or {"type": "tool_result", "tool_use_id": i,
-                                   "content": MISSING_RESULT, "is_error": True} for i in calls]
+    answered = [
+        results.get(i)
+        or {"type": "tool_result", "tool_use_id": i, "content": MISSING_RESULT, "is_error": True}
+        for i in calls
+    ]
     return [*answered, *others]
 
 

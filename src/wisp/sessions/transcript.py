@@ -42,8 +42,16 @@ class TranscriptWriter:
     history) are written first.
     """
 
-    def __init__(self, path: Path, *, session_id: str, cwd: str, parent_uuid: str | None = None,
-                 preamble: Iterable[JSON] = (), entrypoint: str = "sdk-cli") -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        session_id: str,
+        cwd: str,
+        parent_uuid: str | None = None,
+        preamble: Iterable[JSON] = (),
+        entrypoint: str = "sdk-cli",
+    ) -> None:
         self.path = path
         self.session_id = session_id
         self.cwd = cwd
@@ -58,8 +66,9 @@ class TranscriptWriter:
     def user(self, content: str | list[JSON], uuid: str | None = None) -> str:
         return self._append("user", {"role": "user", "content": content}, uuid)
 
-    def assistant(self, message: JSON, request_id: str | None = None,
-                  block_uuids: list[str] | None = None) -> list[str]:
+    def assistant(
+        self, message: JSON, request_id: str | None = None, block_uuids: list[str] | None = None
+    ) -> list[str]:
         """One line per content block, all carrying the whole API message around it."""
         content = [api_block(b) for b in message.get("content") or []]
         uuids = block_uuids if block_uuids and len(block_uuids) == len(content) else None
@@ -67,8 +76,7 @@ class TranscriptWriter:
         for index, block in enumerate(content):
             body = {**message, "content": [block]}
             extra = {"requestId": request_id} if request_id else {}
-            written.append(self._append("assistant", body, uuids[index] if uuids else None,
-                                        extra))
+            written.append(self._append("assistant", body, uuids[index] if uuids else None, extra))
         return written
 
     def close(self) -> None:
@@ -78,8 +86,7 @@ class TranscriptWriter:
 
     # Lines -------------------------------------------------------------------------------
 
-    def _append(self, kind: str, message: JSON, uuid: str | None, extra: JSON | None = None
-                ) -> str:
+    def _append(self, kind: str, message: JSON, uuid: str | None, extra: JSON | None = None) -> str:
         line_uuid = uuid or new_uuid()
         entry: JSON = {
             "parentUuid": self.last_uuid,
@@ -105,11 +112,12 @@ class TranscriptWriter:
             return
         data = b"".join(
             json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-            for e in entries)
+            for e in entries
+        )
         try:
             fd = self._open()
             while data:
-                data = data[os.write(fd, data):]
+                data = data[os.write(fd, data) :]
         except OSError as exc:
             # A full disk or a read-only home must not end the run: warn once, go on.
             self._failed = True

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import contextlib
 import os
 import re
 from collections.abc import Iterator
@@ -15,9 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from wisp.tools._bash_exec import run_supervised
 from wisp.tools._fs import BINARY_SNIFF_BYTES, PRUNED_DIRS, looks_binary, pruned
 from wisp.tools._globmatch import GlobMatcher
-from wisp.tools.processes import ProcessRegistry, kill_group
+from wisp.tools._output import CappedText
+from wisp.tools.processes import ProcessRegistry
 
 Mode = Literal["files_with_matches", "content", "count"]
 
@@ -245,47 +246,34 @@ def ripgrep_argv(rg: str, query: Query) -> list[str]:
     return [*argv, "--regexp", query.pattern, "--", str(query.root)]
 
 
-async def _collect(reader: asyncio.StreamReader | None, limit: int) -> bytes:
-    data = bytearray()
-    while reader is not None and len(data) < limit:
-        chunk = await reader.read(65536)
-        if not chunk:
-            break
-        data += chunk
-    return bytes(data[:limit])
-
-
-async def search_ripgrep(rg: str, query: Query, registry: ProcessRegistry) -> Hits | str:
-    """Runs ripgrep; returns Hits or an error message."""
+async def search_ripgrep(
+    rg: str, query: Query, registry: ProcessRegistry, abort: asyncio.Event | None
+) -> Hits | str:
+    """Runs ripgrep; returns Hits or an error message. Raises OSError if rg can't start."""
     # rg matches `--glob` patterns relative to its working directory; the fallback matches
     # them relative to the search root, so run rg from there.
     cwd = query.root if query.root.is_dir() else query.root.parent
-    proc = await asyncio.create_subprocess_exec(
-        *ripgrep_argv(rg, query),
+    out = CappedText(MAX_RG_OUTPUT, keep_tail=False)
+    outcome = await run_supervised(
+        ripgrep_argv(rg, query),
         cwd=cwd,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
+        env=None,
+        timeout_s=RG_TIMEOUT_S,
+        stdout=out,
+        stderr=CappedText(4096, keep_tail=False),
+        abort=abort,
+        registry=registry,
     )
-    registry.add(proc.pid)
-    try:
-        out, err = await asyncio.wait_for(
-            asyncio.gather(_collect(proc.stdout, MAX_RG_OUTPUT), _collect(proc.stderr, 65536)),
-            RG_TIMEOUT_S,
-        )
-    except TimeoutError:
+    if outcome.ending == "timeout":
         return f"ripgrep timed out after {RG_TIMEOUT_S:g}s; narrow the path or pattern."
-    finally:
-        if proc.returncode is None:
-            # Also stops rg when we stopped reading at the output cap.
-            kill_group(proc.pid)
-        registry.discard(proc.pid)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), 5.0)
-    text = out.decode("utf-8", errors="replace")
-    if proc.returncode == 2 and not text:
-        return "Grep failed: " + err.decode("utf-8", errors="replace").strip()
+    if outcome.ending == "interrupted":
+        return "Grep was interrupted."
+    text = out.head
+    if out.total > len(text):
+        # Past the cap: drop the line we cut through.
+        text = text[: text.rfind("\n") + 1]
+    if outcome.returncode == 2 and not text:
+        return "Grep failed: " + outcome.stderr.head.strip()
     return _parse_rg(text, query)
 
 

@@ -8,6 +8,7 @@ reads plus `data`, the structured `tool_use_result` that stream-json clients see
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -40,6 +41,10 @@ class ToolContext:
     processes: ProcessRegistry = field(default_factory=ProcessRegistry)
     state: dict[str, Any] = field(default_factory=dict)
     env: dict[str, str] | None = None
+    # Runs a subagent: (agent type, description, prompt, tool_use_id) → result. Set by the
+    # engine, which owns the loop a subagent needs; None where subagents are unavailable.
+    run_subagent: Callable[[str, str, str, str], Awaitable[ToolResult]] | None = None
+    tool_use_id: str | None = None
 
 
 class Tool:

@@ -6,15 +6,9 @@ import os
 import shutil
 from typing import ClassVar
 
-from wisp.tools._bash_exec import (
-    Outcome,
-    Segment,
-    clip,
-    run_supervised,
-    seg_len,
-    strip_trailing_newlines,
-)
+from wisp.tools._bash_exec import Outcome, run_supervised
 from wisp.tools._bash_readonly import is_read_only_command, last_program, split_compound
+from wisp.tools._output import CappedText, Segment, clip, seg_len, strip_trailing_newlines
 from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
 
 __all__ = ["Bash", "is_read_only_command", "split_compound"]
@@ -132,7 +126,8 @@ class Bash(Tool):
                 cwd=ctx.cwd,
                 env=ctx.env if ctx.env is not None else dict(os.environ),
                 timeout_s=limit_ms / 1000,
-                keep=max_output_chars(),
+                stdout=CappedText(max_output_chars()),
+                stderr=CappedText(max_output_chars()),
                 abort=ctx.abort,
                 registry=ctx.processes,
             )

@@ -143,7 +143,7 @@ async def _search(query: Query, ctx: ToolContext) -> Hits | str:
     rg = shutil.which("rg")
     try:
         if rg:
-            return await search_ripgrep(rg, query, ctx.processes)
+            return await search_ripgrep(rg, query, ctx.processes, ctx.abort)
         return await asyncio.to_thread(search_python, query)
     except re.error as exc:
         return f"Invalid regular expression {query.pattern!r}: {exc}"

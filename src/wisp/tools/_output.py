@@ -1,0 +1,84 @@
+"""Bounded capture of a command's output: keep the head and the tail, count the middle."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+# Room kept for the "[N characters truncated]" marker so clipped text stays within limit.
+_MARKER_RESERVE = 64
+
+Segment = str | int  # text we kept, or a count of characters we dropped
+
+
+@dataclass
+class CappedText:
+    """Keeps the first and last `keep` characters of a stream and only counts the rest, so
+    a chatty command cannot grow our memory without bound. `keep_tail=False` keeps only
+    the head, for consumers that read results from the top."""
+
+    keep: int
+    keep_tail: bool = True
+    head: str = ""
+    total: int = 0
+    _tail: list[str] = field(default_factory=list)
+    _tail_len: int = 0
+
+    def add(self, text: str) -> None:
+        self.total += len(text)
+        if len(self.head) < self.keep:
+            room = self.keep - len(self.head)
+            self.head += text[:room]
+            text = text[room:]
+        if not text or not self.keep_tail:
+            return
+        self._tail.append(text)
+        self._tail_len += len(text)
+        if self._tail_len > 2 * self.keep:
+            trimmed = "".join(self._tail)[-self.keep :]
+            self._tail, self._tail_len = [trimmed], len(trimmed)
+
+    def segments(self) -> list[Segment]:
+        tail = "".join(self._tail)
+        dropped = self.total - len(self.head) - len(tail)
+        return [self.head, dropped, tail] if dropped else [self.head + tail]
+
+
+def strip_trailing_newlines(segments: list[Segment]) -> list[Segment]:
+    if segments and isinstance(segments[-1], str):
+        return [*segments[:-1], segments[-1].rstrip("\r\n")]
+    return segments
+
+
+def seg_len(segments: Sequence[Segment]) -> int:
+    return sum(len(s) if isinstance(s, str) else s for s in segments)
+
+
+def _take(segments: Sequence[Segment], count: int) -> str:
+    taken: list[str] = []
+    for seg in segments:
+        if isinstance(seg, int) or count <= 0:
+            break
+        taken.append(seg[:count])
+        count -= len(taken[-1])
+    return "".join(taken)
+
+
+def _take_back(segments: Sequence[Segment], count: int) -> str:
+    if count <= 0:
+        return ""
+    reversed_text = [s[::-1] if isinstance(s, str) else s for s in reversed(segments)]
+    return _take(reversed_text, count)[::-1]
+
+
+def clip(segments: Sequence[Segment], limit: int) -> tuple[str, int]:
+    """At most `limit` characters: the head and the tail, with a marker saying how many
+    characters were dropped between them. Returns (text, dropped)."""
+    total = seg_len(segments)
+    if total <= limit and all(isinstance(s, str) for s in segments):
+        return "".join(s for s in segments if isinstance(s, str)), 0
+    budget = max(0, limit - _MARKER_RESERVE)
+    head = _take(segments, budget // 2)
+    tail = _take_back(segments, budget - len(head))
+    dropped = total - len(head) - len(tail)
+    return f"{head}\n\n... [{dropped} characters truncated] ...\n\n{tail}", dropped
