@@ -6,6 +6,7 @@ A reader thread collects every stdout frame; tests wait on conditions with deadl
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import threading
@@ -21,12 +22,21 @@ DUPLEX_ARGS = ("--output-format", "stream-json", "--verbose", "--input-format", 
 
 
 class Duplex:
-    def __init__(self, runner: Runner, *args: str, env: dict[str, str] | None = None,
-                 duplex_args: tuple[str, ...] = DUPLEX_ARGS) -> None:
+    def __init__(
+        self,
+        runner: Runner,
+        *args: str,
+        env: dict[str, str] | None = None,
+        duplex_args: tuple[str, ...] = DUPLEX_ARGS,
+    ) -> None:
         self.proc = subprocess.Popen(
-            [*wisp_command(), *duplex_args, *args], cwd=runner.cwd,
-            env={**runner.env, **(env or {})}, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE)
+            [*wisp_command(), *duplex_args, *args],
+            cwd=runner.cwd,
+            env={**runner.env, **(env or {})},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         self.frames: list[JSON] = []
         self.raw_lines: list[str] = []
         self.stderr = ""
@@ -57,8 +67,9 @@ class Duplex:
         assert self.proc.stderr is not None
         self.stderr = self.proc.stderr.read().decode("utf-8", "replace")
 
-    def wait_for(self, predicate: Callable[[list[JSON]], Any], timeout: float = 15.0,
-                 what: str = "condition") -> Any:
+    def wait_for(
+        self, predicate: Callable[[list[JSON]], Any], timeout: float = 15.0, what: str = "condition"
+    ) -> Any:
         """Waits until `predicate(frames)` is truthy and returns its value."""
         deadline = time.monotonic() + timeout
         with self._cond:
@@ -69,13 +80,22 @@ class Duplex:
                 left = deadline - time.monotonic()
                 if left <= 0 or (self._eof and not value):
                     kinds = [_kind(f) for f in self.frames]
-                    raise AssertionError(f"timed out waiting for {what}; frames: {kinds}; "
-                                         f"stderr: {self.stderr[-2000:]}")
+                    raise AssertionError(
+                        f"timed out waiting for {what}; frames: {kinds}; "
+                        f"stderr: {self.stderr[-2000:]}"
+                    )
                 self._cond.wait(left)
 
-    def wait_frame(self, kind: str, subtype: str | None = None, count: int = 1,
-                   timeout: float = 15.0, **fields: Any) -> JSON:
+    def wait_frame(
+        self,
+        kind: str,
+        subtype: str | None = None,
+        count: int = 1,
+        timeout: float = 15.0,
+        **fields: Any,
+    ) -> JSON:
         """The `count`-th frame of this type (and subtype, and field values)."""
+
         def found(frames: list[JSON]) -> JSON | None:
             hits = [f for f in frames if matches(f, kind, subtype, **fields)]
             return hits[count - 1] if len(hits) >= count else None
@@ -100,21 +120,41 @@ class Duplex:
         self.proc.stdin.flush()
 
     def user(self, content: str | list[JSON]) -> None:
-        self.send({"type": "user", "session_id": "", "parent_tool_use_id": None,
-                   "message": {"role": "user", "content": content}})
+        self.send(
+            {
+                "type": "user",
+                "session_id": "",
+                "parent_tool_use_id": None,
+                "message": {"role": "user", "content": content},
+            }
+        )
 
     def request(self, subtype: str, **fields: Any) -> str:
         self._next_id += 1
         request_id = f"req_{self._next_id}"
-        self.send({"type": "control_request", "request_id": request_id,
-                   "request": {"subtype": subtype, **fields}})
+        self.send(
+            {
+                "type": "control_request",
+                "request_id": request_id,
+                "request": {"subtype": subtype, **fields},
+            }
+        )
         return request_id
 
     def response_to(self, request_id: str, timeout: float = 15.0) -> JSON:
         frame = self.wait_for(
-            lambda frames: next((f for f in frames if f.get("type") == "control_response"
-                                 and f["response"].get("request_id") == request_id), None),
-            timeout, f"the response to {request_id}")
+            lambda frames: next(
+                (
+                    f
+                    for f in frames
+                    if f.get("type") == "control_response"
+                    and f["response"].get("request_id") == request_id
+                ),
+                None,
+            ),
+            timeout,
+            f"the response to {request_id}",
+        )
         response: JSON = frame["response"]
         return response
 
@@ -137,8 +177,11 @@ class Duplex:
 
     def wait_request(self, subtype: str, count: int = 1, timeout: float = 15.0) -> JSON:
         def found(frames: list[JSON]) -> JSON | None:
-            hits = [f for f in frames if f.get("type") == "control_request"
-                    and f["request"].get("subtype") == subtype]
+            hits = [
+                f
+                for f in frames
+                if f.get("type") == "control_request" and f["request"].get("subtype") == subtype
+            ]
             return hits[count - 1] if len(hits) >= count else None
 
         frame: JSON = self.wait_for(found, timeout, f"{count}× control_request/{subtype}")
@@ -147,7 +190,8 @@ class Duplex:
     def close_stdin(self) -> None:
         assert self.proc.stdin is not None
         if not self.proc.stdin.closed:
-            self.proc.stdin.close()
+            with contextlib.suppress(BrokenPipeError):  # wisp may have exited already
+                self.proc.stdin.close()
 
     def finish(self, timeout: float = 10.0) -> int:
         """Closes stdin and waits for the exit; returns the exit code."""
@@ -179,8 +223,11 @@ def _kind(frame: JSON) -> str:
 
 
 def state_changes(frames: list[JSON]) -> list[str]:
-    return [f["state"] for f in frames
-            if f.get("type") == "system" and f.get("subtype") == "session_state_changed"]
+    return [
+        f["state"]
+        for f in frames
+        if f.get("type") == "system" and f.get("subtype") == "session_state_changed"
+    ]
 
 
 def texts_of(frame: JSON) -> list[str]:

@@ -10,8 +10,14 @@ MODES = "acceptEdits, auto, bypassPermissions, default, dontAsk, plan"
 def test_initialize_answer_describes_the_cli(duplex):
     wisp = duplex()
     answer = wisp.initialize()["response"]
-    for key in ("commands", "agents", "models", "account", "output_style",
-                "available_output_styles"):
+    for key in (
+        "commands",
+        "agents",
+        "models",
+        "account",
+        "output_style",
+        "available_output_styles",
+    ):
         assert key in answer
     assert answer["hooks_applied"] is True
     assert answer["hook_on_failure_supported"] is True
@@ -23,9 +29,11 @@ def test_initialize_answer_describes_the_cli(duplex):
 def test_initialize_acknowledges_what_it_carried(duplex):
     wisp = duplex()
     answer = wisp.initialize(
-        settings={"model": "sonnet"}, disallowedTools=["WebFetch"],
+        settings={"model": "sonnet"},
+        disallowedTools=["WebFetch"],
         agents={"reviewer": {"description": "Reviews code", "prompt": "Review."}},
-        title="My session")["response"]
+        title="My session",
+    )["response"]
     assert answer["settings_applied"] is True
     assert answer["disallowed_tools_applied"] is True
     assert answer["agents"] == [{"name": "reviewer", "description": "Reviews code"}]
@@ -57,13 +65,17 @@ def test_initialize_system_prompt_array_and_append(duplex, server):
 
 def test_set_permission_mode_answers_mode_and_a_status_frame(duplex, server, tmp_path):
     target = tmp_path / "work" / "acc.txt"
-    server.script(reply.tool_use("Write", {"file_path": str(target), "content": "x\n"}),
-                  reply.text("done"))
+    server.script(
+        reply.tool_use("Write", {"file_path": str(target), "content": "x\n"}), reply.text("done")
+    )
     wisp = duplex()
     wisp.initialize()
     response = wisp.call("set_permission_mode", mode="acceptEdits")
-    assert response == {"subtype": "success", "request_id": response["request_id"],
-                        "response": {"mode": "acceptEdits"}}
+    assert response == {
+        "subtype": "success",
+        "request_id": response["request_id"],
+        "response": {"mode": "acceptEdits"},
+    }
     status = wisp.wait_frame("system", "status")
     assert status["permissionMode"] == "acceptEdits" and status["status"] is None
     wisp.user("write it")
@@ -86,7 +98,8 @@ def test_set_model_resolves_aliases_and_null_means_default(duplex, server):
     server.script(reply.text("ok"))
     wisp = duplex()
     assert wisp.call("set_model", model="claude-sonnet-4-5-20250929")["response"] == {
-        "model": "claude-sonnet-4-5-20250929"}
+        "model": "claude-sonnet-4-5-20250929"
+    }
     assert wisp.call("set_model", model=None)["response"] == {"model": "claude-opus-5-5"}
     assert wisp.call("set_model", model="sonnet")["response"] == {"model": "claude-sonnet-5-5"}
     wisp.user("hi")
@@ -116,11 +129,22 @@ def test_get_context_usage_estimates_by_category(duplex, server):
     after = wisp.call("get_context_usage")["response"]
     assert wisp.finish() == 0
     for usage in (before, after):
-        assert {"categories", "totalTokens", "maxTokens", "rawMaxTokens", "percentage",
-                "model", "isAutoCompactEnabled", "memoryFiles", "mcpTools",
-                "agents", "gridRows"} <= usage.keys()
-        assert usage["totalTokens"] == sum(c["tokens"] for c in usage["categories"]
-                                           if c["kind"] != "free")
+        assert {
+            "categories",
+            "totalTokens",
+            "maxTokens",
+            "rawMaxTokens",
+            "percentage",
+            "model",
+            "isAutoCompactEnabled",
+            "memoryFiles",
+            "mcpTools",
+            "agents",
+            "gridRows",
+        } <= usage.keys()
+        assert usage["totalTokens"] == sum(
+            c["tokens"] for c in usage["categories"] if c["kind"] != "free"
+        )
     messages = {c["id"]: c["tokens"] for c in after["categories"]}["messages"]
     assert messages >= len("a question " * 50) // 4 > 0
     assert after["totalTokens"] > before["totalTokens"]
@@ -145,9 +169,12 @@ def test_interrupt_while_idle_answers_still_queued(duplex):
 def test_unknown_subtype_is_unsupported(duplex):
     wisp = duplex()
     response = wisp.call("no_such_subtype_xyz")
-    assert response == {"subtype": "error", "request_id": response["request_id"],
-                        "error": "Unsupported control request subtype: no_such_subtype_xyz",
-                        "error_code": "unsupported_request"}
+    assert response == {
+        "subtype": "error",
+        "request_id": response["request_id"],
+        "error": "Unsupported control request subtype: no_such_subtype_xyz",
+        "error_code": "unsupported_request",
+    }
     assert wisp.finish() == 0
 
 
@@ -168,9 +195,24 @@ def test_rewind_files_answers_a_clear_error(duplex):
 def test_stop_task_settings_and_rename(duplex):
     wisp = duplex()
     assert wisp.call("stop_task", task_id="t1")["response"] == {}
-    assert wisp.call("apply_flag_settings", settings={"permissionMode": "plan"})[
-        "subtype"] == "success"
+    assert (
+        wisp.call("apply_flag_settings", settings={"permissionMode": "plan"})["subtype"]
+        == "success"
+    )
     settings = wisp.call("get_settings")["response"]
     assert settings["effective"]["permissionMode"] == "plan"
     assert wisp.call("rename_session", title="Renamed")["response"] == {"title": "Renamed"}
     assert wisp.finish() == 0
+
+
+def test_initialize_json_schema_gives_structured_output(duplex, server):
+    """TS delivers outputFormat in initialize's jsonSchema; it works as --json-schema."""
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    server.script(reply.tool_use("StructuredOutput", {"n": 7}))
+    wisp = duplex()
+    wisp.initialize(jsonSchema=schema)
+    wisp.user("a number please")
+    result = wisp.wait_frame("result")
+    assert wisp.finish() == 0
+    assert result["structured_output"] == {"n": 7}
+    assert "StructuredOutput" in wisp.of("system", "init")[0]["tools"]

@@ -11,8 +11,10 @@ SANDBOX = {"IS_SANDBOX": "1"}
 
 
 def test_interrupt_during_streaming(duplex, server):
-    server.script(reply.slow("slow hello from a very slow model", delay_per_event=0.2),
-                  reply.text("after interrupt"))
+    server.script(
+        reply.slow("slow hello from a very slow model", delay_per_event=0.2),
+        reply.text("after interrupt"),
+    )
     wisp = duplex("--include-partial-messages")
     wisp.initialize()
     wisp.user("go slowly")
@@ -107,3 +109,21 @@ def test_after_an_interrupt_eof_exits_1(duplex, server):
     wisp.call("interrupt")
     wisp.wait_frame("result")
     assert wisp.finish() == 1
+
+
+def test_interrupt_before_the_turn_starts_still_ends_it(duplex, server):
+    """An interrupt while the turn waits on the MCP handshake: that turn must not run."""
+    from tests.duplex.test_mcp_message import PY_CONFIG, serve_handshake
+
+    server.script(reply.text("never asked"), reply.text("next"))
+    wisp = duplex("--mcp-config", PY_CONFIG)
+    wisp.user("first")
+    wisp.wait_request("mcp_message")
+    assert wisp.call("interrupt")["response"] == {"still_queued": []}
+    serve_handshake(wisp)
+    result = wisp.wait_frame("result")
+    assert result["subtype"] == "error_during_execution" and result["is_error"] is True
+    assert server.requests == []
+    wisp.user("second")
+    assert wisp.wait_frame("result", count=2)["result"] == "never asked"
+    assert wisp.finish() == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import time
 
@@ -111,9 +112,23 @@ def test_eof_exits_0_when_an_error_is_followed_by_a_success(duplex, server):
 
 
 def test_empty_stdin_exits_0_without_output(wisp):
-    proc = subprocess.run([*wisp_command(), "--output-format", "stream-json", "--verbose",
-                           "--input-format", "stream-json"], cwd=wisp.cwd, env=wisp.env,
-                          input="", capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [
+            *wisp_command(),
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--input-format",
+            "stream-json",
+        ],
+        cwd=wisp.cwd,
+        env=wisp.env,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
     assert proc.returncode == 0
     assert proc.stdout == ""
 
@@ -153,8 +168,14 @@ def test_argv_in_both_sdk_styles(duplex, server, style):
         args = [f"{k}={v}" for k, v in flags.items()]
     else:
         args = [t for kv in flags.items() for t in kv]
-    wisp = duplex(*args, "--system-prompt", "", "--setting-sources=user,project",
-                  "--unknown-sdk-flag", "value")
+    wisp = duplex(
+        *args,
+        "--system-prompt",
+        "",
+        "--setting-sources=user,project",
+        "--unknown-sdk-flag",
+        "value",
+    )
     answer = wisp.initialize()["response"]
     assert answer["current_permission_mode"] == "plan"
     wisp.user("hi")
@@ -182,3 +203,47 @@ def test_exit_within_seconds_of_eof_and_no_output_after_exit(duplex, server):
     started = time.monotonic()
     assert wisp.finish() == 0
     assert time.monotonic() - started < 5
+
+
+def test_the_early_initialize_answer_matches_the_regular_one(duplex):
+    """The first-line initialize is answered before the engine loads; a later one by the
+    regular handler. Same request, same answer."""
+    request = {
+        "hooks": {"Stop": [{"matcher": None, "hookCallbackIds": ["hook_0"]}]},
+        "agents": {"helper": {"description": "Helps", "prompt": "Help."}},
+        "disallowedTools": ["WebFetch"],
+        "settings": {"model": "sonnet"},
+    }
+    wisp = duplex()
+    early = wisp.initialize(**request)["response"]
+    late = wisp.initialize(**request)["response"]
+    assert wisp.finish() == 0
+    assert early == late
+    assert early["agents"] == [{"name": "helper", "description": "Helps"}]
+
+
+def test_the_early_answer_follows_settings_default_mode(duplex, server, wisp):
+    settings = wisp.cwd / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"permissions": {"defaultMode": "acceptEdits"}}')
+    server.script(reply.text("ok"))
+    proc = duplex()
+    assert proc.initialize()["response"]["current_permission_mode"] == "acceptEdits"
+    proc.user("hi")
+    assert proc.wait_frame("system", "init")["permissionMode"] == "acceptEdits"
+    assert proc.finish() == 0
+
+
+def test_a_missing_resume_fails_before_any_answer(duplex):
+    proc = duplex("--resume", "00000000-0000-4000-8000-000000000000")
+    with contextlib.suppress(BrokenPipeError):  # it may be gone already
+        proc.send(
+            {
+                "type": "control_request",
+                "request_id": "req_1",
+                "request": {"subtype": "initialize", "hooks": None},
+            }
+        )
+    assert proc.finish() == 1
+    assert proc.of("control_response") == []
+    assert "00000000-0000-4000-8000-000000000000" in proc.stderr

@@ -1,28 +1,60 @@
-"""Entry for `--input-format stream-json`: the bidirectional SDK protocol."""
+"""Entry for `--input-format stream-json`: the bidirectional SDK protocol.
+
+Start-up order matters for the SDKs, which wait on the `initialize` answer: settings are
+loaded and the answer is written (`wisp.duplex.early`) before asyncio and the engine are
+imported, then the session starts with whatever stdin bytes were already read.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import os
-import signal
 import sys
+from typing import TYPE_CHECKING
 
+from wisp.cli.main import end_startup
 from wisp.cli.options import Options
-from wisp.tools.processes import GLOBAL_PROCESSES
+
+if TYPE_CHECKING:
+    from wisp.duplex.early import EarlyStart
+    from wisp.settings.loader import Settings
 
 
 def run_duplex(opts: Options) -> int:
-    code = asyncio.run(_serve(opts))
+    from wisp.cli.startup import load_settings_for
+    from wisp.duplex.early import begin
+
+    settings = load_settings_for(opts, os.environ)
+    early = begin(opts, os.environ, settings)
+    import asyncio
+
+    from wisp.sessions.resume import SessionNotFound
+
+    try:
+        code = asyncio.run(_serve(opts, settings, early))
+    except SessionNotFound as exc:
+        sys.stderr.write(f"{exc}\n")  # the reference prints this one without "Error: "
+        code = 1
     sys.stdout.flush()
-    # The stdin thread may still be blocked in read(); leave without joining it.
+    # The stdin thread may still be blocked in read(); leave without joining it, and take
+    # down any process group a tool left behind.
+    from wisp.tools.processes import GLOBAL_PROCESSES
+
+    GLOBAL_PROCESSES.kill_all()
     os._exit(code)
 
 
-async def _serve(opts: Options) -> int:
-    from wisp.duplex.server import DuplexServer
+async def _serve(opts: Options, settings: Settings, early: EarlyStart) -> int:
+    import asyncio
+    import signal
 
-    server = DuplexServer(opts, dict(os.environ))
+    from wisp.duplex.server import DuplexServer
+    from wisp.tools.processes import GLOBAL_PROCESSES
+
+    server = DuplexServer(opts, dict(os.environ), settings)
     loop = asyncio.get_running_loop()
+    # Start-up ends once serve() has registered its handlers and awaits input for the first
+    # time: only then does collection come back on (main() disabled it while importing).
+    loop.call_soon(end_startup)
 
     def on_term() -> None:
         # The SDKs send SIGTERM when they are done with us: stop tools and leave quietly.
@@ -32,4 +64,4 @@ async def _serve(opts: Options) -> int:
 
     loop.add_signal_handler(signal.SIGTERM, on_term)
     loop.add_signal_handler(signal.SIGINT, server.interrupt)
-    return await server.serve()
+    return await server.serve(early)

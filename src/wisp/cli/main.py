@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -40,11 +41,25 @@ def _version_line() -> str:
     return f"{__version__} (wisp; protocol {PROTOCOL_VERSION})"
 
 
+def end_startup() -> None:
+    """Collection back on, with everything built so far frozen: just re-enabling would
+    make the first collection walk all of it (costing what disabling saved), and later
+    full collections would keep re-walking it. The price is that the few hundred objects
+    start-up leaves in garbage cycles are never freed."""
+    gc.freeze()
+    gc.enable()
+
+
 def main(argv: list[str] | None = None) -> int:
     args_list = sys.argv[1:] if argv is None else argv
     if args_list in (["-v"], ["--version"]):
         sys.stdout.write(_version_line() + "\n")
         return 0
+    # Start-up creates ~34,000 long-lived objects (modules, classes, dataclass methods), so
+    # cyclic collections during it are pure cost: 43 of them, ~8 ms of a ~115 ms `-p` run.
+    # Each entry point calls end_startup() once its engine is built; the `finally` below
+    # covers every other way out.
+    gc.disable()
     from wisp.cli.argv import parse_argv
     from wisp.cli.options import build_options, validate
     from wisp.errors import UsageError
@@ -66,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         sys.stderr.write(f"Error: {exc}\n")
         return 1
+    finally:
+        gc.enable()  # for in-process callers, and any path that returns before an engine
 
 
 def _dispatch(opts: object) -> int:

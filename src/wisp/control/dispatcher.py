@@ -62,8 +62,7 @@ class Dispatcher:
         early = self._unmatched.pop(request_id, None)
         if early is not None:
             self._settle(future, early)
-        self._sink.write({"type": "control_request", "request_id": request_id,
-                          "request": payload})
+        self._sink.write({"type": "control_request", "request_id": request_id, "request": payload})
         try:
             return await asyncio.wait_for(future, timeout)
         except (TimeoutError, asyncio.CancelledError):
@@ -136,8 +135,9 @@ class Dispatcher:
         handler = self._handlers.get(subtype)
         try:
             if handler is None:
-                raise ControlError(f"Unsupported control request subtype: {subtype}",
-                                   "unsupported_request")
+                raise ControlError(
+                    f"Unsupported control request subtype: {subtype}", "unsupported_request"
+                )
             body = await handler(request)
         except asyncio.CancelledError:
             return  # withdrawn by the peer: no response is owed

@@ -3,16 +3,21 @@
 A thread with `os.read` works for pipes, files and ttys alike (asyncio's pipe reader
 refuses regular files), has no line-length limit, and never holds the buffered
 `sys.stdin` lock that makes interpreter shutdown abort (see sdk-contract §11.17).
+
+`parse_line` is also used before the event loop exists (`wisp.duplex.early`), so asyncio
+and threading are imported only by the reader itself.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
 import os
-import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import asyncio
 
 JSON = dict[str, Any]
 CHUNK = 1 << 16
@@ -38,17 +43,35 @@ def parse_line(number: int, raw: bytes) -> Line | None:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return Line(number, None, f"invalid JSON ({exc})", len(text))
     if not isinstance(value, dict):
-        return Line(number, None, f"expected a JSON object, got {type(value).__name__}",
-                    len(text))
+        return Line(number, None, f"expected a JSON object, got {type(value).__name__}", len(text))
     return Line(number, value, None, len(text))
 
 
 class StdinReader:
-    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int = 0) -> None:
+    """`initial` holds bytes already read from fd 0 before the loop started (the early
+    initialize answer, `wisp.duplex.early`), numbered from `first_line`; `eof` says fd 0
+    already reported end of file."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        fd: int = 0,
+        *,
+        initial: bytes = b"",
+        first_line: int = 1,
+        eof: bool = False,
+    ) -> None:
+        import asyncio
+        import threading
+
         self._loop = loop
         self._fd = fd
         self.queue: asyncio.Queue[Line | None] = asyncio.Queue()
         self._thread = threading.Thread(target=self._run, name="wisp-stdin", daemon=True)
+        self._initial = initial
+        self._eof = eof
+        self._parts: list[bytes] = []
+        self._number = first_line - 1
 
     def start(self) -> None:
         self._thread.start()
@@ -57,31 +80,31 @@ class StdinReader:
         self._loop.call_soon_threadsafe(self.queue.put_nowait, item)
 
     def _run(self) -> None:
-        # Only the new chunk is scanned for newlines, so a 10 MB line costs O(n), not O(n²).
-        parts: list[bytes] = []
-        number = 0
         try:
-            while True:
+            self._feed(self._initial)
+            while not self._eof:
                 chunk = os.read(self._fd, CHUNK)
                 if not chunk:
                     break
-                *complete, rest = chunk.split(b"\n")
-                for piece in complete:
-                    parts.append(piece)
-                    number += 1
-                    self._emit(number, b"".join(parts))
-                    parts = []
-                if rest:
-                    parts.append(rest)
+                self._feed(chunk)
         except OSError:
             pass
         finally:
-            if parts:
-                self._emit(number + 1, b"".join(parts))
-            try:
+            if self._parts:
+                self._emit(self._number + 1, b"".join(self._parts))
+            with contextlib.suppress(RuntimeError):  # the loop is closed: we are exiting
                 self._push(EOF_MARK)
-            except RuntimeError:
-                pass  # the loop is already closed: the process is exiting
+
+    def _feed(self, chunk: bytes) -> None:
+        # Only the new chunk is scanned for newlines, so a 10 MB line costs O(n), not O(n²).
+        *complete, rest = chunk.split(b"\n")
+        for piece in complete:
+            self._parts.append(piece)
+            self._number += 1
+            self._emit(self._number, b"".join(self._parts))
+            self._parts = []
+        if rest:
+            self._parts.append(rest)
 
     def _emit(self, number: int, raw: bytes) -> None:
         line = parse_line(number, raw)

@@ -28,8 +28,12 @@ def context_usage(server: DuplexServer) -> JSON:
     builtin = [t.api_definition() for n, t in config.tools.items() if not n.startswith("mcp__")]
     mcp = [t.api_definition() for n, t in config.tools.items() if n.startswith("mcp__")]
     categories = [
-        ("system_prompt", "System prompt", _tokens(config.system_blocks) if config.system_blocks
-         else 0, "promptBorder"),
+        (
+            "system_prompt",
+            "System prompt",
+            _tokens(config.system_blocks) if config.system_blocks else 0,
+            "promptBorder",
+        ),
         ("system_tools", "System tools", _tokens(builtin) if builtin else 0, "inactive"),
         ("mcp_tools", "MCP tools", _tokens(mcp) if mcp else 0, "cyan_FOR_SUBAGENTS_ONLY"),
         ("messages", "Messages", _tokens(session.history) if session.history else 0, "purple"),
@@ -37,14 +41,31 @@ def context_usage(server: DuplexServer) -> JSON:
     total = sum(c[2] for c in categories)
     window = catalog.context_window(session.model)
     free = max(0, window - total)
-    rows = [{"id": cid, "name": name, "tokens": tokens, "color": color, "kind": "estimate"}
-            for cid, name, tokens, color in categories]
-    rows.append({"id": "free", "name": "Free space", "tokens": free, "color": "promptBorder",
-                 "kind": "free"})
+    rows = [
+        {"id": cid, "name": name, "tokens": tokens, "color": color, "kind": "estimate"}
+        for cid, name, tokens, color in categories
+    ]
+    rows.append(
+        {
+            "id": "free",
+            "name": "Free space",
+            "tokens": free,
+            "color": "promptBorder",
+            "kind": "free",
+        }
+    )
     return {
-        "categories": rows, "totalTokens": total, "maxTokens": window, "rawMaxTokens": window,
-        "percentage": round(100 * total / window, 2), "model": session.model,
-        "isAutoCompactEnabled": False, "autocompactSource": None, "memoryFiles": [],
-        "mcpTools": [{"name": t["name"], "tokens": _tokens(t)} for t in mcp], "agents": [],
-        "gridRows": [], "estimated": True,
+        "categories": rows,
+        "totalTokens": total,
+        "maxTokens": window,
+        "rawMaxTokens": window,
+        "percentage": round(100 * total / window, 2),
+        "model": session.model,
+        "isAutoCompactEnabled": False,
+        "autocompactSource": None,
+        "memoryFiles": [],
+        "mcpTools": [{"name": t["name"], "tokens": _tokens(t)} for t in mcp],
+        "agents": [],
+        "gridRows": [],
+        "estimated": True,
     }

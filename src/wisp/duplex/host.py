@@ -6,6 +6,7 @@ A host that errors, withdraws the request, or has closed stdin denies the tool c
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,21 @@ from wisp.permissions.rules import EDIT_TOOLS, Rule
 from wisp.tools.base import Tool
 
 JSON = dict[str, Any]
+# Who left the call at "ask" (Verdict.source) → the SDKs' `decision_reason_type` values.
+REASON_TYPES = {"rule": "rule", "mode": "mode", "hook": "hook", "config": "other"}
 
 
 def suggestions(tool: Tool, mode: str) -> list[JSON]:
     if tool.name in EDIT_TOOLS and mode == "default":
         return [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
-    return [{"type": "addRules", "rules": [{"toolName": tool.name}], "behavior": "allow",
-             "destination": "session"}]
+    return [
+        {
+            "type": "addRules",
+            "rules": [{"toolName": tool.name}],
+            "behavior": "allow",
+            "destination": "session",
+        }
+    ]
 
 
 def apply_permission_updates(policy: PermissionPolicy, updates: Any) -> None:
@@ -34,10 +43,14 @@ def apply_permission_updates(policy: PermissionPolicy, updates: Any) -> None:
         if not isinstance(update, dict):
             continue
         kind = update.get("type")
-        rules = [Rule(str(r.get("toolName")), r.get("ruleContent"), rank=6)
-                 for r in update.get("rules") or [] if isinstance(r, dict)]
+        rules = [
+            Rule(str(r.get("toolName")), r.get("ruleContent"), rank=6)
+            for r in update.get("rules") or []
+            if isinstance(r, dict)
+        ]
         target = {"allow": policy.allow, "deny": policy.deny, "ask": policy.ask}.get(
-            str(update.get("behavior", "allow")), policy.allow)
+            str(update.get("behavior", "allow")), policy.allow
+        )
         if kind == "addRules":
             target.extend(rules)
         elif kind == "replaceRules":
@@ -54,22 +67,33 @@ def apply_permission_updates(policy: PermissionPolicy, updates: Any) -> None:
 
 
 class HostBridge:
-    def __init__(self, dispatcher: Dispatcher, state: StateReporter, policy: PermissionPolicy,
-                 on_interrupt: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        state: StateReporter,
+        policy: PermissionPolicy,
+        on_interrupt: Callable[[], object],
+    ) -> None:
         self.dispatcher = dispatcher
         self.state = state
         self.policy = policy
         self.on_interrupt = on_interrupt
 
-    async def can_use_tool(self, tool: Tool, tool_input: JSON, tool_use_id: str,
-                           verdict: Verdict) -> tuple[Verdict, JSON]:
+    async def can_use_tool(
+        self, tool: Tool, tool_input: JSON, tool_use_id: str, verdict: Verdict
+    ) -> tuple[Verdict, JSON]:
         request: JSON = {
-            "subtype": "can_use_tool", "tool_name": tool.name, "display_name": tool.name,
-            "input": tool_input, "description": tool.describe(tool_input),
+            "subtype": "can_use_tool",
+            "tool_name": tool.name,
+            "display_name": tool.name,
+            "input": tool_input,
+            "description": tool.describe(tool_input),
             "permission_suggestions": suggestions(tool, self.policy.mode),
-            "decision_reason": verdict.message, "decision_reason_type": verdict.source,
+            "decision_reason_type": REASON_TYPES.get(verdict.source, "other"),
             "tool_use_id": tool_use_id,
         }
+        if verdict.message:
+            request["decision_reason"] = verdict.message
         paths = tool.target_paths(tool_input)
         if paths:
             request["blocked_path"] = paths[0]
@@ -86,15 +110,24 @@ class HostBridge:
         if answer.get("behavior") == "allow":
             updated = answer.get("updatedInput")
             apply_permission_updates(self.policy, answer.get("updatedPermissions"))
-            return Verdict("allow", source="host"), updated if isinstance(updated, dict) \
-                else tool_input
+            return Verdict("allow", source="host"), updated if isinstance(
+                updated, dict
+            ) else tool_input
         message = str(answer.get("message") or "The host denied this tool call.")
         if answer.get("interrupt"):
             self.on_interrupt()
         return Verdict("deny", message, "host"), tool_input
 
-    async def hook_callback(self, callback_id: str, hook_input: JSON, tool_use_id: str | None,
-                            timeout: float | None) -> JSON:
+    async def hook_callback(
+        self, callback_id: str, hook_input: JSON, tool_use_id: str | None, timeout: float | None
+    ) -> JSON:
+        # Like the reference, events without a tool call get a fresh id of their own.
         return await self.dispatcher.request(
-            {"subtype": "hook_callback", "callback_id": callback_id, "input": hook_input,
-             "tool_use_id": tool_use_id}, timeout)
+            {
+                "subtype": "hook_callback",
+                "callback_id": callback_id,
+                "input": hook_input,
+                "tool_use_id": tool_use_id or str(uuid.uuid4()),
+            },
+            timeout,
+        )

@@ -10,90 +10,132 @@ an error frame and the session goes on.
 from __future__ import annotations
 
 import asyncio
-import os
-from typing import Any
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from wisp.cli.options import Options
 from wisp.cli.setup import build_run, load_settings_for, new_session
 from wisp.control.dispatcher import Dispatcher
 from wisp.control.stdin import Line, StdinReader
+from wisp.duplex.early import EarlyStart
 from wisp.duplex.host import HostBridge
+from wisp.duplex.prompts import PromptQueue
 from wisp.duplex.state import StateReporter
-from wisp.engine.loop import AgentLoop
-from wisp.hooks.runner import HookRunner
-from wisp.mcp.sdk_bridge import SdkMcpServer
+from wisp.duplex.turns import TurnRunner
+from wisp.mcp.hub import McpHub
 from wisp.wire import frames
 from wisp.wire.writer import NDJSONWriter
 
+if TYPE_CHECKING:
+    from wisp.settings.loader import Settings
+
 JSON = dict[str, Any]
-KEEPALIVE_S = float(os.environ.get("WISP_KEEPALIVE_INTERVAL_S", "30"))
+DEFAULT_KEEPALIVE_S = 30.0
+
+
+def keepalive_interval(env: Mapping[str, str]) -> float:
+    """`WISP_KEEPALIVE_INTERVAL_S`: how long a busy session may stay silent on stdout."""
+    try:
+        value = float(env.get("WISP_KEEPALIVE_INTERVAL_S", DEFAULT_KEEPALIVE_S))
+    except ValueError:
+        return DEFAULT_KEEPALIVE_S
+    return value if value > 0 else DEFAULT_KEEPALIVE_S
 
 
 class DuplexServer:
-    def __init__(self, opts: Options, env: dict[str, str]) -> None:
+    def __init__(
+        self, opts: Options, env: dict[str, str], settings: Settings | None = None
+    ) -> None:
+        from wisp.duplex.mcp_config import parse_mcp_configs
+
         self.opts = opts
         self.env = env
         self.sink = NDJSONWriter()
-        self.settings = load_settings_for(opts, env)
+        self.settings = settings if settings is not None else load_settings_for(opts, env)
         self.session = new_session(opts, env, self.settings)
         self.ctx, self.tool_state = build_run(opts, self.session, self.sink, env, self.settings)
         self.base_tools = dict(self.ctx.config.tools)
         self.dispatcher = Dispatcher(self.sink)
-        self.state = StateReporter(self.sink, lambda: self.session.session_id,
-                                   env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE") == "1")
-        self.host = HostBridge(self.dispatcher, self.state, self.tool_state.policy,
-                               self.interrupt)
+        self.state = StateReporter(
+            self.sink,
+            lambda: self.session.session_id,
+            env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE") == "1",
+        )
+        self.host = HostBridge(self.dispatcher, self.state, self.tool_state.policy, self.interrupt)
         if opts.permission_prompt_tool == "stdio":
             self.tool_state.ask_host = self.host.can_use_tool
         assert self.ctx.hooks is not None  # build_run installs the settings hooks
         self.ctx.hooks.callback = self.host.hook_callback
-        self.prompts: asyncio.Queue[JSON | None] = asyncio.Queue()
+        self.prompts = PromptQueue()
         self.ready = asyncio.Event()  # set once no initialize is being processed
         self.ready.set()
-        self.current: asyncio.Task[JSON] | None = None
-        self.queued = 0  # prompts received and not yet started
-        self.last_error = False
-        self.mcp_servers: dict[str, SdkMcpServer] = {}
-        self.mcp_connected = False
+        self.mcp = McpHub(self.mcp_send)
+        self.mcp.add_configured(parse_mcp_configs(opts.mcp_config))
+        self.turns = TurnRunner(self)
         self.agents: dict[str, JSON] = {}
         self.title: str | None = None
         self.flag_settings: JSON = {}
         self.settings_sources: list[JSON] = self.settings.describe()
         self.settings_errors: list[JSON] = self.settings.errors
-        self._load_mcp_config()
-
-    def _load_mcp_config(self) -> None:
-        from wisp.duplex.mcp_config import parse_mcp_configs
-
-        for name, entry in parse_mcp_configs(self.opts.mcp_config).items():
-            server = SdkMcpServer(name, self.mcp_send)
-            if entry.get("type") != "sdk":
-                server.status = "failed"
-                server.error = "only SDK-hosted MCP servers are supported so far"
-            self.mcp_servers[name] = server
+        self._applying: asyncio.Future[None] | None = None
 
     # Reading ---------------------------------------------------------------------------
 
-    async def serve(self) -> int:
+    async def serve(self, early: EarlyStart | None = None) -> int:
         from wisp.duplex.handlers import register_handlers
 
+        early = early or EarlyStart()
         register_handlers(self)
-        reader = StdinReader(asyncio.get_running_loop())
+        if early.initialize is not None:
+            self._apply_answered(early.initialize)
+        reader = StdinReader(
+            asyncio.get_running_loop(),
+            initial=early.pending,
+            first_line=early.first_line,
+            eof=early.eof,
+        )
         reader.start()
-        worker = asyncio.ensure_future(self._worker())
+        worker = asyncio.ensure_future(self.turns.work(self.prompts))
         keepalive = asyncio.ensure_future(self._keepalive())
+        reading = asyncio.ensure_future(self._read(reader))
+        await asyncio.wait({reading, worker}, return_when=asyncio.FIRST_COMPLETED)
+        if reading.done():
+            # EOF: nobody can answer a request any more; finish the queued work.
+            self.dispatcher.close()
+            self.prompts.close()
+            await worker
+        else:
+            reading.cancel()  # the worker stopped on a fatal error
+        keepalive.cancel()
+        return self.turns.exit_code()
+
+    def _apply_answered(self, request: JSON) -> None:
+        """Applies an initialize answered early, as its handler would have: concurrently
+        with later frames (an MCP handshake needs their answers), prompts waiting."""
+        from wisp.duplex.initialize import apply_initialize
+
+        async def apply() -> None:
+            try:
+                await apply_initialize(self, request)
+            except Exception as exc:  # the answer is out; say what could not be applied
+                sys.stderr.write(f"wisp: warning: initialize could not be applied: {exc}\n")
+            finally:
+                self.ready.set()
+
+        self.ready.clear()
+        self._applying = asyncio.ensure_future(apply())
+
+    async def _read(self, reader: StdinReader) -> None:
         while (line := await reader.queue.get()) is not None:
             self._route(line)
-        self.dispatcher.close()
-        await self.prompts.put(None)
-        await worker
-        keepalive.cancel()
-        return 1 if self.last_error else 0
 
     def _route(self, line: Line) -> None:
         if line.frame is None:
-            self._input_error(line.number, f"could not parse stdin line {line.number} "
-                              f"({line.raw_length} bytes): {line.error}")
+            self._input_error(
+                line.number,
+                f"could not parse stdin line {line.number} ({line.raw_length} bytes): {line.error}",
+            )
             return
         frame = line.frame
         kind = frame.get("type")
@@ -110,78 +152,54 @@ class DuplexServer:
         message = frame.get("message")
         content = message.get("content") if isinstance(message, dict) else None
         if not isinstance(content, (str, list)):
-            self._input_error(number, f"user frame on line {number} has no message.content "
-                              "(expected a string or a list of content blocks)")
+            self._input_error(
+                number,
+                f"user frame on line {number} has no message.content "
+                "(expected a string or a list of content blocks)",
+            )
             return
         if self.opts.replay_user_messages:
-            self.sink.write(frames.user(content, session_id=self.session.session_id,
-                                        isReplay=True))
+            self.sink.write(frames.user(content, session_id=self.session.session_id, isReplay=True))
         self.state.set("running")
-        self.queued += 1
-        self.prompts.put_nowait(frame)
+        self.prompts.put(frame)
 
     def _input_error(self, number: int, message: str) -> None:
-        self.sink.write(frames.system("input_error", self.session.session_id, error=message,
-                                      line=number))
+        self.sink.write(
+            frames.system("input_error", self.session.session_id, error=message, line=number)
+        )
 
-    # Running ---------------------------------------------------------------------------
+    # Session controls --------------------------------------------------------------------
 
-    async def _worker(self) -> None:
-        while (frame := await self.prompts.get()) is not None:
-            self.queued -= 1
-            await self.ready.wait()
-            await self.ensure_mcp()
-            message = frame["message"]
-            self.state.set("running")
-            self._emit_init()
-            loop = AgentLoop(self.ctx, self.tool_state)
-            self.current = asyncio.ensure_future(loop.run(message["content"]))
-            result = await self.current
-            self.current = None
-            self.sink.write(result)
-            self.last_error = bool(result.get("is_error"))
-            if self.queued == 0:
-                self.state.set("idle")
+    def interrupt(self, cancel_queued: bool = False) -> JSON:
+        """Ends the running turn (if any) and answers with the interrupt receipt: the
+        uuids of queued prompts that will still run, or, with `cancel_queued`, those
+        dropped."""
+        if cancel_queued:
+            receipt: JSON = {"still_queued": [], "cancelled": self.prompts.cancel_all()}
+        else:
+            receipt = {"still_queued": self.prompts.uuids()}
+        self.turns.interrupt()
+        if not self.turns.busy and not self.prompts:
+            self.state.set("idle")
+        return receipt
 
-    def _emit_init(self) -> None:
-        session, config = self.session, self.ctx.config
-        self.sink.write(frames.init(
-            session_id=session.session_id, cwd=str(session.cwd), tools=list(config.tools),
-            model=session.model, permission_mode=self.tool_state.policy.mode,
-            api_key_source=config.api_key_source,
-            mcp_servers=[{"name": s.name, "status": s.status} for s in self.mcp_servers.values()],
-            agents=list(self.agents)))
-
-    def interrupt(self) -> None:
-        if self.current is not None and not self.current.done():
-            self.session.abort.set()
-            self.session.processes.kill_all()
-            self.current.cancel()
-
-    async def ensure_mcp(self) -> None:
-        if self.mcp_connected:
-            return
-        self.mcp_connected = True
-        for server in self.mcp_servers.values():
-            if server.status == "pending":
-                await server.connect()
-        self.refresh_tools()
+    async def connect_mcp(self) -> None:
+        if await self.mcp.connect_pending():
+            self.refresh_tools()
 
     def refresh_tools(self) -> None:
         tools = dict(self.base_tools)
-        for server in self.mcp_servers.values():
-            tools.update({t.name: t for t in server.as_tools()})
+        tools.update({t.name: t for t in self.mcp.tools()})
         self.ctx.config.tools = tools
 
     async def mcp_send(self, server: str, message: JSON) -> JSON:
         return await self.dispatcher.request(
-            {"subtype": "mcp_message", "server_name": server, "message": message})
-
-    def _emit_hook_event(self, subtype: str, fields: JSON) -> None:
-        self.sink.write(frames.system(subtype, self.session.session_id, **fields))
+            {"subtype": "mcp_message", "server_name": server, "message": message}
+        )
 
     async def _keepalive(self) -> None:
+        interval = keepalive_interval(self.env)
         while True:
-            await asyncio.sleep(KEEPALIVE_S)
-            if self.current is not None or self.state.state != "idle":
+            await asyncio.sleep(interval)
+            if self.turns.busy or self.state.state != "idle":
                 self.sink.write({"type": "keep_alive"})

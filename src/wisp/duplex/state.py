@@ -28,8 +28,11 @@ class StateReporter:
             return
         self.state = state
         if self.enabled:
-            self._sink.write(frames.system("session_state_changed", self._session_id(),
-                                           state=state, sdk_host_only=True))
+            self._sink.write(
+                frames.system(
+                    "session_state_changed", self._session_id(), state=state, sdk_host_only=True
+                )
+            )
 
     def begin_wait(self) -> None:
         """A request to the host is outstanding (e.g. can_use_tool)."""

@@ -11,10 +11,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from wisp import __version__
-from wisp.tools.base import JSON, Tool, ToolContext, ToolResult
+from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult
 
 Send = Callable[[str, JSON], Awaitable[JSON]]
 PROTOCOL = "2025-06-18"
@@ -34,6 +34,7 @@ class SdkMcpServer:
     server_info: JSON | None = None
     tools: list[JSON] = field(default_factory=list)
     enabled: bool = True
+    source: str = "sdk"
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     async def rpc(self, method: str, params: JSON | None = None) -> JSON:
@@ -60,9 +61,14 @@ class SdkMcpServer:
             self.status, self.error = "failed", str(exc)
 
     async def _handshake(self) -> None:
-        init = await self.rpc("initialize", {
-            "protocolVersion": PROTOCOL, "capabilities": {},
-            "clientInfo": {"name": "wisp", "version": __version__}})
+        init = await self.rpc(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "wisp", "version": __version__},
+            },
+        )
         self.server_info = init.get("serverInfo")
         await self.send(self.name, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         listed = await self.rpc("tools/list", {})
@@ -74,9 +80,13 @@ class SdkMcpServer:
         return [McpTool(self, spec) for spec in self.tools if isinstance(spec, dict)]
 
     def status_entry(self) -> JSON:
-        entry: JSON = {"name": self.name, "status": self.status if self.enabled else "disabled",
-                       "config": {"type": "sdk", "name": self.name}, "scope": "dynamic",
-                       "tools": [{"name": t.get("name")} for t in self.tools]}
+        entry: JSON = {
+            "name": self.name,
+            "status": self.status if self.enabled else "disabled",
+            "config": {"type": "sdk", "name": self.name},
+            "scope": "dynamic",
+            "tools": [{"name": t.get("name")} for t in self.tools],
+        }
         if self.server_info:
             entry["serverInfo"] = self.server_info
         if self.error:
@@ -85,7 +95,10 @@ class SdkMcpServer:
 
 
 class McpTool(Tool):
-    kind: ClassVar[str] = "execute"  # type: ignore[misc]
+    """One tool of an SDK-hosted server. Tool's class attributes become per-instance here,
+    since every server brings its own tools."""
+
+    kind: ClassVar[ToolKind] = "execute"
 
     def __init__(self, server: SdkMcpServer, spec: JSON) -> None:
         self.server = server
@@ -95,16 +108,18 @@ class McpTool(Tool):
         schema = spec.get("inputSchema")
         self.input_schema = schema if isinstance(schema, dict) else {"type": "object"}  # type: ignore[misc]
         annotations = spec.get("annotations") or {}
-        self.read_only = bool(annotations.get("readOnlyHint")) if isinstance(annotations, dict) \
-            else False
+        self.read_only = (
+            bool(annotations.get("readOnlyHint")) if isinstance(annotations, dict) else False
+        )
 
     def is_read_only(self, tool_input: JSON) -> bool:
         return self.read_only
 
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         try:
-            result = await self.server.rpc("tools/call", {"name": self.tool_name,
-                                                         "arguments": tool_input})
+            result = await self.server.rpc(
+                "tools/call", {"name": self.tool_name, "arguments": tool_input}
+            )
         except Exception as exc:
             return ToolResult.error(f"MCP tool {self.name} failed: {exc}")
         content = [_block(b) for b in result.get("content") or [] if isinstance(b, dict)]
@@ -114,8 +129,14 @@ class McpTool(Tool):
 
 def _block(block: JSON) -> JSON:
     if block.get("type") == "image":
-        return {"type": "image", "source": {"type": "base64", "media_type": block.get("mimeType"),
-                                            "data": block.get("data")}}
+        return {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": block.get("mimeType"),
+                "data": block.get("data"),
+            },
+        }
     if block.get("type") == "text":
         return {"type": "text", "text": str(block.get("text", ""))}
     return {"type": "text", "text": str(block)}

@@ -1,0 +1,119 @@
+"""The official TypeScript Agent SDK (@anthropic-ai/claude-agent-sdk) drives the real `wisp`
+process through `pathToClaudeCodeExecutable`. Small node scripts in tests/sdk/ts/ print
+every SDK message as a JSON line; these tests read them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from wisp.testing import reply
+
+TS_DIR = Path(__file__).parent / "ts"
+SDK_PACKAGE = TS_DIR / "node_modules" / "@anthropic-ai" / "claude-agent-sdk" / "package.json"
+JSON = dict[str, Any]
+
+
+@dataclass
+class NodeRun:
+    returncode: int
+    stderr: str
+    messages: list[JSON] = field(default_factory=list)
+    summary: JSON = field(default_factory=dict)
+
+    def of(self, kind: str, subtype: str | None = None) -> list[JSON]:
+        return [
+            m
+            for m in self.messages
+            if m.get("type") == kind and (subtype is None or m.get("subtype") == subtype)
+        ]
+
+    @property
+    def result(self) -> JSON:
+        [result] = self.of("result")
+        return result
+
+
+@pytest.fixture
+def node() -> str:
+    found = shutil.which("node")
+    if found is None:
+        pytest.skip("node is not installed")
+    if not SDK_PACKAGE.exists():
+        pytest.skip("the TypeScript SDK is not installed (bash scripts/install-sdk-deps)")
+    return found
+
+
+@pytest.fixture
+def drive(node, cli, work, env):
+    assert not cli.endswith((".js", ".mjs", ".ts")), "TS would run such a path through node"
+
+    def run_script(script: str, timeout: float = 60) -> NodeRun:
+        proc = subprocess.run(
+            [node, str(TS_DIR / script)],
+            cwd=TS_DIR,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+            env={**env, "WISP_CLI": cli, "WISP_WORK": str(work)},
+        )
+        run = NodeRun(proc.returncode, proc.stderr)
+        for line in proc.stdout.splitlines():
+            if line.startswith("{"):
+                data = json.loads(line)
+                if "message" in data:
+                    run.messages.append(data["message"])
+                else:
+                    run.summary = data["summary"]
+        assert run.returncode == 0, f"node failed: {proc.stderr[-3000:]}"
+        return run
+
+    return run_script
+
+
+def test_string_prompt_query(drive, server, work):
+    server.script(reply.text("hello from wisp"))
+    run = drive("query.mjs")
+    [init] = run.of("system", "init")
+    assert init["cwd"] == str(work)
+    [assistant] = run.of("assistant")
+    assert assistant["message"]["content"] == [{"type": "text", "text": "hello from wisp"}]
+    assert run.result["subtype"] == "success" and run.result["result"] == "hello from wisp"
+    # TS sends block-list content and puts the (empty) system prompt in initialize.
+    body = server.requests[0].body
+    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "say hi"}]}]
+    assert body.get("system") in (None, [])
+
+
+def test_can_use_tool_rewrites_the_input(drive, server, work):
+    target = work / "ts.txt"
+    server.script(
+        reply.tool_use("Write", {"file_path": str(target), "content": "model\n"}),
+        reply.text("written"),
+    )
+    run = drive("can_use_tool.mjs")
+    assert run.result["is_error"] is False
+    assert target.read_text() == "FROM THE TS HOST\n"
+    [call] = run.summary["calls"]
+    assert call["toolName"] == "Write" and call["input"]["content"] == "model\n"
+    assert call["toolUseID"].startswith("toolu_")
+    assert call["blockedPath"] == str(target)
+
+
+def test_in_process_mcp_tool(drive, server):
+    server.script(reply.tool_use("mcp__calc__add", {"a": 40, "b": 2}), reply.text("forty-two"))
+    run = drive("mcp_tool.mjs")
+    [init] = run.of("system", "init")
+    assert "mcp__calc__add" in init["tools"]
+    assert run.summary["calls"] == [{"a": 40, "b": 2}]
+    assert run.result["result"] == "forty-two"
+    tool_result = server.requests[1].body["messages"][-1]["content"][0]
+    assert tool_result["type"] == "tool_result"
+    assert tool_result["content"] == [{"type": "text", "text": "42"}]

@@ -1,0 +1,4 @@
+// A plain string-prompt query.
+import { baseOptions, run } from "./common.mjs";
+
+await run("say hi", baseOptions());
