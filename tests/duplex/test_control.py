@@ -216,3 +216,36 @@ def test_initialize_json_schema_gives_structured_output(duplex, server):
     assert wisp.finish() == 0
     assert result["structured_output"] == {"n": 7}
     assert "StructuredOutput" in wisp.of("system", "init")[0]["tools"]
+
+
+def test_initialize_with_an_invalid_json_schema_is_an_error_answer(duplex, server):
+    wisp = duplex()
+    request_id = wisp.request("initialize", jsonSchema={"type": "not-a-type"})
+    response = wisp.response_to(request_id)
+    assert response["subtype"] == "error"
+    assert "Invalid jsonSchema" in response["error"]
+    wisp.close_stdin()
+    assert wisp.finish() == 0
+
+
+def test_get_settings_reports_effective_values_sources_and_errors(duplex, server, wisp):
+    import json as _json
+
+    user = wisp.home / ".wisp" / "settings.json"
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text(_json.dumps({"permissions": {"allow": ["Read"], "defaultMode": "plan"}}))
+    project = wisp.cwd / ".claude" / "settings.json"
+    project.parent.mkdir(parents=True, exist_ok=True)
+    project.write_text("{ broken")
+    proc = duplex()
+    proc.initialize()
+    response = proc.call("get_settings")
+    assert response["subtype"] == "success"
+    body = response["response"]
+    assert body["effective"]["permissionMode"] == "plan"
+    assert "Read" in body["effective"]["permissions"]["allow"]
+    assert {"source": "user", "path": str(user)} in body["sources"]
+    assert body["errors"][0]["path"] == str(project)
+    assert "invalid JSON" in body["errors"][0]["error"]
+    proc.close_stdin()
+    assert proc.finish() == 0

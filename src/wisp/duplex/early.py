@@ -69,6 +69,7 @@ def begin(opts: Options, env: Mapping[str, str], settings: Settings, fd: int = 0
         or frame.get("type") != "control_request"
         or not isinstance(request, dict)
         or request.get("subtype") != "initialize"
+        or "jsonSchema" in request  # must be validated first: it may earn an error answer
     ):
         return EarlyStart(pending=data, eof=eof)
     agents = request.get("agents")

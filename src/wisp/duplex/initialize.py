@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from wisp.control.dispatcher import ControlError
 from wisp.duplex.init_answer import answer, applied_flags
 from wisp.hooks.model import CallbackHook, HookMatcher
 from wisp.prompts.system import system_blocks
@@ -61,9 +62,12 @@ async def apply_initialize(server: DuplexServer, request: JSON) -> JSON:
         server.agents = dict(request["agents"])
         _apply_agents(server, request["agents"])
     schema = request.get("jsonSchema")
-    if isinstance(schema, dict):
-        from wisp.engine.structured import enable_structured_output
+    if schema is not None:
+        from wisp.engine.structured import enable_structured_output, schema_problem
 
+        problem = schema_problem(schema) if isinstance(schema, dict) else "not a JSON object"
+        if problem is not None:
+            raise ControlError(f"Invalid jsonSchema: {problem}", "invalid_schema")
         enable_structured_output(server.ctx.config, schema)
     _system_prompt(server, request)
     if _sdk_mcp_servers(server, request):
