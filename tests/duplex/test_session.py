@@ -247,3 +247,22 @@ def test_a_missing_resume_fails_before_any_answer(duplex):
     assert proc.finish() == 1
     assert proc.of("control_response") == []
     assert "00000000-0000-4000-8000-000000000000" in proc.stderr
+
+
+def test_replay_user_messages_echoes_each_prompt(duplex, server):
+    server.script(reply.text("a"), reply.text("b"))
+    wisp = duplex("--replay-user-messages")
+    wisp.user("first")
+    wisp.user([{"type": "text", "text": "second"}])
+    wisp.wait_frame("result", count=2)
+    assert wisp.finish() == 0
+    replays = [f for f in wisp.of("user") if f.get("isReplay") is True]
+    assert [r["message"]["content"] for r in replays] == [
+        "first", [{"type": "text", "text": "second"}]]
+    assert all(r["parent_tool_use_id"] is None for r in replays)
+
+
+def test_replay_user_messages_needs_stream_json_both_ways(wisp, server):
+    run = wisp("-p", "x", "--replay-user-messages")
+    assert run.returncode == 1
+    assert "--replay-user-messages requires" in run.stderr
