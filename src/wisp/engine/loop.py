@@ -23,6 +23,7 @@ from wisp.engine.decide import (
     decide,
     final_text,
 )
+from wisp.engine.compaction import maybe_compact
 from wisp.engine.hook_points import fire
 from wisp.engine.model_call import ModelCaller, close_abandoned, flush_aborted
 from wisp.engine.outcome import (
@@ -119,6 +120,8 @@ class AgentLoop:
                     state.num_turns += 1  # the reference counts the turn it refused
                 return limit
             state.num_turns += 1
+            if await maybe_compact(ctx, ctx.session.last_usage):
+                ctx.session.last_usage = None
             state.phase = "streaming"
             started = time.monotonic()
             try:
@@ -129,6 +132,7 @@ class AgentLoop:
             finally:
                 state.api_ms += (time.monotonic() - started) * 1000
             message = completed.message
+            ctx.session.last_usage = message.get("usage") or {}
             ctx.session.add_assistant(message, request_id=completed.request_id,
                                       block_uuids=completed.block_uuids)
             self.raw_tool_inputs = completed.raw_tool_inputs

@@ -52,6 +52,7 @@ class Session:
     session_allow: set[str] = field(default_factory=set)
     last_message_uuid: str | None = None
     transcript_path: str | None = None
+    last_usage: JSON | None = None  # of the latest model call: drives auto-compaction
     recorder: TranscriptRecorder | None = None  # None: --no-session-persistence
 
     # Every change to `history` goes through these, so the transcript cannot miss one.
