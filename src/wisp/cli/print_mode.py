@@ -6,7 +6,6 @@ client sees life from wisp as early as possible.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import sys
@@ -50,28 +49,56 @@ def run_print(opts: Options) -> int:
 
     prompt = read_prompt(opts)
     try:
-        return asyncio.run(_run(opts, prompt))
+        early = _start(opts)
     except SessionNotFound as exc:
         sys.stderr.write(f"{exc}\n")  # the reference prints this one without "Error: "
         return 1
+    import asyncio
+
+    return asyncio.run(_run(opts, prompt, early))
 
 
-async def _run(opts: Options, prompt: str) -> int:
-    from wisp.cli.setup import build_run, load_settings_for, new_session
+class EarlyStart:
+    """What is known before the engine loads: enough for `system/init`, which a
+    stream-json client gets before asyncio and the engine are even imported."""
 
-    stream = opts.output_format == "stream-json"
-    sink: FrameSink = NDJSONWriter() if stream else CollectingSink()
-    settings = load_settings_for(opts, os.environ)
-    session = new_session(opts, os.environ, settings)
-    ctx, tool_state = build_run(opts, session, sink, settings=settings)
-    sink.write(frames.init(session_id=session.session_id, cwd=str(session.cwd),
-                           tools=[*ctx.config.tools, *_extra_tool_names(ctx.config)],
-                           model=session.model,
-                           permission_mode=session.permission_mode,
-                           api_key_source=ctx.config.api_key_source))
+    def __init__(self, opts: Options) -> None:
+        from wisp.cli.startup import (
+            api_key_source,
+            effective_mode,
+            load_settings_for,
+            offered_tool_names,
+        )
+        from wisp.models.catalog import resolve_model
+        from wisp.sessions.resume import resolve_start
+
+        env = os.environ
+        self.settings = load_settings_for(opts, env)
+        self.start = resolve_start(opts, env)  # bad session flags fail before any frame
+        configured = self.settings.scalar("model")
+        self.model = resolve_model(opts.model or (configured if isinstance(configured, str)
+                                                  else None), env)
+        self.mode = effective_mode(opts, self.settings)
+        self.sink: FrameSink = (NDJSONWriter() if opts.output_format == "stream-json"
+                                else CollectingSink())
+        self.sink.write(frames.init(
+            session_id=self.start.session_id, cwd=str(opts.cwd), tools=offered_tool_names(opts),
+            model=self.model, permission_mode=self.mode, api_key_source=api_key_source(env)))
+
+
+def _start(opts: Options) -> EarlyStart:
+    return EarlyStart(opts)
+
+
+async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
+    import asyncio
+
+    from wisp.cli.setup import build_run, new_session
     from wisp.engine.hook_points import session_end, session_start
     from wisp.engine.loop import AgentLoop
 
+    session = new_session(opts, os.environ, early.settings, start=early.start)
+    ctx, tool_state = build_run(opts, session, early.sink, settings=early.settings)
     end_startup()  # main() disabled collection while importing
 
     resumed = opts.resume is not None or opts.continue_session
@@ -81,19 +108,15 @@ async def _run(opts: Options, prompt: str) -> int:
     _install_interrupt(task, session)
     result = await task
     await session_end(ctx, "other")
-    _finish(opts, sink, result)
+    _finish(opts, early.sink, result)
     return 1 if result["is_error"] else 0
 
 
-def _extra_tool_names(config: Any) -> list[str]:
-    """Tools the engine handles itself (StructuredOutput) are offered too, so init lists
-    them as the reference does."""
-    return [str(d.get("name")) for d in config.extra_tool_definitions]
-
-
-def _install_interrupt(task: asyncio.Future[JSON], session: Any) -> None:
+def _install_interrupt(task: Any, session: Any) -> None:
     """SIGINT/SIGTERM: kill every tool's process group and end the run with a result.
     A second signal exits at once."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     hits = {"n": 0}
 

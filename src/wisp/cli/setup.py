@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wisp.cli import startup
 from wisp.cli.options import Options
@@ -28,6 +28,9 @@ from wisp.settings.loader import Settings
 from wisp.tools.base import Tool, ToolContext
 from wisp.wire import frames
 from wisp.wire.writer import FrameSink
+
+if TYPE_CHECKING:
+    from wisp.sessions.resume import SessionStart
 
 JSON = dict[str, Any]
 # Lives in startup (the duplex early answer needs it before the engine loads).
@@ -68,8 +71,8 @@ def thinking_config(opts: Options) -> JSON | None:
     return None
 
 
-def new_session(opts: Options, env: Mapping[str, str],
-                settings: Settings | None = None) -> Session:
+def new_session(opts: Options, env: Mapping[str, str], settings: Settings | None = None,
+                start: SessionStart | None = None) -> Session:
     model = opts.model
     if model is None and settings is not None and isinstance(settings.scalar("model"), str):
         model = settings.scalar("model")
@@ -78,7 +81,7 @@ def new_session(opts: Options, env: Mapping[str, str],
 
     # Fresh, resumed, continued or forked (UsageError for bad session flags); the
     # transcript is recorded unless --no-session-persistence.
-    start = resolve_start(opts, env)
+    start = start if start is not None else resolve_start(opts, env)
     session = Session(cwd=opts.cwd, model=catalog.resolve_model(model, env),
                       permission_mode=mode, session_id=start.session_id, history=start.history)
     if not opts.no_session_persistence:

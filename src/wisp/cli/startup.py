@@ -40,3 +40,18 @@ def load_settings_for(opts: Options, env: Mapping[str, str]) -> Settings:
     if env is os.environ:
         os.environ.update(settings.merged_env())  # settings `env` applies to tools and hooks
     return settings
+
+
+def offered_tool_names(opts: Options) -> list[str]:
+    """The tools the engine will offer, worked out without importing them (for an early
+    `system/init`). `cli.setup` builds the same set; a test holds the two together."""
+    from wisp.permissions.rules import Rule
+    from wisp.tools.names import BUILTIN_TOOL_NAMES, ENGINE_TOOL_STRUCTURED, ENGINE_TOOL_TASK
+
+    removed = {r.tool for r in map(Rule.parse, opts.disallowed_tools) if r.content is None}
+    wanted = None if opts.tools is None else set(opts.tools)
+    names = [n for n in (*BUILTIN_TOOL_NAMES, ENGINE_TOOL_TASK)
+             if (wanted is None or n in wanted) and n not in removed]
+    if opts.json_schema is not None:
+        names.append(ENGINE_TOOL_STRUCTURED)
+    return names

@@ -11,6 +11,7 @@ import asyncio
 import time
 from typing import Any
 
+from wisp.engine.compaction import maybe_compact
 from wisp.engine.context import RunContext
 from wisp.engine.decide import (
     RECOVERY_PROMPT,
@@ -23,7 +24,6 @@ from wisp.engine.decide import (
     decide,
     final_text,
 )
-from wisp.engine.compaction import maybe_compact
 from wisp.engine.hook_points import fire
 from wisp.engine.model_call import ModelCaller, close_abandoned, flush_aborted
 from wisp.engine.outcome import (
