@@ -37,8 +37,14 @@ def _env_int(name: str, default: int) -> int:
     return value if value > 0 else default
 
 
+# A raised BASH_MAX_OUTPUT_LENGTH is honoured up to here: the output travels twice in one
+# stream-json line (tool_result and tool_use_result), and the Python SDK refuses lines
+# over 1 MiB.
+MAX_OUTPUT_CEILING = 150_000
+
+
 def max_output_chars() -> int:
-    return _env_int("BASH_MAX_OUTPUT_LENGTH", DEFAULT_MAX_OUTPUT)
+    return min(_env_int("BASH_MAX_OUTPUT_LENGTH", DEFAULT_MAX_OUTPUT), MAX_OUTPUT_CEILING)
 
 
 def timeout_ms(requested: object) -> int:

@@ -21,13 +21,39 @@ def dumps(frame: Any) -> str:
     return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
 
 
+# The Python SDK refuses stdout lines over 1,048,576 characters and ends the query. Frames
+# are mirrors of state the engine keeps in full (the model still gets every byte), so an
+# oversized frame is shortened for the client rather than allowed to kill the session.
+MAX_LINE_CHARS = 1_000_000
+
+
+def fitted_line(frame: Any, limit: int = MAX_LINE_CHARS) -> str:
+    line = dumps(frame)
+    budget = 1 << 16
+    while len(line) > limit and budget >= 64:
+        line = dumps(_shorten(frame, budget))
+        budget //= 2
+    return line
+
+
+def _shorten(value: Any, budget: int) -> Any:
+    if isinstance(value, str) and len(value) > budget:
+        cut = len(value) - budget
+        return f"{value[:budget]}… [{cut} characters not shown: stream-json line limit]"
+    if isinstance(value, dict):
+        return {k: _shorten(v, budget) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shorten(v, budget) for v in value]
+    return value
+
+
 class NDJSONWriter:
     def __init__(self, stream: BinaryIO | None = None) -> None:
         self._stream = stream if stream is not None else sys.stdout.buffer
         self.broken = False
 
     def write(self, frame: JSON) -> None:
-        self.write_line(dumps(frame))
+        self.write_line(fitted_line(frame))
 
     def write_line(self, line: str) -> None:
         if self.broken:
