@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wisp.engine.retry import RetryPolicy
 from wisp.engine.session import Session
@@ -15,11 +14,10 @@ from wisp.tools.base import Tool
 from wisp.wire import frames
 from wisp.wire.writer import FrameSink
 
+if TYPE_CHECKING:
+    from wisp.engine.subagents import SubagentRunner
+
 JSON = dict[str, Any]
-# (agent type, description, prompt, tool_use_id) → result; see engine.subagents.
-SubagentRunnerLike = Any
-# Decides a gated tool call: returns a permission verdict (see wisp.permissions).
-PermissionCallback = Callable[[Tool, JSON, str], Awaitable[Any]]
 
 
 @dataclass
@@ -55,7 +53,7 @@ class RunContext:
     run_usage: UsageLedger = field(default_factory=UsageLedger)
     hooks: HookRunner | None = None
     # Runs the Task tool's subagents; None inside a subagent (no nesting).
-    subagents: SubagentRunnerLike | None = None
+    subagents: SubagentRunner | None = None
 
     def emit(self, frame: JSON) -> None:
         self.sink.write(frame)

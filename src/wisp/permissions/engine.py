@@ -106,7 +106,9 @@ def _best(rules: list[Rule], tool: Tool, tool_input: JSON, policy: PermissionPol
 def _by_mode(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdict:
     mode = policy.mode
     read_only = tool.is_read_only(tool_input)
-    if read_only and (tool.kind != "read" or _reads_allowed(tool, tool_input, policy)):
+    if read_only:
+        # Reads need no grant, inside the working directories or not (as in the
+        # reference's headless mode); a deny rule above still stops them.
         return Verdict("allow", source="readonly")
     if mode == "plan":
         target = ", ".join(tool.target_paths(tool_input)) or tool.describe(tool_input)
@@ -120,12 +122,6 @@ def _by_mode(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdict:
         return Verdict("deny", f"Permission to use {tool.name} has been denied: wisp is in "
                        "dontAsk mode, which runs only pre-approved tools.", "mode")
     return Verdict("ask", _not_granted(tool, tool_input), "mode")
-
-
-def _reads_allowed(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> bool:
-    # Reads are free inside the working directories; elsewhere they are still allowed in
-    # headless mode (the reference does the same), unless a deny rule said otherwise above.
-    return True
 
 
 def _not_granted(tool: Tool, tool_input: JSON) -> str:
