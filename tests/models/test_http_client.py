@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from wisp.errors import ModelAPIError, RetryableAPIError, StreamCutError
-from wisp.models import http
+from wisp.models import http, pool
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 OK_HEAD = b"HTTP/1.1 200 OK\r\n"
@@ -305,10 +305,10 @@ def test_https_with_sni_against_a_local_tls_server(
                 await response.aclose()
 
     # Not trusted yet: a verification failure is reported as a connection error.
-    monkeypatch.setattr(http, "_SSL_CONTEXT", None)
+    monkeypatch.setattr(pool, "_SSL_CONTEXT", None)
     with pytest.raises(RetryableAPIError, match="certificate verify failed"):
         asyncio.run(go())
     # Trusted through the standard variable that the default context reads.
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    monkeypatch.setattr(http, "_SSL_CONTEXT", None)
+    monkeypatch.setattr(pool, "_SSL_CONTEXT", None)
     assert asyncio.run(go()) == b"secret"

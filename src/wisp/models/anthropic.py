@@ -3,7 +3,7 @@
 Above: the engine calls `AnthropicModel.stream(request)`, then iterates raw event dicts and
 folds them with `wisp.models.accumulate`. Retries and backoff live above this module: here
 a failure is only classified (`RetryableAPIError` or plain `ModelAPIError`).
-Below: `wisp.models.http` (one connection per request) and `wisp.models.sse`.
+Below: `wisp.models.http` (over kept-alive connections, pooled per model) and `wisp.models.sse`.
 """
 
 from __future__ import annotations
@@ -20,12 +20,16 @@ from wisp import __version__
 from wisp.errors import RETRYABLE_STATUSES, ModelAPIError, RetryableAPIError, StreamCutError
 from wisp.models import http
 from wisp.models.base import JSON, ModelRequest
+from wisp.models.pool import ConnectionPool
 from wisp.models.sse import error_fields, events
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 _ERROR_BODY_LIMIT = 1024 * 1024
 _MESSAGE_LIMIT = 2000
+# After message_stop only the final chunk is left, and it normally arrives with it. Reading
+# it lets the connection be reused; a server that holds it back costs at most this long.
+_FINISH_GRACE = 1.0
 
 
 @dataclass(frozen=True)
@@ -89,21 +93,33 @@ def request_headers(config: AnthropicConfig, request: ModelRequest) -> dict[str,
 class AnthropicModel:
     def __init__(self, config: AnthropicConfig | None = None) -> None:
         self.config = AnthropicConfig.from_env() if config is None else config
+        # Idle connections for the next request: a turn need not pay a TLS handshake.
+        # The pool closes them itself when the event loop shuts down.
+        self.pool = ConnectionPool()
 
     def stream(self, request: ModelRequest) -> AnthropicStream:
-        return AnthropicStream(self.config, request)
+        return AnthropicStream(self.config, request, self.pool)
+
+    async def aclose(self) -> None:
+        """Close idle connections now (optional: loop shutdown does it too)."""
+        await self.pool.aclose()
 
 
 class AnthropicStream:
-    """One streaming response. Leaving the `async with` (or `aclose()`) drops the socket,
-    which is how an interrupt stops a turn; an iteration in progress then just ends."""
+    """One streaming response. Leaving the `async with` (or `aclose()`) before message_stop
+    drops the socket, which is how an interrupt stops a turn; an iteration in progress then
+    just ends. After message_stop the connection goes back to the pool instead."""
 
-    def __init__(self, config: AnthropicConfig, request: ModelRequest) -> None:
+    def __init__(
+        self, config: AnthropicConfig, request: ModelRequest, pool: ConnectionPool | None = None
+    ) -> None:
         self.request_id: str | None = None
         self._config = config
         self._request = request
+        self._pool = pool
         self._response: http.HTTPResponse | None = None
         self._closed = False
+        self._stopped = False  # message_stop was seen: the message is complete
 
     async def __aenter__(self) -> AnthropicStream:
         await self._open()
@@ -123,6 +139,8 @@ class AnthropicStream:
     async def aclose(self) -> None:
         self._closed = True
         if self._response is not None:
+            if self._stopped:  # only the final chunk is left: read it, to reuse the socket
+                await self._response.finish(_FINISH_GRACE)
             await self._response.aclose()
 
     async def _open(self) -> http.HTTPResponse:
@@ -134,6 +152,7 @@ class AnthropicStream:
             request_headers(self._config, self._request),
             encode_body(self._request.body()),
             read_timeout=self._config.timeout,
+            pool=self._pool,
         )
         self._response = response
         self.request_id = response.headers.get("request-id")
@@ -158,9 +177,11 @@ class AnthropicStream:
             kind = event.get("type")
             if kind == "ping":
                 continue
+            if kind == "message_stop":
+                self._stopped = True  # before the yield: the consumer may stop right there
             yield event
             if kind == "message_stop":
-                return  # don't wait for the final chunk: the message is complete
+                return  # the message is complete; aclose() reads the final chunk
         if not self._closed:
             raise StreamCutError("Stream ended before message_stop")
 

@@ -1,13 +1,13 @@
-"""A minimal async HTTP/1.1 client: one request per connection, streamed bodies.
+"""A minimal async HTTP/1.1 client: streamed bodies, kept-alive connections.
 
 Above: `wisp.models.anthropic` POSTs a JSON body and reads SSE lines from the response.
-Below: `asyncio.open_connection` (plain TCP, or TLS with the default context and SNI).
+Below: `wisp.models.pool`, which opens connections and keeps idle ones for reuse.
 
 Why not httpx/aiohttp: the provider sits on the hot path of `wisp -p`, and those cost tens
 to hundreds of milliseconds to import. This module imports only what asyncio already loads.
 Failures map onto `wisp.errors`: no connection -> `RetryableAPIError(status=None)`, a body
-that ends early -> `StreamCutError`. There is no connection pool (each request opens
-its own connection) and no proxy support (`HTTPS_PROXY` is ignored).
+that ends early -> `StreamCutError`. Without a `pool`, each request has its own connection.
+No proxy support (`HTTPS_PROXY` is ignored).
 """
 
 from __future__ import annotations
@@ -15,55 +15,30 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from wisp.errors import ModelAPIError, RetryableAPIError, StreamCutError
+from wisp.models.pool import (
+    CONNECTION_ERRORS,
+    URL,
+    Connection,
+    ConnectionPool,
+    describe,
+    open_connection,
+    parse_url,
+)
 
 MAX_BODY = 10 * 1024 * 1024
 DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_READ_TIMEOUT = 600.0
-# Status and header lines are short; asyncio's 64 KiB line limit is ample and guards memory.
-_HEAD_LIMIT = 64 * 1024
 _READ_SIZE = 256 * 1024
-_CONNECTION_ERRORS = (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError)
 
 
-class URL(NamedTuple):
-    scheme: str
-    host: str
-    port: int
-    target: str  # path and query, as sent on the request line
-
-    @property
-    def authority(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        default = 443 if self.scheme == "https" else 80
-        return host if self.port == default else f"{host}:{self.port}"
-
-
-def parse_url(url: str) -> URL:
-    """Split an absolute http(s) URL. Hand-rolled: urllib.parse is not needed for this."""
-    scheme, sep, rest = url.partition("://")
-    scheme = scheme.lower()
-    if not sep or scheme not in ("http", "https"):
-        raise ValueError(f"Unsupported URL (need http:// or https://): {url!r}")
-    slash = [i for i in (rest.find("/"), rest.find("?")) if i >= 0]
-    cut = min(slash) if slash else len(rest)
-    authority, target = rest[:cut].rpartition("@")[2], rest[cut:] or "/"
-    if target.startswith("?"):
-        target = "/" + target
-    target = target.partition("#")[0]
-    host, port = authority, 443 if scheme == "https" else 80
-    if authority.startswith("["):
-        host, _, tail = authority[1:].partition("]")
-        if tail.startswith(":") and tail[1:]:
-            port = int(tail[1:])
-    elif ":" in authority:
-        host, _, port_text = authority.rpartition(":")
-        port = int(port_text) if port_text else port
-    if not host:
-        raise ValueError(f"URL has no host: {url!r}")
-    return URL(scheme, host, port, target)
+class Head(NamedTuple):
+    status: int
+    reason: str
+    headers: dict[str, str]  # lower-cased names; repeated headers joined with ", "
+    keep_alive: bool  # the server lets the connection serve another request
 
 
 def default_read_timeout(environ: Mapping[str, str] = os.environ) -> float:
@@ -77,28 +52,32 @@ def default_read_timeout(environ: Mapping[str, str] = os.environ) -> float:
 
 
 class HTTPResponse:
-    """A response whose body is read on demand. Close it to drop the connection at once."""
+    """A response whose body is read on demand. Close it to drop the connection at once;
+    once the body was read to its end, the connection goes back to the pool instead."""
 
     def __init__(
         self,
-        reader: asyncio.StreamReader,
-        writer: asyncio.StreamWriter,
-        head: tuple[int, str, dict[str, str]],
+        conn: Connection,
+        head: Head,
         read_timeout: float,
         *,
         has_body: bool = True,
+        pool: ConnectionPool | None = None,
     ) -> None:
-        self.status, self.reason, self.headers = head
-        self._reader = reader
-        self._writer = writer
+        self.status, self.reason, self.headers = head.status, head.reason, head.headers
+        self._conn: Connection | None = conn
+        self._reader = conn.reader
+        self._pool = pool if head.keep_alive else None
         self._timeout = read_timeout
         self._done = not has_body
+        self._complete = not has_body  # the framing was read to its end: reusable
         self._closed = False
+        self._source = self._body()  # one iterator: lines(), read() and finish() share it
 
     async def read(self, limit: int = MAX_BODY) -> bytes:
         parts: list[bytes] = []
         size = 0
-        async for piece in self._body():
+        async for piece in self._source:
             size += len(piece)
             if size > limit:
                 await self.aclose()
@@ -109,7 +88,7 @@ class HTTPResponse:
     async def lines(self) -> AsyncIterator[bytes]:
         """Body lines without their `\\n` / `\\r\\n`. Lines of any length are fine."""
         pending: list[bytes] = []  # pieces of a line still missing its newline
-        async for piece in self._body():
+        async for piece in self._source:
             parts = piece.split(b"\n")
             if len(parts) == 1:
                 pending.append(piece)
@@ -123,22 +102,33 @@ class HTTPResponse:
         if pending:
             yield b"".join(pending)
 
+    async def finish(self, grace: float) -> None:
+        """Read and discard what is left of the body (for a caller that has all it needs),
+        so that the connection can be reused. Gives up quietly after `grace` seconds."""
+        if self._done or self._closed:
+            return
+        try:
+            async with asyncio.timeout(grace):
+                async for _ in self._source:
+                    pass
+        except (TimeoutError, ModelAPIError):
+            pass  # not reusable; aclose() drops the socket
+
     async def aclose(self) -> None:
         """Drop the connection. Safe to call from another task while the body is being read:
         that reader then sees the body end quietly instead of an error."""
-        if self._closed:
-            return
         self._closed = True
-        transport = self._writer.transport
-        if self._done:
-            transport.close()
-        else:
-            transport.abort()  # skip flushing and TLS close_notify: an interrupt must be fast
-        try:
-            async with asyncio.timeout(1.0):
-                await self._writer.wait_closed()
-        except (OSError, TimeoutError):
-            pass
+        conn, self._conn = self._conn, None
+        if conn is not None and not self._release(conn):
+            # Aborting skips flushing and TLS close_notify: an interrupt must be fast.
+            await conn.close(abort=not self._done)
+
+    def _release(self, conn: Connection) -> bool:
+        """Back to the pool, if the response was read to its end and the server allows."""
+        if self._complete and self._pool is not None:
+            self._pool.put(conn)
+            return True
+        return False
 
     async def _body(self) -> AsyncIterator[bytes]:
         if self._done or self._closed:
@@ -148,12 +138,19 @@ class HTTPResponse:
         if "chunked" in encoding:
             source = self._chunked()
         elif length is not None and length.strip().isdigit():
-            source = self._sized(int(length))
+            source = self._whole(int(length))
         else:
             source = self._until_close()
         async for piece in source:
             yield piece
         self._done = True
+        if self._conn is not None and self._release(self._conn):
+            self._conn = None  # released at once: nothing says the owner will close us
+
+    async def _whole(self, length: int) -> AsyncIterator[bytes]:
+        async for piece in self._sized(length):
+            yield piece
+        self._complete = not self._closed  # _sized only ends early (quietly) after aclose()
 
     async def _sized(self, remaining: int) -> AsyncIterator[bytes]:
         while remaining > 0:
@@ -180,10 +177,12 @@ class HTTPResponse:
                 raise StreamCutError(f"Malformed chunked encoding: {line[:40]!r}") from None
             if size == 0:
                 # The body is complete; trailers are skipped, and a peer that closes before
-                # their final CRLF has still sent everything that matters.
+                # their final CRLF has still sent everything that matters (but the
+                # connection is reusable only if that CRLF arrived).
                 self._done = True
-                while (await self._line()).strip():
+                while (line := await self._line()).strip():
                     pass
+                self._complete = bool(line) and not self._closed
                 return
             async for piece in self._sized(size):
                 yield piece
@@ -201,7 +200,7 @@ class HTTPResponse:
         except TimeoutError:
             raise self._timed_out() from None
         except OSError as exc:
-            self._cut(f"connection lost ({_describe(exc)})")
+            self._cut(f"connection lost ({describe(exc)})")
             return b""
 
     async def _recv(self, n: int) -> bytes:
@@ -211,7 +210,7 @@ class HTTPResponse:
         except TimeoutError:
             raise self._timed_out() from None
         except OSError as exc:
-            self._cut(f"connection lost ({_describe(exc)})")
+            self._cut(f"connection lost ({describe(exc)})")
             return b""
 
     def _cut(self, why: str) -> None:
@@ -223,6 +222,10 @@ class HTTPResponse:
         return RetryableAPIError(f"Request timed out: no data from the API for {self._timeout:g}s")
 
 
+class _Unanswered(Exception):
+    """The connection failed before a single byte of the response arrived."""
+
+
 async def request(
     method: str,
     url: str,
@@ -231,33 +234,62 @@ async def request(
     *,
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
     read_timeout: float | None = None,
+    pool: ConnectionPool | None = None,
 ) -> HTTPResponse:
     """Send one request and return once the response head is in; the body streams later."""
     target = parse_url(url)
     timeout = default_read_timeout() if read_timeout is None else read_timeout
-    head = _encode_head(method, target, headers, body)
-    reader, writer = await _connect(target, connect_timeout)
+    data = _encode_head(method, target, headers, body, keep_alive=pool is not None) + body
+    conn = pool.take(target.key) if pool is not None else None
+    if conn is not None:
+        try:
+            return await _exchange(method, conn, data, timeout, pool)
+        except _Unanswered:
+            pass  # closed by the server while idle: nothing came back, so resend, unseen
+    conn = await open_connection(target.key, connect_timeout)
     try:
-        writer.write(head + body)
+        return await _exchange(method, conn, data, timeout, pool)
+    except _Unanswered as exc:
+        raise RetryableAPIError(f"Connection error: {exc}") from None
+
+
+async def _exchange(
+    method: str, conn: Connection, data: bytes, timeout: float, pool: ConnectionPool | None
+) -> HTTPResponse:
+    """Send a request and read the response head. `_Unanswered` if no response byte came:
+    on a reused connection that is a server closing it while idle, and resending is safe."""
+    answered = False
+    try:
+        conn.writer.write(data)
         async with asyncio.timeout(timeout):
-            await writer.drain()
-            head_in = await _read_head(reader)
+            await conn.writer.drain()
+            first = await conn.reader.read(1)
+            if not first:
+                raise _Unanswered("connection closed by the server")
+            answered = True
+            head = await _read_head(conn.reader, first)
     except BaseException as exc:
-        writer.transport.abort()
+        conn.abort()
         if isinstance(exc, TimeoutError):
             raise RetryableAPIError(f"Request timed out: no response within {timeout:g}s") from None
-        if isinstance(exc, _CONNECTION_ERRORS):
-            raise RetryableAPIError(f"Connection error: {_describe(exc)}") from None
+        if isinstance(exc, CONNECTION_ERRORS):
+            if not answered:
+                raise _Unanswered(describe(exc)) from None
+            raise RetryableAPIError(f"Connection error: {describe(exc)}") from None
         raise
-    has_body = method != "HEAD" and head_in[0] not in (204, 304)
-    return HTTPResponse(reader, writer, head_in, timeout, has_body=has_body)
+    has_body = method != "HEAD" and head.status not in (204, 304)
+    return HTTPResponse(conn, head, timeout, has_body=has_body, pool=pool)
 
 
-def _encode_head(method: str, url: URL, headers: Mapping[str, str], body: bytes) -> bytes:
+def _encode_head(
+    method: str, url: URL, headers: Mapping[str, str], body: bytes, *, keep_alive: bool
+) -> bytes:
     lines = [f"{method} {url.target} HTTP/1.1", f"host: {url.authority}"]
     lowered = {name.lower() for name in headers}
     if "content-length" not in lowered and (body or method in ("POST", "PUT", "PATCH")):
         lines.append(f"content-length: {len(body)}")
+    if "connection" not in lowered:
+        lines.append(f"connection: {'keep-alive' if keep_alive else 'close'}")
     for name, value in headers.items():
         if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
             raise ValueError(f"Header {name!r} contains a line break")
@@ -265,9 +297,10 @@ def _encode_head(method: str, url: URL, headers: Mapping[str, str], body: bytes)
     return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
 
 
-async def _read_head(reader: asyncio.StreamReader) -> tuple[int, str, dict[str, str]]:
+async def _read_head(reader: asyncio.StreamReader, first: bytes) -> Head:
     while True:
-        head = await reader.readuntil(b"\r\n\r\n")
+        head = first + await reader.readuntil(b"\r\n\r\n")
+        first = b""
         status_line, *header_lines = head.decode("latin-1").split("\r\n")
         version, _, rest = status_line.partition(" ")
         code, _, reason = rest.partition(" ")
@@ -282,53 +315,6 @@ async def _read_head(reader: asyncio.StreamReader) -> tuple[int, str, dict[str, 
             key = name.strip().lower()
             value = value.strip()
             headers[key] = f"{headers[key]}, {value}" if key in headers else value
-    return int(code), reason, headers
-
-
-async def _connect(
-    url: URL, connect_timeout: float
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    kwargs: dict[str, Any] = {"limit": _HEAD_LIMIT}
-    if url.scheme == "https":
-        kwargs.update(ssl=_ssl_context(), server_hostname=url.host)
-    where = f"{url.host}:{url.port}"
-    try:
-        async with asyncio.timeout(connect_timeout):
-            return await asyncio.open_connection(url.host, url.port, **kwargs)
-    except TimeoutError:
-        raise RetryableAPIError(f"Connection error: timed out connecting to {where}") from None
-    except _CONNECTION_ERRORS as exc:
-        raise RetryableAPIError(
-            f"Connection error: could not connect to {where} ({_describe(exc)})"
-        ) from None
-
-
-_SSL_CONTEXT: Any = None
-
-
-def _ssl_context() -> Any:
-    # Imported lazily: plain-http runs (the local fake server) never pay for TLS setup,
-    # and loading the CA bundle (~10 ms) happens once per process.
-    global _SSL_CONTEXT
-    if _SSL_CONTEXT is None:
-        import ssl
-
-        _SSL_CONTEXT = ssl.create_default_context()
-    return _SSL_CONTEXT
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, asyncio.IncompleteReadError):
-        return "connection closed by the server"
-    if isinstance(exc, asyncio.LimitOverrunError):
-        return "response head too large"
-    if isinstance(exc, OSError) and exc.errno and exc.errno > 0:
-        strerror = str(exc.strerror or "")
-        # asyncio words refusals as "Connect call failed ('127.0.0.1', 1)"; the errno's own
-        # text ("Connection refused") says more. SSL errors keep their message.
-        if not strerror or strerror.startswith("Connect call failed"):
-            return os.strerror(exc.errno)
-        return strerror
-    if isinstance(exc, OSError) and exc.strerror:
-        return str(exc.strerror)  # e.g. getaddrinfo's "Name or service not known"
-    return str(exc) or type(exc).__name__
+    tokens = {t.strip().lower() for t in headers.get("connection", "").split(",")}
+    keep_alive = "close" not in tokens and (version == "HTTP/1.1" or "keep-alive" in tokens)
+    return Head(int(code), reason, headers, keep_alive)

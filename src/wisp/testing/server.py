@@ -7,9 +7,11 @@
 Above: a test (or `python -m wisp.testing.server`) scripts replies and inspects requests.
 Below: `http.server.ThreadingHTTPServer` on a daemon thread, one thread per connection.
 Streams use `Transfer-Encoding: chunked` with one chunk per SSE event, written as soon as
-it is ready, as the real API does. It answers what the reference CLI was seen to call:
-`POST /v1/messages`, `POST /v1/messages/count_tokens`, `HEAD /`, `HEAD /api/hello`, and
-200 `{}` for anything else. Requests are not validated (`role: "system"` messages pass).
+it is ready, as the real API does. Connections are kept alive between requests (HTTP/1.1),
+except after a cut reply; each request records which connection it came on. It answers
+what the reference CLI was seen to call: `POST /v1/messages`, `POST
+/v1/messages/count_tokens`, `HEAD /`, `HEAD /api/hello`, and 200 `{}` for anything else.
+Requests are not validated (`role: "system"` messages pass).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import sys
 import threading
 import traceback
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -40,6 +42,10 @@ class RecordedRequest:
     path: str  # with the query string
     headers: dict[str, str]  # lower-cased names
     body: JSON | None  # None when the body is empty or not JSON
+    # Which TCP connection carried it: numbered from 1 in accept order, and the client's
+    # port. Equal numbers mean a kept-alive connection was reused. Not part of equality.
+    connection: int = field(default=0, compare=False)
+    client_port: int = field(default=0, compare=False)
 
 
 class ScriptedServer:
@@ -59,6 +65,7 @@ class ScriptedServer:
         self._replies: deque[Reply] = deque(replies)
         self._requests: list[RecordedRequest] = []
         self._connections: set[socket.socket] = set()
+        self._accepted = 0
         self._stopping = threading.Event()
         self._httpd = _HTTPServer((host, port), _Handler, self)
         # A short poll interval keeps close() fast; serve_forever only checks it between polls.
@@ -94,17 +101,28 @@ class ScriptedServer:
                 raise TimeoutError(f"expected {n} requests, got {len(self._requests)}")
             return list(self._requests)
 
+    @property
+    def connections_accepted(self) -> int:
+        """How many TCP connections clients opened so far."""
+        with self._cond:
+            return self._accepted
+
+    def drop_connections(self) -> None:
+        """Close every client connection now, as a server closing idle keep-alive
+        connections does (a response in progress is cut). New connections are served."""
+        with self._cond:
+            connections = list(self._connections)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
     def close(self) -> None:
         if self._stopping.is_set():
             return
         self._stopping.set()  # wakes handlers sleeping inside slow replies
         self._httpd.shutdown()
         self._httpd.server_close()
-        with self._cond:
-            connections = list(self._connections)
-        for conn in connections:  # idle keep-alive connections would park their threads
-            with contextlib.suppress(OSError):
-                conn.shutdown(socket.SHUT_RDWR)
+        self.drop_connections()  # idle keep-alive connections would park their threads
         self._thread.join()
 
     def __enter__(self) -> ScriptedServer:
@@ -129,12 +147,15 @@ class ScriptedServer:
                 return self._replies.popleft()
         return self.default or _EXHAUSTED
 
-    def _track(self, conn: socket.socket, add: bool) -> None:
+    def _track(self, conn: socket.socket, add: bool) -> int:
+        """Start or stop tracking a connection; returns its number when it starts."""
         with self._cond:
             if add:
                 self._connections.add(conn)
+                self._accepted += 1
             else:
                 self._connections.discard(conn)
+            return self._accepted
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -158,7 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
-        self.server.scripted._track(self.connection, add=True)
+        self.number = self.server.scripted._track(self.connection, add=True)
 
     def finish(self) -> None:
         self.server.scripted._track(self.connection, add=False)
@@ -172,7 +193,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         headers = {name.lower(): value for name, value in self.headers.items()}
-        self.server.scripted._record(RecordedRequest(self.command, self.path, headers, body))
+        port = int(self.client_address[1])
+        recorded = RecordedRequest(self.command, self.path, headers, body, self.number, port)
+        self.server.scripted._record(recorded)
         # Suffix match: a base URL with a gateway prefix (/proxy/v1/messages) works too.
         route = self.path.partition("?")[0].rstrip("/")
         try:
