@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.frame_check import check_frame
 from wisp.testing import ScriptedServer
 
 JSON = dict[str, Any]
@@ -76,7 +77,9 @@ class Runner:
         frames = []
         for line in proc.stdout.splitlines():
             if line.startswith("{"):
-                frames.append(json.loads(line))
+                frame = json.loads(line)
+                check_frame(frame)
+                frames.append(frame)
         return WispRun(proc.returncode, proc.stdout, proc.stderr, frames)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Runner, wisp_command
+from tests.frame_check import check_frame
 
 JSON = dict[str, Any]
 DUPLEX_ARGS = ("--output-format", "stream-json", "--verbose", "--input-format", "stream-json")
@@ -40,6 +41,7 @@ class Duplex:
         self.frames: list[JSON] = []
         self.raw_lines: list[str] = []
         self.stderr = ""
+        self.schema_errors: list[str] = []
         self._cond = threading.Condition()
         self._eof = False
         self._out = threading.Thread(target=self._read_stdout, daemon=True)
@@ -57,7 +59,12 @@ class Duplex:
             with self._cond:
                 self.raw_lines.append(line)
                 if line.startswith("{"):
-                    self.frames.append(json.loads(line))  # a bad line fails the test here
+                    frame = json.loads(line)  # a bad line fails the test here
+                    try:
+                        check_frame(frame)
+                    except AssertionError as exc:  # raised in the test thread by kill()
+                        self.schema_errors.append(str(exc))
+                    self.frames.append(frame)
                 self._cond.notify_all()
         with self._cond:
             self._eof = True
@@ -202,9 +209,11 @@ class Duplex:
         return code
 
     def kill(self) -> None:
+        """Teardown: stop the process, then fail the test if any frame broke the schema."""
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(10)
+        assert not self.schema_errors, self.schema_errors[0]
 
 
 def matches(frame: JSON, kind: str, subtype: str | None = None, **fields: Any) -> bool:

@@ -132,24 +132,7 @@ class TurnRunner:
         )
 
     def _error_result(self, message: str, started: float) -> JSON:
-        """A result for a turn the loop could not finish, with the fields both SDKs need."""
-        session = self.server.session
-        frame: JSON = {
-            "type": "result",
-            "subtype": "error_during_execution",
-            "is_error": True,
-            "duration_ms": round((time.monotonic() - started) * 1000),
-            "duration_api_ms": 0,
-            "num_turns": 0,
-            "session_id": session.session_id,
-            "stop_reason": None,
-            "total_cost_usd": session.usage.cost_usd,
-            "usage": {},
-            "permission_denials": [],
-            "terminal_reason": "error",
-            "errors": [message],
-            "uuid": frames.new_uuid(),
-            "result_index": session.result_count,
-        }
-        session.result_count += 1
-        return frame
+        """A result for a turn the loop could not finish, built like every other result."""
+        from wisp.engine.outcome import Failed, RunState, result_frame
+
+        return result_frame(self.server.ctx, RunState(started=started), Failed(message))

@@ -56,7 +56,15 @@ class HookStopped:
     reason: str
 
 
-Outcome = Success | ApiFailed | LimitHit | Aborted | StructuredRetriesExhausted | HookStopped
+@dataclass(frozen=True)
+class Failed:
+    """The turn could not run at all (e.g. a required MCP tool is missing)."""
+
+    message: str
+
+
+Outcome = (Success | ApiFailed | LimitHit | Aborted | StructuredRetriesExhausted | HookStopped
+           | Failed)
 
 
 def api_error_text(error: ModelAPIError) -> str:
@@ -81,6 +89,8 @@ def _ending(outcome: Outcome) -> tuple[str, str, list[str]]:  # noqa: PLR0911 (o
         case Aborted(phase=phase):
             reason = "aborted_tools" if phase == "tools" else "aborted_streaming"
             return "error_during_execution", reason, ["Interrupted by user"]
+        case Failed(message=message):
+            return "error_during_execution", "error", [message]
         case HookStopped(reason=reason):
             return "error_during_execution", "hook_stopped", [reason]
         case StructuredRetriesExhausted(attempts=n):
