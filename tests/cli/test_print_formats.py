@@ -108,3 +108,25 @@ def test_version_is_printed():
     proc = subprocess.run([sys.executable, "-m", "wisp", "--version"], capture_output=True,
                           text=True, check=True)
     assert "wisp" in proc.stdout
+
+
+def test_thinking_blocks_stream_as_their_own_assistant_frames(wisp, server):
+    server.script(reply.thinking("let me think", "the answer", signature="sig-1"))
+    run = wisp("-p", "x", "--output-format", "stream-json", "--verbose")
+    assert run.returncode == 0
+    blocks = [f["message"]["content"] for f in run.of_type("assistant")]
+    assert blocks == [[{"type": "thinking", "thinking": "let me think", "signature": "sig-1"}],
+                      [{"type": "text", "text": "the answer"}]]
+    ids = {f["message"]["id"] for f in run.of_type("assistant")}
+    assert len(ids) == 1  # one API message, one frame per block
+    assert run.result["result"] == "the answer"
+
+
+def test_a_thinking_history_is_sent_back_with_its_signature(wisp, server):
+    server.script(reply.message([{"type": "thinking", "thinking": "plan", "signature": "sig-2"},
+                                 {"type": "tool_use", "id": "toolu_1", "name": "Bash",
+                                  "input": {"command": "echo hi"}}], stop_reason="tool_use"),
+                  reply.text("done"))
+    assert wisp("-p", "x").returncode == 0
+    sent = server.requests[1].body["messages"][1]["content"]
+    assert sent[0] == {"type": "thinking", "thinking": "plan", "signature": "sig-2"}
