@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 from tests.tools.conftest import Caller
-from wisp.tools._globmatch import GlobMatcher, expand_braces
+from wisp.globmatch import GlobMatcher, expand_braces
 from wisp.tools.glob import Glob
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from wisp.globmatch import GlobMatcher
+
 PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep", "NotebookEdit", "MultiEdit"})
 EDIT_TOOLS = frozenset({"Write", "Edit", "NotebookEdit", "MultiEdit"})
 
@@ -60,30 +62,13 @@ def rule_path_pattern(content: str, cwd: Path) -> str:
 
 
 @lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            if pattern.startswith("/", i):
-                i += 1
-                out.append("/?")
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out))
+def _matcher(pattern: str) -> GlobMatcher:
+    return GlobMatcher(pattern)
 
 
 def path_matches(pattern: str, path: str) -> bool:
     """`**` crosses directories, `*` does not; a directory pattern covers what is below it."""
-    if _glob_regex(pattern).fullmatch(path):
+    if _matcher(pattern).match(path):
         return True
     base = pattern.rstrip("/")
     return "*" not in base and (path == base or path.startswith(base + "/"))

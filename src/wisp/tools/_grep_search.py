@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from wisp.globmatch import GlobMatcher
 from wisp.tools._bash_exec import run_supervised
 from wisp.tools._fs import BINARY_SNIFF_BYTES, PRUNED_DIRS, looks_binary, pruned
-from wisp.tools._globmatch import GlobMatcher
 from wisp.tools._output import CappedText
 from wisp.tools.processes import ProcessRegistry
 

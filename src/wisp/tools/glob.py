@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
+from wisp.globmatch import GlobMatcher
 from wisp.tools._fs import pruned, resolve_path
-from wisp.tools._globmatch import GlobMatcher
 from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
 
 MAX_RESULTS = 100
