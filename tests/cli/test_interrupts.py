@@ -71,3 +71,27 @@ def test_sigterm_during_a_tool_kills_its_process_group(wisp, server, tmp_path):
     assert result["subtype"] == "error_during_execution"
     assert wait_for(lambda: not pid_alive(grandchild), timeout=5)
     assert os.path.exists(pidfile)
+
+
+def test_background_jobs_a_tool_detached_end_when_wisp_exits(wisp, server, tmp_path):
+    pidfile = tmp_path / "bg.pid"
+    command = f"nohup sleep 300 > /dev/null 2>&1 & echo $! > {pidfile}"
+    server.script(reply.tool_use("Bash", {"command": command}), reply.text("started it"))
+    run = wisp("-p", "x", "--permission-mode", "bypassPermissions", env={"IS_SANDBOX": "1"})
+    assert run.returncode == 0, run.stderr
+    background = int(pidfile.read_text())
+    assert wait_for(lambda: not pid_alive(background), timeout=5)
+
+
+def test_duplex_exit_ends_detached_background_jobs(wisp, server, tmp_path):
+    pidfile = tmp_path / "bg2.pid"
+    command = f"setsid sleep 300 > /dev/null 2>&1 & echo $! > {pidfile}"
+    server.script(reply.tool_use("Bash", {"command": command}), reply.text("ok"))
+    frame = {"type": "user", "message": {"role": "user", "content": "go"},
+             "parent_tool_use_id": None, "session_id": ""}
+    run = wisp("--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+               "--permission-mode", "bypassPermissions", input=json.dumps(frame) + "\n",
+               env={"IS_SANDBOX": "1"})
+    assert run.returncode == 0, run.stderr
+    background = int(pidfile.read_text())
+    assert wait_for(lambda: not pid_alive(background), timeout=5)

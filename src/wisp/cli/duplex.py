@@ -37,9 +37,9 @@ def run_duplex(opts: Options) -> int:
     sys.stdout.flush()
     # The stdin thread may still be blocked in read(); leave without joining it, and take
     # down any process group a tool left behind.
-    from wisp.tools.processes import GLOBAL_PROCESSES
+    from wisp.tools.reaper import end_all_processes
 
-    GLOBAL_PROCESSES.kill_all()
+    end_all_processes()
     os._exit(code)
 
 
@@ -48,7 +48,7 @@ async def _serve(opts: Options, settings: Settings, early: EarlyStart) -> int:
     import signal
 
     from wisp.duplex.server import DuplexServer
-    from wisp.tools.processes import GLOBAL_PROCESSES
+    from wisp.tools.reaper import end_all_processes
 
     server = DuplexServer(opts, dict(os.environ), settings)
     loop = asyncio.get_running_loop()
@@ -58,7 +58,7 @@ async def _serve(opts: Options, settings: Settings, early: EarlyStart) -> int:
 
     def on_term() -> None:
         # The SDKs send SIGTERM when they are done with us: stop tools and leave quietly.
-        GLOBAL_PROCESSES.kill_all()
+        end_all_processes()
         sys.stdout.flush()
         os._exit(143)
 

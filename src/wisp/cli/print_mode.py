@@ -14,6 +14,7 @@ from typing import Any
 from wisp.cli.main import end_startup
 from wisp.cli.options import Options
 from wisp.errors import UsageError
+from wisp.tools.reaper import end_all_processes
 from wisp.wire import frames
 from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
 
@@ -109,6 +110,7 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
     result = await task
     await session_end(ctx, "other")
     _finish(opts, early.sink, result)
+    end_all_processes()  # what tools left running in the background ends with wisp
     return 1 if result["is_error"] else 0
 
 
@@ -125,6 +127,7 @@ def _install_interrupt(task: Any, session: Any) -> None:
         session.abort.set()
         session.processes.kill_all()
         if hits["n"] > 1:
+            end_all_processes()
             os._exit(130)
         task.cancel()
 

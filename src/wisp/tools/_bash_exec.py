@@ -21,6 +21,7 @@ from typing import IO, Any, Literal
 
 from wisp.tools._output import CappedText
 from wisp.tools.processes import ProcessRegistry, kill_group
+from wisp.tools.reaper import become_subreaper
 
 # After the command exits, how long we keep reading pipes that a background grandchild
 # may still hold open before killing the group.
@@ -141,6 +142,7 @@ def spawn(
     argv: Sequence[str], cwd: Path | None, env: dict[str, str] | None
 ) -> subprocess.Popen[bytes]:
     """Start `argv` in a new session with piped output. Raises OSError on failure."""
+    become_subreaper()  # anything it leaves running in the background stays ours to end
     return subprocess.Popen(
         list(argv),
         stdin=subprocess.DEVNULL,
