@@ -137,3 +137,25 @@ def test_a_claude_code_transcript_forks(wisp, server, examples):
     assert run.returncode == 0, run.stderr
     copied = lines(transcript(wisp, SID))
     assert [e["type"] for e in copied] == ["user", "assistant", "user", "assistant"]
+
+
+def test_a_transcript_in_claude_codes_layout_resumes(wisp, server):
+    """The same shapes as Claude Code's own files (see claude_code_format), so this runs in
+    CI too, where the reference's captures are not available."""
+    from tests.sessions.claude_code_format import tool_session
+
+    sid = "5a1d0c2e-1111-4222-8333-944455556666"
+    path = project_dir(wisp) / f"{sid}.jsonl"
+    tool_session(sid, str(wisp.cwd), path)
+    before = path.read_bytes()
+    server.script(reply.text("ok"))
+    run = wisp("-p", "third prompt", "--output-format", "json", "--resume", sid)
+    assert run.returncode == 0, run.stderr
+    sent = messages(server.requests[-1])
+    assert [m["role"] for m in sent] == ["user", "assistant", "user", "assistant", "user",
+                                         "assistant", "user"]
+    assert sent[1]["content"][0]["name"] == "Bash"
+    assert sent[2]["content"][0]["tool_use_id"] == "toolu_cc_1"
+    assert texts(sent[4]["content"]) == ["second prompt"]
+    assert texts(sent[6]["content"]) == ["third prompt"]
+    assert path.read_bytes().startswith(before)
