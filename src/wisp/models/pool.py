@@ -20,6 +20,7 @@ import time
 from typing import Any, NamedTuple
 
 from wisp.errors import RetryableAPIError
+from wisp.models.proxy import proxy_for, tunnel
 
 Key = tuple[str, str, int]  # (scheme, host, port)
 
@@ -201,9 +202,14 @@ async def open_connection(key: Key, connect_timeout: float) -> Connection:
     if scheme == "https":
         kwargs.update(ssl=_ssl_context(), server_hostname=host)
     where = f"{host}:{port}"
+    proxy = proxy_for(scheme, host, os.environ)
     try:
         async with asyncio.timeout(connect_timeout):
-            reader, writer = await asyncio.open_connection(host, port, **kwargs)
+            if proxy is not None:
+                reader, writer = await tunnel(proxy, host, port, ssl=kwargs.get("ssl"),
+                                              limit=_HEAD_LIMIT)
+            else:
+                reader, writer = await asyncio.open_connection(host, port, **kwargs)
     except TimeoutError:
         raise RetryableAPIError(f"Connection error: timed out connecting to {where}") from None
     except CONNECTION_ERRORS as exc:
