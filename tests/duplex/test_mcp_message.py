@@ -143,9 +143,11 @@ def test_toggle_removes_and_restores_the_tools(duplex, server):
     assert "mcp__calc__add" in [t["name"] for t in second]
 
 
-def test_a_non_sdk_server_is_listed_as_failed(duplex):
+def test_a_stdio_server_that_cannot_start_is_listed_as_failed(duplex):
+    """Stdio servers proper are tested in tests/mcp."""
     config = json.dumps({"mcpServers": {"files": {"command": "some-mcp-server"}}})
     proc = duplex("--mcp-config", config)
     status = proc.call("mcp_status")["response"]["mcpServers"]
     assert status[0]["name"] == "files" and status[0]["status"] == "failed"
+    assert "could not start some-mcp-server" in status[0]["error"]
     assert proc.finish() == 0

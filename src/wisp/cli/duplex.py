@@ -64,4 +64,9 @@ async def _serve(opts: Options, settings: Settings, early: EarlyStart) -> int:
 
     loop.add_signal_handler(signal.SIGTERM, on_term)
     loop.add_signal_handler(signal.SIGINT, server.interrupt)
-    return await server.serve(early)
+    try:
+        return await server.serve(early)
+    finally:
+        # MCP servers get the polite close (stdin EOF); run_duplex's end_all_processes()
+        # kills whatever did not take it.
+        await server.mcp.close()

@@ -1,7 +1,10 @@
 """`wisp -p`: run one prompt headless and print text, one JSON result, or NDJSON frames.
 
 The `system/init` frame goes out before the model provider is even constructed, so a
-client sees life from wisp as early as possible.
+client sees life from wisp as early as possible. With `--mcp-config` it waits until the
+servers have connected instead (as Claude Code does): init then lists their tools and
+each server's real status, and the first model request, which needs those tools, could
+not have gone out sooner anyway.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wisp.cli.main import end_startup
 from wisp.cli.options import Options
@@ -17,6 +20,10 @@ from wisp.errors import UsageError
 from wisp.tools.reaper import end_all_processes
 from wisp.wire import frames
 from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
+
+if TYPE_CHECKING:
+    from wisp.engine.context import RunContext
+    from wisp.mcp.hub import McpHub
 
 JSON = dict[str, Any]
 
@@ -56,7 +63,10 @@ def run_print(opts: Options) -> int:
         return 1
     import asyncio
 
-    return asyncio.run(_run(opts, prompt, early))
+    try:
+        return asyncio.run(_run(opts, prompt, early))
+    finally:
+        end_all_processes()  # tools' leftovers and MCP servers, however the run ended
 
 
 class EarlyStart:
@@ -82,9 +92,22 @@ class EarlyStart:
         self.mode = effective_mode(opts, self.settings)
         self.sink: FrameSink = (NDJSONWriter() if opts.output_format == "stream-json"
                                 else CollectingSink())
-        self.sink.write(frames.init(
+        self.mcp_entries: dict[str, JSON] = {}
+        if opts.mcp_config:
+            from wisp.mcp.config import parse_mcp_configs
+
+            self.mcp_entries = parse_mcp_configs(opts.mcp_config)  # bad JSON: before any frame
+        self.init_fields: JSON = dict(
             session_id=self.start.session_id, cwd=str(opts.cwd), tools=offered_tool_names(opts),
-            model=self.model, permission_mode=self.mode, api_key_source=api_key_source(env)))
+            model=self.model, permission_mode=self.mode, api_key_source=api_key_source(env))
+        if not self.mcp_entries:
+            self.write_init()
+
+    def write_init(self, mcp_tools: list[str] | None = None,
+                   mcp_servers: list[JSON] | None = None) -> None:
+        fields = self.init_fields
+        tools = [*fields["tools"], *(mcp_tools or [])]
+        self.sink.write(frames.init(**{**fields, "tools": tools}, mcp_servers=mcp_servers))
 
 
 def _start(opts: Options) -> EarlyStart:
@@ -100,39 +123,58 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
 
     session = new_session(opts, os.environ, early.settings, start=early.start)
     ctx, tool_state = build_run(opts, session, early.sink, settings=early.settings)
+    interrupts = _install_interrupt(session)
+    hub = await _connect_mcp(opts, ctx, early) if early.mcp_entries else None
     end_startup()  # main() disabled collection while importing
 
     resumed = opts.resume is not None or opts.continue_session
     await session_start(ctx, "resume" if resumed else "startup")
     loop = AgentLoop(ctx, tool_state)
-    task = asyncio.ensure_future(loop.run(prompt))
-    _install_interrupt(task, session)
+    task = interrupts["task"] = asyncio.ensure_future(loop.run(prompt))
     result = await task
     await session_end(ctx, "other")
     _finish(opts, early.sink, result)
-    end_all_processes()  # what tools left running in the background ends with wisp
+    if hub is not None:
+        await hub.close()  # politely (stdin EOF) first; run_print's end_all_processes()
+        # then ends whatever is left, and what tools left running in the background
     return 1 if result["is_error"] else 0
 
 
-def _install_interrupt(task: Any, session: Any) -> None:
+async def _connect_mcp(opts: Options, ctx: RunContext, early: EarlyStart) -> McpHub:
+    """Connects every configured server (all at once), offers their tools, and only then
+    writes `system/init` (see module doc)."""
+    from wisp.mcp.hub import McpHub
+
+    hub = McpHub(None, cwd=opts.cwd)
+    hub.add_configured(early.mcp_entries)
+    await hub.connect_pending()
+    tools = hub.tools(ctx.config.disabled_tools)
+    ctx.config.tools.update({tool.name: tool for tool in tools})
+    early.write_init([tool.name for tool in tools], hub.init_entries())
+    return hub
+
+
+def _install_interrupt(session: Any) -> dict[str, Any]:
     """SIGINT/SIGTERM: kill every tool's process group and end the run with a result.
-    A second signal exits at once."""
+    A second signal, or one before the run has started (MCP servers connecting), exits
+    at once. Returns the slot where the run's task goes."""
     import asyncio
 
     loop = asyncio.get_running_loop()
-    hits = {"n": 0}
+    state: dict[str, Any] = {"task": None, "hits": 0}
 
     def on_signal() -> None:
-        hits["n"] += 1
+        state["hits"] += 1
         session.abort.set()
         session.processes.kill_all()
-        if hits["n"] > 1:
+        if state["hits"] > 1 or state["task"] is None:
             end_all_processes()
             os._exit(130)
-        task.cancel()
+        state["task"].cancel()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
+    return state
 
 
 def _finish(opts: Options, sink: FrameSink, result: JSON) -> None:

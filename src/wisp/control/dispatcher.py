@@ -98,6 +98,13 @@ class Dispatcher:
             if not future.done():
                 future.set_exception(RequestFailed("stdin closed before the host answered"))
 
+    async def drain(self) -> None:
+        """EOF: handlers still running (an `mcp_status` waiting for servers to start) finish,
+        so a client that wrote its requests and closed stdin still gets its answers. Each is
+        bounded: what they wait on from the host failed in `close()`."""
+        if self._inbound:
+            await asyncio.wait(list(self._inbound.values()))
+
     # Inbound -----------------------------------------------------------------------------
 
     def receive(self, frame: JSON) -> None:

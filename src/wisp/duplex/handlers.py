@@ -17,7 +17,7 @@ from wisp import PROTOCOL_VERSION, __version__
 from wisp.cli.options import PERMISSION_MODES
 from wisp.control.dispatcher import ControlError
 from wisp.duplex.initialize import apply_initialize, initialize_response
-from wisp.mcp.sdk_bridge import SdkMcpServer
+from wisp.mcp.client import McpServer
 from wisp.models import catalog
 from wisp.wire import frames
 
@@ -107,18 +107,21 @@ class Handlers:
         )
 
     async def mcp_status(self, request: JSON) -> JSON:
+        await self.server.mcp.settle()  # servers still starting: answer with their outcome
         return {"mcpServers": self.server.mcp.status()}
 
     async def mcp_reconnect(self, request: JSON) -> JSON:
         found = self._mcp_server(request)
-        found.status, found.error = "pending", None
-        await self.server.connect_mcp()
+        await self.server.mcp.reconnect(found)
         self.server.refresh_tools()
+        _raise_if_failed(found)  # the SDKs document an error when reconnecting fails
         return {}
 
     async def mcp_toggle(self, request: JSON) -> JSON:
-        self._mcp_server(request).enabled = bool(request.get("enabled", True))
+        found = self._mcp_server(request)
+        await self.server.mcp.set_enabled(found, bool(request.get("enabled", True)))
         self.server.refresh_tools()
+        _raise_if_failed(found)
         return {}
 
     async def stop_task(self, request: JSON) -> JSON:
@@ -154,12 +157,17 @@ class Handlers:
         self.server.title = str(title) if title is not None else None
         return {"title": self.server.title}
 
-    def _mcp_server(self, request: JSON) -> SdkMcpServer:
+    def _mcp_server(self, request: JSON) -> McpServer:
         name = request.get("serverName") or request.get("server_name")
         found = self.server.mcp.get(str(name))
         if found is None:
             raise ControlError(f"MCP server not found: {name}", "not_found")
         return found
+
+
+def _raise_if_failed(server: McpServer) -> None:
+    if server.enabled and server.status == "failed":
+        raise ControlError(f"Failed to connect to MCP server {server.name}: {server.error}")
 
 
 def server_settings(server: DuplexServer) -> JSON:

@@ -28,7 +28,7 @@ def applied_flags(request: JSON) -> JSON:
     if "disallowedTools" in request:
         flags["disallowed_tools_applied"] = isinstance(request["disallowedTools"], list)
     if "mcpServers" in request:
-        flags["mcp_servers_applied"] = False  # only SDK-hosted servers are supported
+        flags["mcp_servers_applied"] = isinstance(request["mcpServers"], dict)
     return flags
 
 

@@ -54,6 +54,14 @@ def _sdk_mcp_servers(server: DuplexServer, request: JSON) -> bool:
     return True
 
 
+def _mcp_servers(server: DuplexServer, request: JSON) -> None:
+    """TypeScript's `mcpServers` delivered in initialize rather than `--mcp-config`."""
+    entries = request.get("mcpServers")
+    if isinstance(entries, dict):
+        server.mcp.add_configured({str(k): v for k, v in entries.items() if isinstance(v, dict)})
+        server.start_mcp()
+
+
 async def apply_initialize(server: DuplexServer, request: JSON) -> JSON:
     matchers = callback_matchers(request.get("hooks"))
     if server.ctx.hooks is not None and matchers:
@@ -70,6 +78,7 @@ async def apply_initialize(server: DuplexServer, request: JSON) -> JSON:
             raise ControlError(f"Invalid jsonSchema: {problem}", "invalid_schema")
         enable_structured_output(server.ctx.config, schema)
     _system_prompt(server, request)
+    _mcp_servers(server, request)
     if _sdk_mcp_servers(server, request):
         await server.connect_mcp()
     if isinstance(request.get("title"), str):

@@ -47,7 +47,7 @@ class DuplexServer:
     def __init__(
         self, opts: Options, env: dict[str, str], settings: Settings | None = None
     ) -> None:
-        from wisp.duplex.mcp_config import parse_mcp_configs
+        from wisp.mcp.config import parse_mcp_configs
 
         self.opts = opts
         self.env = env
@@ -70,8 +70,10 @@ class DuplexServer:
         self.prompts = PromptQueue()
         self.ready = asyncio.Event()  # set once no initialize is being processed
         self.ready.set()
-        self.mcp = McpHub(self.mcp_send)
+        self.mcp = McpHub(self.mcp_send, cwd=opts.cwd)
         self.mcp.add_configured(parse_mcp_configs(opts.mcp_config))
+        self.mcp.on_tools_changed = self.refresh_tools
+        self._mcp_starts: set[asyncio.Task[None]] = set()  # held: the loop's refs are weak
         self.turns = TurnRunner(self)
         self.agents: dict[str, JSON] = {}
         self.title: str | None = None
@@ -87,6 +89,7 @@ class DuplexServer:
 
         early = early or EarlyStart()
         register_handlers(self)
+        self.start_mcp()
         if early.initialize is not None:
             self._apply_answered(early.initialize)
         reader = StdinReader(
@@ -105,6 +108,7 @@ class DuplexServer:
             self.dispatcher.close()
             self.prompts.close()
             await worker
+            await self.dispatcher.drain()
         else:
             reading.cancel()  # the worker stopped on a fatal error
         keepalive.cancel()
@@ -183,13 +187,21 @@ class DuplexServer:
             self.state.set("idle")
         return receipt
 
-    async def connect_mcp(self) -> None:
-        if await self.mcp.connect_pending():
+    def start_mcp(self) -> None:
+        """Starts the servers wisp runs itself in the background: the first turn (or
+        `mcp_status`) waits for them, nothing before it does."""
+        if self.mcp.has_pending(local_only=True):
+            task = asyncio.ensure_future(self.connect_mcp(local_only=True))
+            self._mcp_starts.add(task)
+            task.add_done_callback(self._mcp_starts.discard)
+
+    async def connect_mcp(self, local_only: bool = False) -> None:
+        if await self.mcp.connect_pending(local_only):
             self.refresh_tools()
 
     def refresh_tools(self) -> None:
         tools = dict(self.base_tools)
-        tools.update({t.name: t for t in self.mcp.tools()})
+        tools.update({t.name: t for t in self.mcp.tools(self.ctx.config.disabled_tools)})
         self.ctx.config.tools = tools
 
     async def mcp_send(self, server: str, message: JSON) -> JSON:

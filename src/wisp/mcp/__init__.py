@@ -1,1 +1,2 @@
-"""MCP: servers hosted inside the SDK process, reached over the control channel."""
+"""MCP: servers wisp starts itself (stdio) and servers hosted inside the SDK process
+(reached over the control channel), behind one client protocol (`client.McpServer`)."""

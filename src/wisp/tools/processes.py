@@ -38,3 +38,6 @@ def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
 
 # One registry for the whole process: the CLI's signal handlers and atexit hook kill these.
 GLOBAL_PROCESSES = ProcessRegistry()
+# Long-lived services (stdio MCP servers): they outlive an interrupt, which kills only
+# GLOBAL_PROCESSES, but not wisp: `end_all_processes` kills both.
+SERVICE_PROCESSES = ProcessRegistry()

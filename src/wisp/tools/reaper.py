@@ -75,8 +75,10 @@ def kill_descendants(rounds: int = 5) -> int:
 
 
 def end_all_processes() -> None:
-    """At exit: every tracked tool group, then every leftover child (see module doc)."""
-    from wisp.tools.processes import GLOBAL_PROCESSES
+    """At exit: every tracked tool group and service (MCP server), then every leftover
+    child (see module doc)."""
+    from wisp.tools.processes import GLOBAL_PROCESSES, SERVICE_PROCESSES
 
     GLOBAL_PROCESSES.kill_all()
+    SERVICE_PROCESSES.kill_all()
     kill_descendants()

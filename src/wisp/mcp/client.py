@@ -1,0 +1,224 @@
+"""The MCP client protocol, independent of how messages travel.
+
+Above: the hub (or print mode), which connects servers and offers their tools. Below: a
+transport subclass, which moves one JSON-RPC message at a time: `SdkMcpServer` over the
+SDK's control channel (`mcp_message`), `StdioMcpServer` over a child process's pipes.
+Here: the handshake (initialize → notifications/initialized → tools/list), status for
+`mcp_status` and `system/init`, and each server tool as a wisp tool `mcp__<server>__<tool>`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from wisp import __version__
+from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
+
+JSON = dict[str, Any]
+PROTOCOL = "2025-06-18"
+# A server that pages its tool list forever must not hang the handshake.
+_MAX_LIST_PAGES = 50
+# The Messages API takes tool names of [a-zA-Z0-9_-] only; Claude Code maps the rest to _.
+_NOT_IN_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+class McpError(Exception):
+    pass
+
+
+class McpServer:
+    """One configured server as wisp sees it. Subclasses implement `exchange` (send a
+    request, return the JSON-RPC response) and `send_notification`; `open`/`close`
+    bracket a connection where the transport has one."""
+
+    # Only the SDK bridge has no timeouts of its own; stdio servers set theirs from env.
+    startup_timeout: float | None = None
+    tool_timeout: float | None = None
+
+    def __init__(self, name: str, source: str) -> None:
+        self.name = name
+        self.source = source
+        self.status = "pending"
+        self.error: str | None = None
+        self.server_info: JSON | None = None
+        self.tools: list[JSON] = []
+        self.enabled = True
+        # Called when the server's tool list changed after the handshake.
+        self.on_tools_changed: Callable[[], None] | None = None
+        self._ids = itertools.count(1)
+        self._tasks: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak refs
+
+    # Transport -------------------------------------------------------------------------
+
+    async def exchange(self, message: JSON, timeout: float | None) -> JSON:
+        raise NotImplementedError
+
+    async def send_notification(self, message: JSON) -> None:
+        raise NotImplementedError
+
+    async def open(self) -> None:
+        """Starts the transport (a process, say). Raises McpError when it can't."""
+
+    async def close(self) -> None:
+        """Ends the transport; a no-op when there is none or it has ended."""
+
+    def config_entry(self) -> JSON:
+        return {"type": self.source}
+
+    # Protocol --------------------------------------------------------------------------
+
+    async def rpc(self, method: str, params: JSON | None = None,
+                  timeout: float | None = None) -> JSON:
+        message: JSON = {"jsonrpc": "2.0", "id": next(self._ids), "method": method}
+        if params is not None:
+            message["params"] = params
+        response = await self.exchange(message, timeout)
+        if "error" in response:
+            error = response["error"]
+            raise McpError(error.get("message") if isinstance(error, dict) else str(error))
+        result = response.get("result")
+        return result if isinstance(result, dict) else {}
+
+    async def connect(self) -> None:
+        """pending → connected or failed. A broken server is reported, never fatal."""
+        try:
+            await self.open()
+            await self.handshake()
+            self.status = "connected"
+        except Exception as exc:
+            self.status, self.error = "failed", str(exc) or type(exc).__name__
+            await self.close()
+
+    async def handshake(self) -> None:
+        init = await self.rpc(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "wisp", "version": __version__},
+            },
+            self.startup_timeout,
+        )
+        info = init.get("serverInfo")
+        self.server_info = info if isinstance(info, dict) else None
+        await self.send_notification({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.tools = await self.list_tools()
+
+    async def list_tools(self) -> list[JSON]:
+        tools: list[JSON] = []
+        cursor: Any = None
+        for _ in range(_MAX_LIST_PAGES):
+            listed = await self.rpc("tools/list", {"cursor": cursor} if cursor else {},
+                                    self.startup_timeout)
+            tools += [t for t in listed.get("tools") or [] if isinstance(t, dict)]
+            cursor = listed.get("nextCursor")
+            if not cursor:
+                break
+        return tools
+
+    async def call_tool(self, name: str, arguments: JSON) -> JSON:
+        return await self.rpc("tools/call", {"name": name, "arguments": arguments},
+                              self.tool_timeout)
+
+    async def reset(self) -> None:
+        """Back to pending (for `mcp_reconnect`): the next connect starts afresh."""
+        await self.close()
+        self.status, self.error, self.server_info, self.tools = "pending", None, None, []
+
+    def notified(self, method: str, params: Any) -> None:
+        """A notification from the server. Only a changed tool list matters to wisp."""
+        if method == "notifications/tools/list_changed" and self.status == "connected":
+            task = asyncio.ensure_future(self._relist())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _relist(self) -> None:
+        try:
+            self.tools = await self.list_tools()
+        except Exception:
+            return  # keep the tools we had; a call to a vanished one fails on its own
+        if self.on_tools_changed is not None:
+            self.on_tools_changed()
+
+    # What wisp shows -------------------------------------------------------------------
+
+    def as_tools(self) -> list[Tool]:
+        if not self.enabled or self.status != "connected":
+            return []
+        return [McpTool(self, spec) for spec in self.tools]
+
+    def status_entry(self) -> JSON:
+        entry: JSON = {
+            "name": self.name,
+            "status": self.status if self.enabled else "disabled",
+            "config": self.config_entry(),
+            "scope": "dynamic",
+            "tools": [{"name": t.get("name")} for t in self.tools],
+        }
+        if self.server_info:
+            entry["serverInfo"] = self.server_info
+        if self.error:
+            entry["error"] = self.error
+        return entry
+
+
+class McpTool(Tool):
+    """One tool of an MCP server. Tool's class attributes become per-instance here,
+    since every server brings its own tools."""
+
+    kind: ClassVar[ToolKind] = "execute"
+
+    def __init__(self, server: McpServer, spec: JSON) -> None:
+        self.server = server
+        self.tool_name = str(spec.get("name"))
+        self.name = mcp_tool_name(server.name, self.tool_name)  # type: ignore[misc]
+        self.description = str(spec.get("description") or "")  # type: ignore[misc]
+        schema = spec.get("inputSchema")
+        self.input_schema = schema if isinstance(schema, dict) else {"type": "object"}  # type: ignore[misc]
+        annotations = spec.get("annotations") or {}
+        self.read_only = (
+            bool(annotations.get("readOnlyHint")) if isinstance(annotations, dict) else False
+        )
+
+    def is_read_only(self, tool_input: JSON) -> bool:
+        return self.read_only
+
+    async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        try:
+            result = await self.server.call_tool(self.tool_name, tool_input)
+        except Exception as exc:
+            return ToolResult.error(f"MCP tool {self.name} failed: {exc}")
+        content = [_block(b) for b in result.get("content") or [] if isinstance(b, dict)]
+        is_error = bool(result.get("isError"))
+        return ToolResult(content=content or "", is_error=is_error, data=content)
+
+
+def mcp_tool_name(server: str, tool: str) -> str:
+    return f"mcp__{_NOT_IN_NAME.sub('_', server)}__{_NOT_IN_NAME.sub('_', tool)}"
+
+
+def _block(block: JSON) -> JSON:
+    """One MCP content block as a Messages API block."""
+    kind = block.get("type")
+    if kind == "resource":  # an embedded resource: its text, when it has one
+        resource = block.get("resource")
+        if isinstance(resource, dict) and isinstance(resource.get("text"), str):
+            return {"type": "text", "text": resource["text"]}
+    if kind == "resource_link":
+        return {"type": "text", "text": f"{block.get('name') or 'resource'}: {block.get('uri')}"}
+    if kind == "image":
+        return {
+            "type": "image",
+            "source": {
+                "type": "base64",
+                "media_type": block.get("mimeType"),
+                "data": block.get("data"),
+            },
+        }
+    if kind == "text":
+        return {"type": "text", "text": str(block.get("text", ""))}
+    return {"type": "text", "text": str(block)}

@@ -1,0 +1,95 @@
+"""JSON-RPC 2.0 over a message stream: each request matched to its response by id.
+
+Above: a transport (`StdioMcpServer`) that feeds in every message the peer writes and
+supplies `write`. The peer may also send notifications (passed on) and requests of its
+own: wisp declares no client capabilities (sampling, roots, elicitation), so the only one
+it answers is `ping`; anything else gets the standard method-not-found error, so a server
+waiting on an answer never hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from wisp.mcp.client import McpError
+
+JSON = dict[str, Any]
+METHOD_NOT_FOUND = -32601
+
+
+class RpcChannel:
+    def __init__(self, write: Callable[[JSON], None],
+                 on_notification: Callable[[str, Any], None]) -> None:
+        self._write = write  # raises McpError once the stream is gone
+        self._on_notification = on_notification
+        self._pending: dict[int | str, asyncio.Future[JSON]] = {}
+        self.failure: McpError | None = None
+
+    async def request(self, message: JSON, timeout: float | None) -> JSON:
+        """Sends `message` (which carries its id) and returns the peer's response."""
+        if self.failure is not None:
+            raise McpError(str(self.failure))
+        key = message["id"]
+        future: asyncio.Future[JSON] = asyncio.get_running_loop().create_future()
+        self._pending[key] = future
+        try:
+            self._write(message)
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            self._cancel(key, "timed out")
+            raise McpError(f"{message.get('method')} timed out after {timeout or 0:g} s") from None
+        except asyncio.CancelledError:
+            self._cancel(key, "interrupted")  # the peer may stop work nobody waits for
+            raise
+        finally:
+            self._pending.pop(key, None)
+
+    def notify(self, message: JSON) -> None:
+        if self.failure is None:
+            self._write(message)
+
+    def feed(self, message: Any) -> None:
+        """One message from the peer: a response, a request, or a notification."""
+        if isinstance(message, list):  # a batch (protocol versions before 2025-06-18)
+            for item in message:
+                self.feed(item)
+            return
+        if not isinstance(message, dict):
+            return
+        method = message.get("method")
+        key = message.get("id")
+        if isinstance(method, str):
+            if "id" in message:
+                self._answer(key, method)
+            else:
+                self._on_notification(method, message.get("params"))
+            return
+        future = self._pending.get(key) if isinstance(key, (int, str)) else None
+        if future is not None and not future.done():
+            future.set_result(message)
+
+    def fail(self, error: McpError) -> None:
+        """The stream is gone: every waiting request fails with `error`, and so will
+        every later one."""
+        if self.failure is None:
+            self.failure = error
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(error)
+
+    def _answer(self, request_id: Any, method: str) -> None:
+        reply: JSON = {"jsonrpc": "2.0", "id": request_id}
+        if method == "ping":
+            reply["result"] = {}
+        else:
+            reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
+        with contextlib.suppress(McpError):
+            self.notify(reply)
+
+    def _cancel(self, key: int | str, reason: str) -> None:
+        with contextlib.suppress(McpError):
+            self.notify({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": key, "reason": f"wisp: {reason}"}})
