@@ -13,6 +13,7 @@ there; completed text is sent back as an assistant prefill so the model continue
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -189,7 +190,7 @@ class ModelCaller:
         if last.get("type") == "text":
             last["text"] = str(last.get("text", "")).rstrip()
         prefill = {"role": "assistant", "content": [*text[:-1], last]}
-        return ModelRequest(**{**request.__dict__, "messages": [*request.messages, prefill]})
+        return dataclasses.replace(request, messages=[*request.messages, prefill])
 
     def _cut_with_tools(self, attempt: Attempt, started: float) -> Completed:
         snap = attempt.snapshot or {}
@@ -213,7 +214,7 @@ class ModelCaller:
         ctx.emit_system("model_fallback", trigger=trigger, original_model=original,
                         fallback_model=fallback,
                         content=f"Switched from {original} to {fallback}: {error.message}")
-        return ModelRequest(**{**request.__dict__, "model": fallback})
+        return dataclasses.replace(request, model=fallback)
 
     async def _wait_before_retry(self, retries: int, error: ModelAPIError) -> None:
         ctx = self.ctx
