@@ -68,6 +68,12 @@ class Runner:
         self.home.mkdir(exist_ok=True)
         self.env = base_env(server, self.home)
 
+    def spawn(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """Starts wisp in the background (stdin closed, text pipes) for signal/kill tests."""
+        return subprocess.Popen(
+            [*wisp_command(), *args], cwd=self.cwd, env={**self.env, **(env or {})},
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
     def __call__(self, *args: str, input: str | None = None, env: dict[str, str] | None = None,
                  timeout: float = 60) -> WispRun:
         proc = subprocess.run(

@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
-from tests.conftest import wisp_command
 from wisp.testing import reply
 
 
@@ -30,15 +28,9 @@ def pid_alive(pid: int) -> bool:
     return state != "Z"
 
 
-def spawn(wisp, *args, env=None):
-    return subprocess.Popen([*wisp_command(), *args], cwd=wisp.cwd, env={**wisp.env, **(env or {})},
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
 def test_sigint_during_streaming_gives_an_aborted_result(wisp, server):
     server.script(reply.slow("slow hello from a very slow model", delay_per_event=0.3))
-    proc = spawn(wisp, "-p", "x", "--output-format", "stream-json", "--verbose",
+    proc = wisp.spawn("-p", "x", "--output-format", "stream-json", "--verbose",
                  "--include-partial-messages")
     assert wait_for(lambda: len(server.requests) == 1)
     time.sleep(0.5)  # let a few deltas through; the assertion below does not depend on it
@@ -60,7 +52,7 @@ def test_sigterm_during_a_tool_kills_its_process_group(wisp, server, tmp_path):
     pidfile = tmp_path / "grandchild.pid"
     command = f"sleep 300 & echo $! > {pidfile}; wait"
     server.script(reply.tool_use("Bash", {"command": command}), reply.text("never"))
-    proc = spawn(wisp, "-p", "x", "--output-format", "stream-json", "--verbose",
+    proc = wisp.spawn("-p", "x", "--output-format", "stream-json", "--verbose",
                  "--permission-mode", "bypassPermissions", env={"IS_SANDBOX": "1"})
     assert wait_for(lambda: pidfile.exists() and pidfile.read_text().strip() != "")
     grandchild = int(pidfile.read_text())

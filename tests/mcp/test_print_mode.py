@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import signal
 
-from tests.cli.test_interrupts import spawn, wait_for
+from tests.cli.test_interrupts import wait_for
 from tests.mcp.conftest import (
     calc_entry,
     gone,
@@ -122,7 +122,7 @@ def test_text_output_and_a_config_file(wisp, server, pid_file, tmp_path):
 def test_sigterm_mid_call_ends_the_run_and_the_server(wisp, server, pid_file, tmp_path):
     log = tmp_path / "raw.log"
     server.script(reply.tool_use("mcp__raw__wait", {}), reply.text("never"))
-    proc = spawn(wisp, "-p", "wait", *STREAM, "--mcp-config", mcp_config(raw=raw_entry(pid_file)),
+    proc = wisp.spawn("-p", "wait", *STREAM, "--mcp-config", mcp_config(raw=raw_entry(pid_file)),
                  "--allowedTools", "mcp__raw", env={"RAW_LOG": str(log)})
     assert wait_for(lambda: log.exists() and "tools/call" in log.read_text())
     proc.send_signal(signal.SIGTERM)

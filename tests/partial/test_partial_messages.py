@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 
-from tests.conftest import wisp_command
 from wisp.testing import reply
 
 PARTIAL = ("--output-format", "stream-json", "--verbose", "--include-partial-messages")
@@ -150,15 +148,7 @@ def test_a_cut_after_a_complete_tool_use_closes_the_stream(wisp, server):
 
 def test_an_interrupted_stream_is_closed_before_the_result(wisp, server):
     server.script(reply.slow("slow hello from a very slow model", delay_per_event=0.3))
-    proc = subprocess.Popen(
-        [*wisp_command(), "-p", "x", *PARTIAL],
-        cwd=wisp.cwd,
-        env=wisp.env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = wisp.spawn("-p", "x", *PARTIAL)
     assert proc.stdout is not None
     seen = []
     for line in proc.stdout:  # interrupt once a delta has been shown: mid-block for sure

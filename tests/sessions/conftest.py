@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import Runner, wisp_command
+from tests.conftest import Runner
 from wisp.sessions.paths import project_key
 
 JSON = dict[str, Any]
@@ -63,15 +63,7 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 15.0) -> Any:
 
 
 def spawn(wisp: Runner, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [*wisp_command(), *args],
-        cwd=wisp.cwd,
-        env=wisp.env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return wisp.spawn(*args)
 
 
 def kill9(proc: subprocess.Popen[str]) -> None:

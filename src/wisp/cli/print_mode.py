@@ -57,7 +57,7 @@ def run_print(opts: Options) -> int:
 
     prompt = read_prompt(opts)
     try:
-        early = _start(opts)
+        early = EarlyStart(opts)
     except SessionNotFound as exc:
         sys.stderr.write(f"{exc}\n")  # the reference prints this one without "Error: "
         return 1
@@ -79,16 +79,14 @@ class EarlyStart:
             effective_mode,
             load_settings_for,
             offered_tool_names,
+            starting_model,
         )
-        from wisp.models.catalog import resolve_model
         from wisp.sessions.resume import resolve_start
 
         env = os.environ
         self.settings = load_settings_for(opts, env)
         self.start = resolve_start(opts, env)  # bad session flags fail before any frame
-        configured = self.settings.scalar("model")
-        self.model = resolve_model(opts.model or (configured if isinstance(configured, str)
-                                                  else None), env)
+        self.model = starting_model(opts, self.settings, env)
         self.mode = effective_mode(opts, self.settings)
         self.sink: FrameSink = (NDJSONWriter() if opts.output_format == "stream-json"
                                 else CollectingSink())
@@ -108,10 +106,6 @@ class EarlyStart:
         fields = self.init_fields
         tools = [*fields["tools"], *(mcp_tools or [])]
         self.sink.write(frames.init(**{**fields, "tools": tools}, mcp_servers=mcp_servers))
-
-
-def _start(opts: Options) -> EarlyStart:
-    return EarlyStart(opts)
 
 
 async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:

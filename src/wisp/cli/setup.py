@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from wisp.cli import startup
 from wisp.cli.options import Options
-from wisp.cli.startup import api_key_source, effective_mode
+from wisp.cli.startup import api_key_source, effective_mode, starting_model
 from wisp.engine.context import EngineConfig, RunContext
 from wisp.engine.retry import RetryPolicy
 from wisp.engine.session import Session
@@ -73,17 +73,15 @@ def thinking_config(opts: Options) -> JSON | None:
 
 def new_session(opts: Options, env: Mapping[str, str], settings: Settings | None = None,
                 start: SessionStart | None = None) -> Session:
-    model = opts.model
-    if model is None and settings is not None and isinstance(settings.scalar("model"), str):
-        model = settings.scalar("model")
-    mode = effective_mode(opts, settings) if settings is not None else opts.permission_mode
+    settings = settings if settings is not None else Settings()
     from wisp.sessions.resume import resolve_start
 
     # Fresh, resumed, continued or forked (UsageError for bad session flags); the
     # transcript is recorded unless --no-session-persistence.
     start = start if start is not None else resolve_start(opts, env)
-    session = Session(cwd=opts.cwd, model=catalog.resolve_model(model, env),
-                      permission_mode=mode, session_id=start.session_id, history=start.history)
+    session = Session(cwd=opts.cwd, model=starting_model(opts, settings, env),
+                      permission_mode=effective_mode(opts, settings),
+                      session_id=start.session_id, history=start.history)
     if not opts.no_session_persistence:
         session.recorder = start.writer(opts.cwd, env)
         session.transcript_path = str(start.path)

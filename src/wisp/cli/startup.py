@@ -23,6 +23,15 @@ def api_key_source(env: Mapping[str, str]) -> str:
     return "none"
 
 
+def starting_model(opts: Options, settings: Settings, env: Mapping[str, str]) -> str:
+    """The model to start with: `--model`, else settings' `model`, else the default."""
+    from wisp.models.catalog import resolve_model
+
+    configured = settings.scalar("model")
+    return resolve_model(opts.model or (configured if isinstance(configured, str) else None),
+                         env)
+
+
 def effective_mode(opts: Options, settings: Settings) -> str:
     """The permission mode to start in: the command line beats settings' `defaultMode`."""
     if opts.permission_mode_set:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from wisp.engine.context import RunContext
+from wisp.engine.session import append_user
 from wisp.hooks.model import HookOutcome
 
 JSON = dict[str, Any]
@@ -38,8 +39,6 @@ async def session_start(ctx: RunContext, source: str) -> None:
     """SessionStart hooks; what they print becomes context ahead of the first prompt."""
     hooked = await fire(ctx, "SessionStart", source=source)
     if hooked.additional_context:
-        from wisp.engine.loop import append_user
-
         append_user(ctx.session.history, "\n".join(hooked.additional_context))
 
 

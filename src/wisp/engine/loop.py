@@ -54,7 +54,7 @@ INTERRUPTED_TOOLS = "[Request interrupted by user for tool use]"
 INTERRUPTED_TOOL_RESULT = ("The user interrupted this tool call while it was running, so it "
                            "may have run in part or not at all. Do not retry it; wait for the "
                            "user's next instruction.")
-__all__ = ["AgentLoop", "append_user", "build_request"]  # append_user lives in session
+__all__ = ["AgentLoop", "build_request"]
 
 
 def build_request(ctx: RunContext) -> ModelRequest:
