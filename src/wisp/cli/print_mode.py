@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from wisp.cli.main import end_startup
 from wisp.cli.options import Options
 from wisp.errors import UsageError
+from wisp.jsonsafe import encode_utf8, scrub_surrogates
 from wisp.tools.reaper import end_all_processes
 from wisp.wire import frames
 from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
@@ -29,10 +30,13 @@ JSON = dict[str, Any]
 
 
 def read_prompt(opts: Options) -> str:
+    # A prompt that is not UTF-8 (a Latin-1 file piped in, a raw byte in argv) is shown to
+    # the model with U+FFFD, as tools show undecodable output: a strict decode would end
+    # the run, and lone surrogates would go on to every writer and the API.
     if opts.prompt:
-        return opts.prompt
+        return scrub_surrogates(opts.prompt)
     if not sys.stdin.isatty():
-        text = sys.stdin.read()
+        text = sys.stdin.buffer.read().decode("utf-8", "replace")
         if text.strip():
             return text.rstrip("\n")
     raise UsageError(
@@ -172,16 +176,22 @@ def _install_interrupt(session: Any) -> dict[str, Any]:
 
 
 def _finish(opts: Options, sink: FrameSink, result: JSON) -> None:
-    out = sys.stdout
     if opts.output_format == "stream-json":
         sink.write(result)
         return
     if opts.output_format == "json":
         if opts.verbose and isinstance(sink, CollectingSink):
-            out.write(dumps([*sink.frames, result]) + "\n")
+            _print(dumps([*sink.frames, result]) + "\n")
         else:
-            out.write(dumps(result) + "\n")
+            _print(dumps(result) + "\n")
     else:
         text = text_output(result)
-        out.write(text if result.get("subtype") == "error_max_turns" else text + "\n")
-    out.flush()
+        _print(text if result.get("subtype") == "error_max_turns" else text + "\n")
+
+
+def _print(text: str) -> None:
+    """UTF-8 whatever the locale, as the stream-json writer does, and lone surrogates as
+    U+FFFD: the text stream's strict encode would raise on them after the run is done."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(encode_utf8(text))
+    sys.stdout.buffer.flush()

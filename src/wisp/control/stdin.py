@@ -11,10 +11,12 @@ and threading are imported only by the reader itself.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from wisp.jsonsafe import loads_bounded
 
 if TYPE_CHECKING:
     import asyncio
@@ -39,8 +41,8 @@ def parse_line(number: int, raw: bytes) -> Line | None:
     if not text:
         return None
     try:
-        value = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        value = loads_bounded(text)
+    except ValueError as exc:  # malformed, not UTF-8, or nested too deep (JSONTooDeep)
         return Line(number, None, f"invalid JSON ({exc})", len(text))
     if not isinstance(value, dict):
         return Line(number, None, f"expected a JSON object, got {type(value).__name__}", len(text))
@@ -107,6 +109,12 @@ class StdinReader:
             self._parts.append(rest)
 
     def _emit(self, number: int, raw: bytes) -> None:
-        line = parse_line(number, raw)
+        # No single line may end this thread: without it nothing is read any more, and the
+        # session never sees EOF. Whatever parsing raises is that line's input error.
+        try:
+            line = parse_line(number, raw)
+        except Exception as exc:
+            sys.stderr.write(f"wisp: warning: stdin line {number}: {exc!r}\n")
+            line = Line(number, None, f"unreadable line ({type(exc).__name__})", len(raw))
         if line is not None:
             self._push(line)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from wisp.cli.startup import api_key_source, effective_mode
 from wisp.control.stdin import CHUNK, parse_line
 from wisp.duplex.init_answer import answer, applied_flags
+from wisp.jsonsafe import encode_utf8
 from wisp.wire.writer import dumps
 
 if TYPE_CHECKING:
@@ -83,6 +84,6 @@ def begin(opts: Options, env: Mapping[str, str], settings: Settings, fd: int = 0
     )
     response = {"subtype": "success", "request_id": frame.get("request_id"), "response": body}
     line_out = dumps({"type": "control_response", "response": response})
-    sys.stdout.buffer.write(line_out.encode("utf-8") + b"\n")
+    sys.stdout.buffer.write(encode_utf8(line_out) + b"\n")
     sys.stdout.buffer.flush()
     return EarlyStart(pending=rest, first_line=2, eof=eof, initialize=request)

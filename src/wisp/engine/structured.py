@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wisp.engine.context import EngineConfig, RunContext
+from wisp.jsonsafe import loads_bounded
 from wisp.wire import frames
 
 JSON = dict[str, Any]
@@ -90,9 +91,9 @@ def _where(path: Any) -> str:
 
 def _parse_json_text(text: str) -> Any:
     """The value a JSON text holds, looking through one extra layer of string encoding."""
-    try:
-        value = json.loads(text)
-        return json.loads(value) if isinstance(value, str) else value
+    try:  # bounded: model text nested thousands deep must not raise RecursionError
+        value = loads_bounded(text)
+        return loads_bounded(value) if isinstance(value, str) else value
     except ValueError:
         return None
 

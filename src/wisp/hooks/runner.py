@@ -10,20 +10,30 @@ it never ends the run.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
 import os
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from wisp.hooks.model import CallbackHook, CommandHook, HookAction, HookMatcher, HookOutcome
+from wisp.jsonsafe import JSONTooDeep, loads_bounded
+from wisp.tools._output import CappedText, clip
 from wisp.tools.processes import kill_group
 
 JSON = dict[str, Any]
 # (callback_id, input, tool_use_id, timeout) → the hook's JSON answer
 CallbackTransport = Callable[[str, JSON, str | None, float | None], Awaitable[JSON]]
 Emit = Callable[[str, JSON], None]
+# Hook output is read in chunks without a line limit. A JSON answer is parsed when stdout
+# was kept whole (at least MAX_CAPTURE characters; past that only head and tail are held);
+# what the model (and the transcript) sees of one hook, plain stdout or exit-2 stderr, is
+# cut to MODEL_TEXT_LIMIT, head and tail kept.
 MAX_CAPTURE = 1 << 20
+MODEL_TEXT_LIMIT = 50_000
+CHUNK = 1 << 16
 
 
 class HookRunner:
@@ -106,23 +116,28 @@ async def run_command_hook(hook: CommandHook, payload: JSON, cwd: str,
         "/bin/sh", "-c", hook.command, cwd=cwd, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
         env={**os.environ, "CLAUDE_PROJECT_DIR": cwd, "WISP_PROJECT_DIR": cwd})
-    out: list[str] = []
+    out, err = CappedText(MAX_CAPTURE // 2), CappedText(MODEL_TEXT_LIMIT)
+    lines = _Lines(on_progress) if on_progress is not None else None
     try:
-        _, _, err = await asyncio.wait_for(asyncio.gather(
-            _feed(proc, payload), _read_stdout(proc, out, on_progress),
-            _read_stderr(proc)), hook.timeout_s)
+        await asyncio.wait_for(asyncio.gather(
+            _feed(proc, payload), _drain(proc.stdout, out, lines), _drain(proc.stderr, err)),
+            hook.timeout_s)
         await proc.wait()
     except TimeoutError:
-        return None, {"outcome": "timeout", "exit_code": None, "stdout": "".join(out),
+        return None, {"outcome": "timeout", "exit_code": None, "stdout": _for_model(out),
                       "error": f"hook timed out after {hook.timeout_s:g}s"}
     finally:
         if proc.returncode is None:
             kill_group(proc.pid)
             await proc.wait()
-    stdout = "".join(out)
-    report: JSON = {"exit_code": proc.returncode, "stdout": stdout, "stderr": err}
-    return _interpret(proc.returncode, stdout, err), {
-        **report, "outcome": "success" if proc.returncode in (0, 2) else "error"}
+    output, note = _interpret(proc.returncode, out, err)
+    report: JSON = {"exit_code": proc.returncode, "stdout": _for_model(out),
+                    "stderr": _for_model(err),
+                    "outcome": "success" if proc.returncode in (0, 2) else "error"}
+    if note:
+        sys.stderr.write(f"wisp: warning: hook {hook.command[:60]!r}: {note}\n")
+        report["error"] = note
+    return output, report
 
 
 async def _feed(proc: asyncio.subprocess.Process, payload: JSON) -> None:
@@ -135,40 +150,105 @@ async def _feed(proc: asyncio.subprocess.Process, payload: JSON) -> None:
         pass  # a hook that never reads its input is fine
 
 
-async def _read_stdout(proc: asyncio.subprocess.Process, out: list[str],
-                       on_progress: Callable[[str], None] | None) -> None:
-    assert proc.stdout is not None
-    kept = 0
-    while line := await proc.stdout.readline():
-        text = line.decode("utf-8", "replace")
-        if kept < MAX_CAPTURE:
-            out.append(text)
-            kept += len(text)
-        if on_progress is not None:
-            on_progress(text.rstrip("\n"))
+class _Lines:
+    """Cuts a hook's stdout into hook_progress lines however long they are; a line past
+    MODEL_TEXT_LIMIT keeps its head and tail (memory stays bounded without a newline)."""
+
+    def __init__(self, emit: Callable[[str], None]) -> None:
+        self._emit = emit
+        self._line = CappedText(MODEL_TEXT_LIMIT // 2)
+
+    def feed(self, text: str) -> None:
+        *complete, rest = text.split("\n")
+        for piece in complete:
+            self._line.add(piece)
+            self._flush()
+        self._line.add(rest)
+
+    def close(self) -> None:
+        if self._line.total:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._emit(_for_model(self._line))
+        self._line = CappedText(MODEL_TEXT_LIMIT // 2)
 
 
-async def _read_stderr(proc: asyncio.subprocess.Process) -> str:
-    assert proc.stderr is not None
-    data = await proc.stderr.read()
-    return data[:MAX_CAPTURE].decode("utf-8", "replace")
+async def _drain(stream: asyncio.StreamReader | None, sink: CappedText,
+                 lines: _Lines | None = None) -> None:
+    """Reads a pipe to its end in chunks, not lines: `readline` raises on a line over 64 KiB,
+    and a hook may print anything. Memory stays bounded by `sink`."""
+    assert stream is not None
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while True:
+        chunk = await stream.read(CHUNK)
+        text = decoder.decode(chunk, final=not chunk)
+        sink.add(text)
+        if lines is not None:
+            lines.feed(text)
+        if not chunk:
+            break
+    if lines is not None:
+        lines.close()
 
 
-def _interpret(code: int | None, stdout: str, stderr: str) -> JSON | None:
+def _for_model(text: CappedText) -> str:
+    """At most MODEL_TEXT_LIMIT characters: head and tail, and how much was cut between."""
+    return clip(text.segments(), MODEL_TEXT_LIMIT)[0]
+
+
+def _whole(text: CappedText) -> str | None:
+    """Everything the stream said, or None when it was too long to keep."""
+    segments = text.segments()
+    return segments[0] if len(segments) == 1 and isinstance(segments[0], str) else None
+
+
+def _interpret(code: int | None, stdout: CappedText, stderr: CappedText
+               ) -> tuple[JSON | None, str | None]:
+    """The hook's answer as hook JSON, and a note when output that looks like JSON could
+    not be used as such."""
     if code == 2:
-        return {"decision": "block", "reason": stderr.strip() or "Blocked by a hook",
+        reason = _for_model(stderr).strip()
+        return {"decision": "block", "reason": reason or "Blocked by a hook",
                 "hookSpecificOutput": {"permissionDecision": "deny",
-                                       "permissionDecisionReason": stderr.strip()}}
-    if code != 0:
-        return None
-    text = stdout.strip()
-    if text.startswith("{"):
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
-            return None
-        return value if isinstance(value, dict) else None
-    if text:
-        # Plain stdout from a prompt hook is context for the model.
-        return {"hookSpecificOutput": {"additionalContext": text}}
-    return {}
+                                       "permissionDecisionReason": reason}}, None
+    return _answer(stdout) if code == 0 else (None, None)
+
+
+def _answer(stdout: CappedText) -> tuple[JSON | None, str | None]:
+    whole = _whole(stdout)
+    text = (whole if whole is not None else _for_model(stdout)).strip()
+    if not text.startswith("{"):
+        return (_plain(stdout) if text else {}), None
+    if whole is None:
+        return None, f"JSON output over {MAX_CAPTURE} characters is not read"
+    try:
+        value = loads_bounded(text)
+    except JSONTooDeep as exc:
+        return _plain(stdout), f"output is not usable JSON ({exc}); read as plain text"
+    except ValueError:
+        return None, None  # malformed JSON is ignored, as it always was
+    return (_capped_texts(value) if isinstance(value, dict) else None), None
+
+
+def _plain(stdout: CappedText) -> JSON:
+    # Plain stdout from a prompt hook is context for the model.
+    return {"hookSpecificOutput": {"additionalContext": _for_model(stdout).strip()}}
+
+
+# The texts of a JSON answer that reach the model (or the user), cut like plain output.
+_TEXTS = ("reason", "systemMessage", "stopReason")
+_SPECIFIC_TEXTS = ("additionalContext", "permissionDecisionReason")
+
+
+def _capped_texts(output: JSON) -> JSON:
+    capped = {k: _cap(v) if k in _TEXTS else v for k, v in output.items()}
+    specific = output.get("hookSpecificOutput")
+    if isinstance(specific, dict):
+        capped["hookSpecificOutput"] = {
+            k: _cap(v) if k in _SPECIFIC_TEXTS else v for k, v in specific.items()}
+    return capped
+
+
+def _cap(value: Any) -> Any:
+    return clip([value], MODEL_TEXT_LIMIT)[0] if isinstance(value, str) else value

@@ -14,11 +14,11 @@ ends the process with exit 1.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from wisp.errors import UsageError
+from wisp.jsonsafe import loads_bounded
 from wisp.permissions.engine import Verdict
 from wisp.tools.base import Tool, ToolContext
 
@@ -57,8 +57,8 @@ class McpPermissionPrompt:
 
 def interpret(text: str, tool_input: JSON) -> tuple[Verdict, JSON]:
     try:
-        answer = json.loads(text)
-    except json.JSONDecodeError:
+        answer = loads_bounded(text)  # a server's text: deep nesting is just malformed
+    except ValueError:
         answer = None
     if not isinstance(answer, dict) or answer.get("behavior") not in ("allow", "deny"):
         return Verdict(

@@ -17,11 +17,11 @@ engine turns that into an error tool result. Strip both keys before sending the 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any
 
 from wisp.errors import ModelAPIError
+from wisp.jsonsafe import loads_bounded
 
 JSON = dict[str, Any]
 
@@ -102,7 +102,9 @@ def _stop(block: JSON) -> None:
         del block["partial_json"]
         return
     try:
-        parsed = json.loads(raw)
+        # Bounded: a model asked for deep JSON may nest a tool input thousands of levels,
+        # which plain json.loads meets with RecursionError, ending the run.
+        parsed = loads_bounded(raw)
     except ValueError as exc:
         block["input"] = {}
         block["input_error"] = f"Invalid JSON in tool input: {exc}"

@@ -18,6 +18,7 @@ from types import TracebackType
 
 from wisp import __version__
 from wisp.errors import RETRYABLE_STATUSES, ModelAPIError, RetryableAPIError, StreamCutError
+from wisp.jsonsafe import loads_bounded
 from wisp.models import http
 from wisp.models.base import JSON, ModelRequest
 from wisp.models.pool import ConnectionPool
@@ -201,7 +202,7 @@ def status_error(status: int, raw: bytes, headers: Mapping[str, str]) -> ModelAP
     text = raw.decode("utf-8", "replace").strip()
     error_type, message = None, None
     with contextlib.suppress(ValueError):
-        error_type, message = error_fields(json.loads(text))
+        error_type, message = error_fields(loads_bounded(text))
     if not message:
         message = text[:_MESSAGE_LIMIT] or f"HTTP {status} from the API"
     # The official SDKs let the API's `x-should-retry` override the status-based rule.

@@ -73,7 +73,9 @@ def decode_event(sse: SSEEvent) -> JSON:
     """The JSON payload of one event. An `error` event raises instead of returning."""
     try:
         payload = json.loads(sse.data)
-    except ValueError as exc:
+    # RecursionError: a payload nested thousands deep. Caught rather than pre-scanned
+    # (wisp.jsonsafe), as this runs for every event of every stream.
+    except (ValueError, RecursionError) as exc:
         raise ModelAPIError(
             f"Malformed SSE event from the API: {exc}: {_excerpt(sse.data)}"
         ) from None

@@ -9,16 +9,19 @@ carries a uuid, so an abandoned branch is never mixed in.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wisp.jsonsafe import MAX_DEPTH, loads_bounded
 from wisp.sessions.repair import repair_history
 
 JSON = dict[str, Any]
 _CHAIN_TYPES = frozenset({"user", "assistant", "attachment", "system", "progress"})
 _MESSAGE_TYPES = ("user", "assistant")
+# A line wraps a message a few levels deeper than the frame or tool input it came from,
+# which wisp accepted at MAX_DEPTH; anything deeper was not written by wisp.
+LINE_MAX_DEPTH = MAX_DEPTH + 16
 
 
 @dataclass(frozen=True)
@@ -39,9 +42,9 @@ def read_entries(path: Path) -> list[JSON]:
     with path.open("rb") as f:
         for raw in f:
             try:
-                entry = json.loads(raw)
+                entry = loads_bounded(raw, LINE_MAX_DEPTH)
             except ValueError:
-                continue  # a torn line (kill -9 mid-write) or foreign garbage
+                continue  # a torn line (kill -9 mid-write), foreign garbage, too deep
             if (
                 isinstance(entry, dict)
                 and entry.get("type") in _CHAIN_TYPES

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from wisp import PROTOCOL_VERSION
+from wisp.jsonsafe import encode_utf8
 from wisp.wire.frames import iso_now, new_uuid
 
 JSON = dict[str, Any]
@@ -110,8 +111,10 @@ class TranscriptWriter:
     def _write(self, entries: list[JSON]) -> None:
         if self._failed:
             return
+        # encode_utf8: lone surrogates (undecodable file names, "\udcff" escapes) are
+        # stored as U+FFFD; a strict encode would raise and end the run mid-turn.
         data = b"".join(
-            json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+            encode_utf8(json.dumps(e, ensure_ascii=False, separators=(",", ":"))) + b"\n"
             for e in entries
         )
         try:

@@ -26,6 +26,18 @@ def resolve_path(cwd: Path, raw: str) -> Path:
     return Path(os.path.normpath(path))
 
 
+def readable(text: str) -> str:
+    """A path (or a line naming one) as the model and the wire may see it. A file name
+    that is not UTF-8 reaches Python with lone surrogates (surrogateescape), which no
+    JSON writer or API accepts; its undecodable bytes are shown as U+FFFD instead, as
+    Bash shows undecodable output. Keep the real path for anything that opens the file."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "replace")
+    return text
+
+
 def looks_binary(head: bytes) -> bool:
     return b"\x00" in head[:BINARY_SNIFF_BYTES]
 

@@ -10,6 +10,8 @@ import json
 import sys
 from typing import Any, BinaryIO, Protocol
 
+from wisp.jsonsafe import encode_utf8
+
 JSON = dict[str, Any]
 
 
@@ -59,7 +61,9 @@ class NDJSONWriter:
         if self.broken:
             return
         try:
-            self._stream.write(line.encode("utf-8") + b"\n")
+            # A lone surrogate (a non-UTF-8 file name, a "\udcff" escape) would make a
+            # strict encode raise and end the run; it goes out as U+FFFD instead.
+            self._stream.write(encode_utf8(line) + b"\n")
             self._stream.flush()
         except (BrokenPipeError, ValueError):
             # The reader went away. Keep running so the transcript is completed, but stop
