@@ -31,7 +31,7 @@ def test_every_event_fires_at_its_point_with_its_input(wisp, server, tmp_path):
     settings_with(wisp, {event: recorder(log) for event in events})
     server.script(
         reply.tool_use("Bash", {"command": "echo hi"}),
-        reply.tool_use("Bash", {"command": "exit 3"}),
+        reply.tool_use("Bash", {"command": "touch made_by_model"}),
         reply.tool_use("Write", {"file_path": str(wisp.cwd / "w.txt"), "content": "x"}),
         reply.text("done"))
     run = wisp("-p", "do things")
@@ -40,7 +40,7 @@ def test_every_event_fires_at_its_point_with_its_input(wisp, server, tmp_path):
     names = [e["hook_event_name"] for e in seen]
     assert names == ["SessionStart", "UserPromptSubmit",
                      "PreToolUse", "PostToolUse",          # echo hi (read-only, allowed)
-                     "PreToolUse", "PermissionRequest", "Notification",  # exit 3: not read-only
+                     "PreToolUse", "PermissionRequest", "Notification",  # touch: needs a grant
                      "PreToolUse", "PermissionRequest", "Notification",  # Write: denied in -p
                      "Stop", "SessionEnd"]
     by_name = {}

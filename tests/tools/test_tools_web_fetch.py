@@ -1,4 +1,6 @@
-"""WebFetch tests. They only ever contact 127.0.0.1."""
+"""WebFetch tests. They only ever contact 127.0.0.1, which WebFetch refuses unless an allow
+rule names it: these calls carry what a `WebFetch(domain:127.0.0.1)` rule gives the tool.
+The refusals themselves are tested in test_web_fetch_guard.py."""
 
 from __future__ import annotations
 
@@ -10,7 +12,10 @@ import pytest
 
 from tests.tools.conftest import Caller
 from wisp.tools._html_text import html_to_text
+from wisp.tools.base import ToolResult
 from wisp.tools.web_fetch import WebFetch, normalise_url
+
+LOCAL_ALLOWED = frozenset({"127.0.0.1"})  # as a WebFetch(domain:127.0.0.1) rule grants
 
 PAGE = (
     b"<html><head><title>Test  Page</title><style>body{color:red}</style></head>"
@@ -55,15 +60,19 @@ def local_server() -> Iterator[str]:
         thread.join(5)
 
 
+def fetch_local(call: Caller, url: str, prompt: str) -> ToolResult:
+    return call(WebFetch(), {"url": url, "prompt": prompt}, allowed_internal_hosts=LOCAL_ALLOWED)
+
+
 def test_unreachable_host_is_a_clear_error(call: Caller) -> None:
-    result = call(WebFetch(), {"url": "http://127.0.0.1:9/", "prompt": "anything"})
+    result = fetch_local(call, "http://127.0.0.1:9/", "anything")
     assert result.is_error
     assert str(result.content).startswith("WebFetch failed: could not reach 127.0.0.1: ")
     assert "Traceback" not in str(result.content)
 
 
 def test_fetches_html_as_text_with_prompt(call: Caller, local_server: str) -> None:
-    result = call(WebFetch(), {"url": f"{local_server}/page", "prompt": "What is the heading?"})
+    result = fetch_local(call, f"{local_server}/page", "What is the heading?")
     assert not result.is_error, result.content
     text = str(result.content)
     assert (
@@ -80,20 +89,20 @@ def test_fetches_html_as_text_with_prompt(call: Caller, local_server: str) -> No
 
 
 def test_long_pages_are_truncated(call: Caller, local_server: str) -> None:
-    result = call(WebFetch(), {"url": f"{local_server}/big", "prompt": "p"})
+    result = fetch_local(call, f"{local_server}/big", "p")
     assert "z" * 20_000 in str(result.content)
     assert "z" * 20_001 not in str(result.content)
     assert "truncated" in str(result.content)
 
 
 def test_http_error_status(call: Caller, local_server: str) -> None:
-    result = call(WebFetch(), {"url": f"{local_server}/missing", "prompt": "p"})
+    result = fetch_local(call, f"{local_server}/missing", "p")
     assert result.is_error
     assert "HTTP 404" in str(result.content)
 
 
 def test_cross_host_redirect_is_reported_not_followed(call: Caller, local_server: str) -> None:
-    result = call(WebFetch(), {"url": f"{local_server}/away", "prompt": "p"})
+    result = fetch_local(call, f"{local_server}/away", "p")
     assert not result.is_error
     assert "https://elsewhere.invalid/target" in str(result.content)
 

@@ -27,6 +27,10 @@ Common options:
   --allowedTools <rules>          Rules that are allowed without asking
   --disallowedTools <rules>       Tools removed, or rules that are denied
   --permission-mode <mode>        default, acceptEdits, plan, dontAsk, bypassPermissions
+  --dangerously-skip-permissions  Start in bypassPermissions (as root, needs IS_SANDBOX=1)
+  --allow-dangerously-skip-permissions
+                                  Allow switching to bypassPermissions later, without
+                                  starting in it
   --include-partial-messages      Stream stream_event frames (stream-json only)
   -v, --version                   Print the version
 

@@ -42,6 +42,10 @@ class Options:
     disallowed_tools: tuple[str, ...] = ()
     permission_mode: str = "default"
     permission_mode_set: bool = False  # given on the command line (beats settings)
+    # Launched with --dangerously-skip-permissions, --allow-dangerously-skip-permissions or
+    # --permission-mode bypassPermissions: only then may the session enter bypassPermissions
+    # later (set_permission_mode, a settings defaultMode).
+    bypass_allowed: bool = False
     permission_prompt_tool: str | None = None
     resume: str | None = None
     continue_session: bool = False
@@ -139,6 +143,14 @@ def _permission_mode(args: ParsedArgs) -> str:
     return _choice(mode, PERMISSION_MODES, "--permission-mode", "default")
 
 
+def _bypass_allowed(args: ParsedArgs) -> bool:
+    return (
+        args.flag("dangerously_skip_permissions")
+        or args.flag("allow_dangerously_skip_permissions")
+        or args.get_str("permission_mode") == "bypassPermissions"
+    )
+
+
 def build_options(args: ParsedArgs, prompt: str | None) -> Options:
     output_format = _choice(
         args.get_str("output_format"), ("text", "json", "stream-json"), "--output-format", "text"
@@ -169,6 +181,7 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
         permission_mode=_permission_mode(args),
         permission_mode_set="permission_mode" in args.values
         or args.flag("dangerously_skip_permissions"),
+        bypass_allowed=_bypass_allowed(args),
         permission_prompt_tool=args.get_str("permission_prompt_tool"),
         resume=args.get_str("resume"),
         continue_session=args.flag("continue_session"),

@@ -80,7 +80,7 @@ def new_session(opts: Options, env: Mapping[str, str], settings: Settings | None
     # transcript is recorded unless --no-session-persistence.
     start = start if start is not None else resolve_start(opts, env)
     session = Session(cwd=opts.cwd, model=starting_model(opts, settings, env),
-                      permission_mode=effective_mode(opts, settings),
+                      permission_mode=effective_mode(opts, settings, env),
                       session_id=start.session_id, history=start.history)
     if not opts.no_session_persistence:
         session.recorder = start.writer(opts.cwd, env)

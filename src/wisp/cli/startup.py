@@ -32,12 +32,52 @@ def starting_model(opts: Options, settings: Settings, env: Mapping[str, str]) ->
                          env)
 
 
-def effective_mode(opts: Options, settings: Settings) -> str:
-    """The permission mode to start in: the command line beats settings' `defaultMode`."""
+BYPASS = "bypassPermissions"
+BYPASS_NOT_LAUNCHED = (
+    "Cannot set permission mode to bypassPermissions: the session was not launched with "
+    "--dangerously-skip-permissions or --allow-dangerously-skip-permissions."
+)
+BYPASS_AS_ROOT = (
+    "bypassPermissions cannot be used with root/sudo privileges unless IS_SANDBOX=1"
+)
+
+
+def bypass_refusal(bypass_allowed: bool, env: Mapping[str, str]) -> tuple[str, str] | None:
+    """(message, error_code) when the session may not enter bypassPermissions now, else None.
+
+    Only a launch flag opens bypass: a client's request, a permission answer or a settings
+    file (which a repository may ship) cannot switch permission checks off on its own."""
+    if not bypass_allowed:
+        return BYPASS_NOT_LAUNCHED, "bypass_not_launched"
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and env.get("IS_SANDBOX") != "1":
+        return BYPASS_AS_ROOT, "invalid_mode"
+    return None
+
+
+def effective_mode(opts: Options, settings: Settings,
+                   env: Mapping[str, str] | None = None) -> str:
+    """The permission mode to start in: the command line beats settings' `defaultMode`,
+    and settings may name bypassPermissions only when the launch allowed it."""
     if opts.permission_mode_set:
         return opts.permission_mode
     mode = settings.permission_scalar("defaultMode")
-    return mode if isinstance(mode, str) else opts.permission_mode
+    if not isinstance(mode, str):
+        return opts.permission_mode
+    env = os.environ if env is None else env
+    if mode == BYPASS and bypass_refusal(opts.bypass_allowed, env) is not None:
+        return opts.permission_mode  # load_settings_for has warned about it
+    return mode
+
+
+def _warn_if_bypass_ignored(opts: Options, settings: Settings, env: Mapping[str, str]) -> None:
+    if opts.permission_mode_set or settings.permission_scalar("defaultMode") != BYPASS:
+        return
+    refusal = bypass_refusal(opts.bypass_allowed, env)
+    if refusal is not None:
+        why = ("launch with --allow-dangerously-skip-permissions to permit it"
+               if refusal[1] == "bypass_not_launched" else refusal[0])
+        os.write(2, f"wisp: warning: ignoring permissions.defaultMode bypassPermissions from "
+                    f"settings: {why}\n".encode())
 
 
 def load_settings_for(opts: Options, env: Mapping[str, str]) -> Settings:
@@ -48,6 +88,7 @@ def load_settings_for(opts: Options, env: Mapping[str, str]) -> Settings:
     warn_about(settings)
     if env is os.environ:
         os.environ.update(settings.merged_env())  # settings `env` applies to tools and hooks
+    _warn_if_bypass_ignored(opts, settings, env)
     return settings
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from wisp import PROTOCOL_VERSION, __version__
 from wisp.cli.options import PERMISSION_MODES
+from wisp.cli.startup import BYPASS, bypass_refusal
 from wisp.control.dispatcher import ControlError
 from wisp.duplex.initialize import apply_initialize, initialize_response
 from wisp.mcp.client import McpServer
@@ -73,15 +73,11 @@ class Handlers:
                 "Cannot set permission mode: must be one of " + ", ".join(PERMISSION_MODES),
                 "invalid_mode",
             )
-        if (
-            mode == "bypassPermissions"
-            and os.geteuid() == 0
-            and server.env.get("IS_SANDBOX") != "1"
-        ):
-            raise ControlError(
-                "bypassPermissions cannot be used with root/sudo privileges unless IS_SANDBOX=1",
-                "invalid_mode",
-            )
+        if mode == BYPASS:
+            # Only a launch flag opens bypass (and as root, IS_SANDBOX=1 besides).
+            refusal = bypass_refusal(server.opts.bypass_allowed, server.env)
+            if refusal is not None:
+                raise ControlError(*refusal)
         server.tool_state.policy.mode = server.session.permission_mode = mode
         # The reference reports the change right after its answer.
         status = frames.system(

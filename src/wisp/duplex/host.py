@@ -6,11 +6,14 @@ A host that errors, withdraws the request, or has closed stdin denies the tool c
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from wisp.cli.options import PERMISSION_MODES
+from wisp.cli.startup import BYPASS
 from wisp.control.dispatcher import Dispatcher, RequestFailed
 from wisp.duplex.state import StateReporter
 from wisp.permissions.engine import PermissionPolicy, Verdict
@@ -22,7 +25,14 @@ JSON = dict[str, Any]
 REASON_TYPES = {"rule": "rule", "mode": "mode", "hook": "hook", "config": "other"}
 
 
-def suggestions(tool: Tool, mode: str) -> list[JSON]:
+def suggestions(tool: Tool, mode: str, verdict: Verdict | None = None,
+                paths: list[str] | None = None) -> list[JSON]:
+    source = verdict.source if verdict is not None else ""
+    if source in ("protected", "analysis"):
+        return []  # no mode or rule can grant these; only this one answer can
+    if source == "boundary" and paths:
+        folders = sorted({os.path.dirname(os.path.abspath(p)) for p in paths})
+        return [{"type": "addDirectories", "directories": folders, "destination": "session"}]
     if tool.name in EDIT_TOOLS and mode == "default":
         return [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
     return [
@@ -35,8 +45,10 @@ def suggestions(tool: Tool, mode: str) -> list[JSON]:
     ]
 
 
-def apply_permission_updates(policy: PermissionPolicy, updates: Any) -> None:
-    """Applies `updatedPermissions` to this session (other destinations are not persisted)."""
+def apply_permission_updates(policy: PermissionPolicy, updates: Any, *,
+                             may_bypass: bool = False) -> None:
+    """Applies `updatedPermissions` to this session (other destinations are not persisted).
+    `may_bypass`: whether a `setMode` may enter bypassPermissions (see `bypass_refusal`)."""
     if not isinstance(updates, list):
         return
     for update in updates:
@@ -57,13 +69,20 @@ def apply_permission_updates(policy: PermissionPolicy, updates: Any) -> None:
             target[:] = rules
         elif kind == "removeRules":
             target[:] = [r for r in target if r not in rules]
-        elif kind == "setMode" and isinstance(update.get("mode"), str):
-            policy.mode = update["mode"]
+        elif kind == "setMode":
+            _set_mode(policy, update.get("mode"), may_bypass)
         elif kind == "addDirectories":
             policy.extra_dirs.extend(Path(d) for d in update.get("directories") or [])
         elif kind == "removeDirectories":
             gone = {str(Path(d)) for d in update.get("directories") or []}
             policy.extra_dirs[:] = [d for d in policy.extra_dirs if str(d) not in gone]
+
+
+def _set_mode(policy: PermissionPolicy, mode: Any, may_bypass: bool) -> None:
+    # Like set_permission_mode: a known mode only, and bypass only when the launch allowed
+    # it. A permission answer has no error channel, so a refused mode is just not applied.
+    if mode in PERMISSION_MODES and (mode != BYPASS or may_bypass):
+        policy.mode = mode
 
 
 class HostBridge:
@@ -73,8 +92,10 @@ class HostBridge:
         state: StateReporter,
         policy: PermissionPolicy,
         on_interrupt: Callable[[], object],
+        may_bypass: bool = False,
     ) -> None:
         self.dispatcher = dispatcher
+        self.may_bypass = may_bypass
         self.state = state
         self.policy = policy
         self.on_interrupt = on_interrupt
@@ -88,7 +109,8 @@ class HostBridge:
             "display_name": tool.name,
             "input": tool_input,
             "description": tool.describe(tool_input),
-            "permission_suggestions": suggestions(tool, self.policy.mode),
+            "permission_suggestions": suggestions(tool, self.policy.mode, verdict,
+                                                  tool.target_paths(tool_input)),
             "decision_reason_type": REASON_TYPES.get(verdict.source, "other"),
             "tool_use_id": tool_use_id,
         }
@@ -109,7 +131,8 @@ class HostBridge:
     def _interpret(self, answer: JSON, tool_input: JSON) -> tuple[Verdict, JSON]:
         if answer.get("behavior") == "allow":
             updated = answer.get("updatedInput")
-            apply_permission_updates(self.policy, answer.get("updatedPermissions"))
+            apply_permission_updates(self.policy, answer.get("updatedPermissions"),
+                                     may_bypass=self.may_bypass)
             return Verdict("allow", source="host"), updated if isinstance(
                 updated, dict
             ) else tool_input

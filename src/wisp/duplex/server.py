@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from wisp.cli.options import Options
 from wisp.cli.setup import build_run, load_settings_for, new_session
+from wisp.cli.startup import bypass_refusal
 from wisp.control.dispatcher import Dispatcher
 from wisp.control.stdin import Line, StdinReader
 from wisp.duplex.early import EarlyStart
@@ -62,7 +63,8 @@ class DuplexServer:
             lambda: self.session.session_id,
             env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE") == "1",
         )
-        self.host = HostBridge(self.dispatcher, self.state, self.tool_state.policy, self.interrupt)
+        self.host = HostBridge(self.dispatcher, self.state, self.tool_state.policy, self.interrupt,
+                               may_bypass=bypass_refusal(opts.bypass_allowed, env) is None)
         if opts.permission_prompt_tool == "stdio":
             self.tool_state.ask_host = self.host.can_use_tool
         assert self.ctx.hooks is not None  # build_run installs the settings hooks
@@ -132,7 +134,14 @@ class DuplexServer:
 
     async def _read(self, reader: StdinReader) -> None:
         while (line := await reader.queue.get()) is not None:
-            self._route(line)
+            try:
+                self._route(line)
+            except Exception as exc:
+                # Leaving this loop reads as EOF and ends the session: one frame that trips
+                # a bug is answered like a malformed one instead.
+                self._input_error(
+                    line.number, f"could not handle stdin line {line.number}: {exc!r}"
+                )
 
     def _route(self, line: Line) -> None:
         if line.frame is None:

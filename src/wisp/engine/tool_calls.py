@@ -42,7 +42,9 @@ def _no_such_tool(name: str, disabled: bool) -> ToolResult:
 
 async def _permitted(ctx: RunContext, state: ToolRunState, tool: Tool, block: JSON,
                      pre: HookOutcome) -> tuple[Verdict, JSON]:
-    tool_input: JSON = block.get("input") or {}
+    """`block` carries the model's input; a PreToolUse hook may have rewritten it."""
+    original: JSON = block.get("input") or {}
+    tool_input = pre.updated_input if pre.updated_input is not None else original
     verdict = evaluate(tool, tool_input, state.policy)
     if pre.permission_decision == "deny" or pre.blocked:
         reason = pre.reason or f"{tool.name} was blocked by a PreToolUse hook"
@@ -50,13 +52,33 @@ async def _permitted(ctx: RunContext, state: ToolRunState, tool: Tool, block: JS
     if verdict.behavior == "deny":
         return verdict, tool_input  # a deny rule holds even against a hook's allow
     if pre.permission_decision == "allow":
-        return Verdict("allow", source="hook"), tool_input
+        return rejudge_rewrite(tool, original, Verdict("allow", source="hook"), tool_input,
+                               state.policy)
     if pre.permission_decision == "ask":
         verdict = Verdict("ask", pre.reason or verdict.message or _ask_message(tool), "hook")
     if verdict.behavior == "ask":
-        return await _ask(ctx, state, tool, tool_input, tool_use_id=str(block.get("id")),
-                          verdict=verdict)
+        answer, answered_input = await _ask(ctx, state, tool, tool_input,
+                                            tool_use_id=str(block.get("id")), verdict=verdict)
+        return rejudge_rewrite(tool, tool_input, answer, answered_input, state.policy)
     return verdict, tool_input
+
+
+def rejudge_rewrite(tool: Tool, asked_input: JSON, answer: Verdict, new_input: JSON,
+                    policy: PermissionPolicy) -> tuple[Verdict, JSON]:
+    """An approval that came with rewritten input (the host's `updatedInput`, a
+    PermissionRequest hook's) approved the call it was shown, not the rewrite: the rewrite
+    is judged again, and a deny rule or a protected path it newly reaches wins."""
+    if answer.behavior != "allow" or new_input == asked_input:
+        return answer, new_input
+    again = evaluate(tool, new_input, policy)
+    if again.behavior == "deny":
+        return again, new_input
+    if again.source in ("protected", "analysis") and again.behavior == "ask":
+        shown = evaluate(tool, asked_input, policy)
+        if shown.source != again.source or shown.message != again.message:
+            return Verdict("deny", f"The approved call was rewritten into one that needs its "
+                           f"own approval: {again.message}", again.source), new_input
+    return answer, new_input
 
 
 async def _ask(ctx: RunContext, state: ToolRunState, tool: Tool, tool_input: JSON, *,
@@ -115,16 +137,14 @@ async def _checked_run(ctx: RunContext, state: ToolRunState, tool: Tool, block: 
         return ToolResult(f"<tool_use_error>{problem}</tool_use_error>", True, problem), meta
     pre = await fire(ctx, "PreToolUse", target=tool.name, tool_name=tool.name,
                      tool_input=tool_input, tool_use_id=tool_use_id)
-    if pre.updated_input is not None:
-        tool_input = pre.updated_input
-    verdict, tool_input = await _permitted(ctx, state, tool, {**block, "input": tool_input}, pre)
+    verdict, tool_input = await _permitted(ctx, state, tool, block, pre)
     if verdict.behavior != "allow":
         _record_denial(ctx, state, tool, block, verdict)
         meta = {**meta, "non_execution_kind": "user-rejected",
                 "permission_decision": {"decision": "reject", "source": verdict.source}}
         return ToolResult(verdict.message, True, f"Error: {verdict.message}"), meta
     meta = {**meta, "permission_decision": {"decision": "accept", "source": verdict.source}}
-    result = await _run_tool(ctx, tool, tool_input, tool_use_id)
+    result = await _run_tool(ctx, state, tool, tool_input, tool_use_id)
     return await _post_tool(ctx, tool, tool_input, tool_use_id, result), meta
 
 
@@ -152,12 +172,25 @@ def _record_denial(ctx: RunContext, state: ToolRunState, tool: Tool, block: JSON
                     message=verdict.message)
 
 
-async def _run_tool(ctx: RunContext, tool: Tool, tool_input: JSON, tool_use_id: str
-                    ) -> ToolResult:
+def _internal_hosts(tool: Tool, policy: PermissionPolicy) -> frozenset[str]:
+    """Hosts on loopback or private networks that WebFetch may reach: those a
+    `WebFetch(domain:HOST)` allow rule names exactly."""
+    if tool.name != "WebFetch":
+        return frozenset()
+    from wisp.tools.web_fetch import allowed_internal_hosts
+
+    return allowed_internal_hosts(policy.allow)
+
+
+async def _run_tool(ctx: RunContext, state: ToolRunState, tool: Tool, tool_input: JSON,
+                    tool_use_id: str) -> ToolResult:
     session = ctx.session
+    policy = state.policy
     tool_ctx = ToolContext(cwd=session.cwd, abort=session.abort, processes=session.processes,
                            state=session.tool_state, tool_use_id=tool_use_id,
-                           run_subagent=ctx.subagents.run if ctx.subagents else None)
+                           run_subagent=ctx.subagents.run if ctx.subagents else None,
+                           read_filter=policy.may_read if policy.has_read_denials() else None,
+                           allowed_internal_hosts=_internal_hosts(tool, policy))
     try:
         return await tool.run(tool_input, tool_ctx)
     except Exception as exc:  # a bug in one tool must not end the session

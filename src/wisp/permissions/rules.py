@@ -18,6 +18,10 @@ from wisp.globmatch import GlobMatcher
 
 PATH_TOOLS = frozenset({"Read", "Write", "Edit", "Glob", "Grep", "NotebookEdit", "MultiEdit"})
 EDIT_TOOLS = frozenset({"Write", "Edit", "NotebookEdit", "MultiEdit"})
+# Rules protect files, not tools: a path rule written for any tool of a family governs every
+# way of reading (or changing) the file, Bash included.
+READ_FAMILY = frozenset({"Read", "Grep", "Glob"})
+EDIT_FAMILY = EDIT_TOOLS
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,15 @@ class Rule:
 
     def __str__(self) -> str:
         return self.tool if self.content is None else f"{self.tool}({self.content})"
+
+    @property
+    def family(self) -> frozenset[str] | None:
+        """The file family this rule governs (READ_FAMILY or EDIT_FAMILY), or None."""
+        if self.tool in READ_FAMILY:
+            return READ_FAMILY
+        if self.tool in EDIT_FAMILY:
+            return EDIT_FAMILY
+        return None
 
     def names_tool(self, tool_name: str) -> bool:
         if self.tool == tool_name:
@@ -72,6 +85,15 @@ def path_matches(pattern: str, path: str) -> bool:
         return True
     base = pattern.rstrip("/")
     return "*" not in base and (path == base or path.startswith(base + "/"))
+
+
+def pattern_reaches_below(pattern: str, folder: str) -> bool:
+    """Whether something `pattern` matches could lie below `folder`: a recursive read or
+    write of the folder would then touch it."""
+    magic = any(c in pattern for c in "*?[{")
+    fixed = _matcher(pattern).literal_prefix() if magic else pattern
+    fixed = fixed.rstrip("/")
+    return fixed == folder or fixed.startswith(folder.rstrip("/") + "/")
 
 
 def command_matches(content: str, command: str) -> bool:

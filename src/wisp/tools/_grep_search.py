@@ -9,7 +9,7 @@ import asyncio
 import bisect
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -69,6 +69,9 @@ class Query:
     before: int = 0
     after: int = 0
     multiline: bool = False
+    # Files the search may open (normalised path → bool); None = all. Set when Read deny
+    # rules exist, so a search over a parent folder skips the denied subtree.
+    may_read: Callable[[str], bool] | None = None
 
 
 @dataclass
@@ -104,10 +107,14 @@ class FileFilter:
 
 def _candidates(query: Query) -> Iterator[Path]:
     if query.root.is_file():
-        yield query.root
+        found: Iterator[Path] = iter([query.root])
+    else:
+        found = _walk(query.root, "", FileFilter(query.glob, query.file_type), query.glob or "")
+    may_read = query.may_read
+    if may_read is None:
+        yield from found
         return
-    keep = FileFilter(query.glob, query.file_type)
-    yield from _walk(query.root, "", keep, query.glob or "")
+    yield from (path for path in found if may_read(os.path.realpath(path)))
 
 
 def _walk(directory: Path, rel_dir: str, keep: FileFilter, glob: str) -> Iterator[Path]:

@@ -45,6 +45,13 @@ class ToolContext:
     # engine, which owns the loop a subagent needs; None where subagents are unavailable.
     run_subagent: Callable[[str, str, str, str], Awaitable[ToolResult]] | None = None
     tool_use_id: str | None = None
+    # Internal hosts (loopback, private, metadata…) WebFetch may contact: those named by
+    # `WebFetch(domain:HOST)` allow rules. Filled by the engine from the permission policy.
+    allowed_internal_hosts: frozenset[str] = frozenset()
+    # Given a normalised absolute path, False when a Read deny rule covers it. Tools that
+    # search folders (Grep, Glob) skip such files: a search over a parent folder never
+    # returns a denied file's name or content. None when no Read deny rule exists.
+    read_filter: Callable[[str], bool] | None = None
 
 
 class Tool:

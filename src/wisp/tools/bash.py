@@ -7,11 +7,11 @@ import shutil
 from typing import ClassVar
 
 from wisp.tools._bash_exec import Outcome, run_supervised
-from wisp.tools._bash_readonly import is_read_only_command, last_program, split_compound
+from wisp.tools._bash_readonly import last_program, split_compound
 from wisp.tools._output import CappedText, Segment, clip, seg_len, strip_trailing_newlines
 from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
 
-__all__ = ["Bash", "is_read_only_command", "split_compound"]
+__all__ = ["Bash", "split_compound"]
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -99,7 +99,11 @@ class Bash(Tool):
 
     def is_read_only(self, tool_input: JSON) -> bool:
         command = tool_input.get("command")
-        return isinstance(command, str) and is_read_only_command(command)
+        if not isinstance(command, str):
+            return False
+        from wisp.permissions.shell import analyse
+
+        return analyse(command, cwd=os.getcwd(), env=dict(os.environ)).read_only
 
     def describe(self, tool_input: JSON) -> str:
         command = str(tool_input.get("command", ""))

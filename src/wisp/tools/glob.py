@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from wisp.globmatch import GlobMatcher
-from wisp.tools._fs import pruned, resolve_path
+from wisp.tools._fs import pruned, readable, resolve_path
 from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
 
 MAX_RESULTS = 100
@@ -78,8 +78,16 @@ class Glob(Tool):
     kind: ClassVar[ToolKind] = "read"
 
     def target_paths(self, tool_input: JSON) -> list[str]:
+        """The folder the walk really starts in: an absolute pattern or one with `..`
+        segments carries its own base, and that is what the permission check must see."""
         path = tool_input.get("path")
-        return [path] if isinstance(path, str) and path else ["."]
+        base = path if isinstance(path, str) and path else "."
+        pattern = tool_input.get("pattern")
+        if not isinstance(pattern, str):
+            return [base]
+        pattern, root = _split_absolute(pattern, Path(base))
+        prefix = GlobMatcher(pattern).literal_prefix()
+        return [os.path.join(root, prefix) if prefix else str(root)]
 
     def describe(self, tool_input: JSON) -> str:
         where = tool_input.get("path")
@@ -96,7 +104,10 @@ class Glob(Tool):
         pattern, base = _split_absolute(tool_input["pattern"], base)
         started = time.monotonic()
         matches = await asyncio.to_thread(lambda: newest_first(find_matching(base, pattern)))
-        shown = matches[:MAX_RESULTS]
+        may_read = ctx.read_filter
+        if may_read is not None:
+            matches = [m for m in matches if may_read(os.path.realpath(m))]
+        shown = [readable(path) for path in matches[:MAX_RESULTS]]
         truncated = len(matches) > MAX_RESULTS
         data = {
             "filenames": shown,

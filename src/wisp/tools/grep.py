@@ -7,7 +7,7 @@ import re
 import shutil
 from typing import ClassVar, cast
 
-from wisp.tools._fs import resolve_path
+from wisp.tools._fs import readable, resolve_path
 from wisp.tools._grep_search import Hits, Mode, Query, search_python, search_ripgrep
 from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
 from wisp.tools.glob import newest_first
@@ -64,11 +64,11 @@ def _query(tool_input: JSON, ctx: ToolContext) -> Query:
 def _present(query: Query, hits: Hits, tool_input: JSON) -> ToolResult:
     data: JSON = {"mode": query.mode}
     if query.mode == "content":
-        page, note = _page(hits.lines, tool_input)
+        page, note = _page([readable(line) for line in hits.lines], tool_input)
         data.update(numLines=len(page), content="\n".join(page), numFiles=len(hits.files))
         text = "\n".join(page) if page else "No matches found"
     elif query.mode == "count":
-        rows = [f"{path}:{n}" for path, n in hits.counts]
+        rows = [f"{readable(path)}:{n}" for path, n in hits.counts]
         page, note = _page(rows, tool_input)
         total = sum(n for _, n in hits.counts)
         data.update(numMatches=total, numFiles=len(hits.counts), content="\n".join(page))
@@ -76,7 +76,8 @@ def _present(query: Query, hits: Hits, tool_input: JSON) -> ToolResult:
         if page:
             text += f"\n\nFound {total} total matching lines across {len(hits.counts)} files."
     else:
-        page, note = _page(newest_first(hits.files), tool_input)
+        # Sorted on the real paths (stat needs them), shown readable.
+        page, note = _page([readable(p) for p in newest_first(hits.files)], tool_input)
         data.update(filenames=page, numFiles=len(hits.files))
         noun = "file" if len(hits.files) == 1 else "files"
         text = f"Found {len(hits.files)} {noun}\n" + "\n".join(page) if page else "No files found"
@@ -140,7 +141,10 @@ class Grep(Tool):
 
 
 async def _search(query: Query, ctx: ToolContext) -> Hits | str:
-    rg = shutil.which("rg")
+    # With Read deny rules in force, the Python engine runs: it checks every file against
+    # them before opening it, which ripgrep cannot be told exactly.
+    rg = shutil.which("rg") if ctx.read_filter is None else None
+    query.may_read = ctx.read_filter
     try:
         if rg:
             return await search_ripgrep(rg, query, ctx.processes, ctx.abort)

@@ -1,17 +1,23 @@
 """WebFetch: download a page and hand its text to the model along with the user's question.
 
-urllib is imported inside the fetch, not at module load, to keep `wisp` start-up fast.
+Internal addresses (loopback, private, link-local, cloud metadata…) are refused unless a
+`WebFetch(domain:HOST)` allow rule names the host exactly: see `_address_guard`. The HTTP
+modules are imported inside the fetch, not at module load, to keep `wisp` start-up fast.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit, urlunsplit
 
 from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
+
+if TYPE_CHECKING:
+    from wisp.permissions.rules import Rule
+    from wisp.tools._web_http import CrossHostRedirect, Page
 
 TIMEOUT_S = 15.0
 MAX_BYTES = 2 * 1024 * 1024
@@ -21,85 +27,64 @@ _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 _TEXTUAL = ("text/", "json", "xml", "javascript", "yaml", "toml")
 
 
-@dataclass
-class _Page:
-    url: str
-    status: int
-    reason: str
-    content_type: str
-    charset: str
-    body: bytes
+def allowed_internal_hosts(allow_rules: Iterable[Rule]) -> frozenset[str]:
+    """The hosts `WebFetch(domain:HOST)` allow rules name: the only internal hosts WebFetch
+    may contact. Exact names only, never their subdomains: `domain:corp.example` must not
+    open `db.corp.example`, which may well resolve inside."""
+    hosts = set()
+    for rule in allow_rules:
+        content = rule.content or ""
+        if rule.tool == "WebFetch" and content.startswith("domain:"):
+            host = content.removeprefix("domain:").strip().lower()
+            hosts.add(host.removeprefix("[").removesuffix("]"))  # [::1] or ::1
+    return frozenset(hosts)
 
 
-class _CrossHostRedirect(Exception):
-    def __init__(self, target: str, status: int) -> None:
-        super().__init__(target)
-        self.target, self.status = target, status
-
-
-def _same_site(a: str, b: str) -> bool:
-    def bare(url: str) -> str:
-        host = (urlsplit(url).hostname or "").lower()
-        return host.removeprefix("www.")
-
-    return bare(a) == bare(b)
-
-
-def normalise_url(url: str) -> str:
-    """Validated absolute URL, with http upgraded to https for anything but loopback."""
+def normalise_url(url: str, plain_http_hosts: frozenset[str] = frozenset()) -> str:
+    """Validated absolute URL, with http upgraded to https except for loopback names and
+    `plain_http_hosts` (internal hosts a rule allows: they seldom speak TLS)."""
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError(f"Invalid URL {url!r}: use an absolute http(s) URL")
-    if parts.scheme == "http" and parts.hostname.lower() not in _LOCAL_HOSTS:
+    try:
+        parts.port  # noqa: B018 (raises on a port out of range)
+    except ValueError as exc:
+        raise ValueError(f"Invalid URL {url!r}: {exc}") from None
+    keep = _LOCAL_HOSTS | plain_http_hosts
+    if parts.scheme == "http" and parts.hostname.lower() not in keep:
         parts = parts._replace(scheme="https")
     return urlunsplit(parts)
 
 
-def _fetch(url: str) -> _Page:
-    import urllib.request
+def _fetch(url: str, allowed: frozenset[str], env: dict[str, str] | None) -> Page:
+    from wisp.tools._web_http import fetch
 
-    class _Redirects(urllib.request.HTTPRedirectHandler):
-        # Another host needs its own permission decision, so report it rather than follow.
-        def redirect_request(  # noqa: PLR0917 (signature fixed by urllib)
-            self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
-        ) -> Any:
-            if not _same_site(req.full_url, newurl):
-                raise _CrossHostRedirect(newurl, code)
-            return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-    handlers: list[Any] = [_Redirects()]
-    if (urlsplit(url).hostname or "").lower() in _LOCAL_HOSTS:
-        handlers.append(urllib.request.ProxyHandler({}))
-    opener = urllib.request.build_opener(*handlers)
-    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT, "Accept": "*/*"})
-    with opener.open(request, timeout=TIMEOUT_S) as response:
-        body = response.read(MAX_BYTES)
-        return _Page(
-            url=response.geturl(),
-            status=response.status,
-            reason=response.reason or "",
-            content_type=response.headers.get_content_type(),
-            charset=response.headers.get_content_charset() or "utf-8",
-            body=body,
-        )
+    headers = {"User-Agent": USER_AGENT, "Accept": "*/*"}
+    return fetch(url, allowed, timeout=TIMEOUT_S, headers=headers, max_bytes=MAX_BYTES,
+                 env=env)
 
 
 def _failure(url: str, exc: BaseException) -> str:
-    import urllib.error
+    import http.client
+
+    from wisp.tools._address_guard import AddressRefused
+    from wisp.tools._web_http import FetchFailed, HTTPStatusError
 
     host = urlsplit(url).hostname or url
-    if isinstance(exc, urllib.error.HTTPError):
+    if isinstance(exc, (AddressRefused, FetchFailed)):
+        return str(exc)
+    if isinstance(exc, HTTPStatusError):
         return f"WebFetch failed: {url} returned HTTP {exc.code} {exc.reason}"
-    if isinstance(exc, urllib.error.URLError):
-        return f"WebFetch failed: could not reach {host}: {exc.reason}"
     if isinstance(exc, TimeoutError):
         return f"WebFetch failed: could not reach {host}: timed out after {TIMEOUT_S:g}s"
     if isinstance(exc, OSError):
-        return f"WebFetch failed: could not reach {host}: {exc}"
+        return f"WebFetch failed: could not reach {host}: {exc.strerror or exc}"
+    if isinstance(exc, http.client.HTTPException):
+        return f"WebFetch failed: {host} sent a malformed response ({type(exc).__name__})"
     return f"WebFetch failed: {type(exc).__name__}: {exc}"
 
 
-def _page_text(page: _Page) -> str | None:
+def _page_text(page: Page) -> str | None:
     """The readable text of the body, or None if it is not text."""
     try:
         decoded = page.body.decode(page.charset, errors="replace")
@@ -122,6 +107,8 @@ class WebFetch(Tool):
         "Fetch a URL and return its readable text (HTML is reduced to plain text), along with "
         "the `prompt` saying what to look for in it. http is upgraded to https. Redirects to "
         "another host are reported instead of followed; fetch the new URL to continue. "
+        "Internal addresses (localhost, private networks, cloud metadata) are refused unless "
+        "a WebFetch(domain:HOST) rule allows that host. "
         f"Pages are cut at about {MAX_CHARS} characters. Read-only."
     )
     input_schema: ClassVar[JSON] = {
@@ -152,33 +139,50 @@ class WebFetch(Tool):
         problem = check_input(self.input_schema, tool_input)
         if problem:
             return ToolResult.error(problem)
+        allowed = ctx.allowed_internal_hosts
         try:
-            url = normalise_url(tool_input["url"])
+            url = normalise_url(tool_input["url"], allowed)
         except ValueError as exc:
             return ToolResult.error(str(exc))
         started = time.monotonic()
-        fetch = asyncio.ensure_future(asyncio.to_thread(_fetch, url))
-        abort = asyncio.ensure_future(ctx.abort.wait())
-        try:
-            await asyncio.wait({fetch, abort}, return_when=asyncio.FIRST_COMPLETED)
-            if not fetch.done() and ctx.abort.is_set():
-                # The worker thread cannot be cancelled; it ends by itself within the timeout.
-                fetch.add_done_callback(lambda f: f.exception())
-                return ToolResult.error(f"WebFetch of {url} was interrupted.")
-            await asyncio.wait({fetch})
-        finally:
-            abort.cancel()
-            if abort.done() and not abort.cancelled():
-                abort.exception()
+        # Off the event loop: name resolution and the HTTP exchange both block.
+        fetch = asyncio.ensure_future(asyncio.to_thread(_fetch, url, allowed, ctx.env))
+        if not await _finished_unless_aborted(fetch, ctx.abort):
+            return ToolResult.error(f"WebFetch of {url} was interrupted.")
         failure = fetch.exception()
-        if isinstance(failure, _CrossHostRedirect):
-            return _redirect_result(url, failure)
         if failure is not None:
-            return ToolResult.error(_failure(url, failure))
+            return _failed(url, failure)
         return _present(fetch.result(), tool_input["prompt"], started)
 
 
-def _redirect_result(url: str, redirect: _CrossHostRedirect) -> ToolResult:
+async def _finished_unless_aborted(fetch: asyncio.Future[Page], abort_event: asyncio.Event
+                                   ) -> bool:
+    """Waits for `fetch`; False when the call was aborted first."""
+    abort = asyncio.ensure_future(abort_event.wait())
+    either: set[asyncio.Future[Any]] = {fetch, abort}
+    try:
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if not fetch.done() and abort_event.is_set():
+            # The worker thread cannot be cancelled; it ends by itself within the timeout.
+            fetch.add_done_callback(lambda f: f.exception())
+            return False
+        await asyncio.wait({fetch})
+        return True
+    finally:
+        abort.cancel()
+        if abort.done() and not abort.cancelled():
+            abort.exception()
+
+
+def _failed(url: str, failure: BaseException) -> ToolResult:
+    from wisp.tools._web_http import CrossHostRedirect
+
+    if isinstance(failure, CrossHostRedirect):
+        return _redirect_result(url, failure)
+    return ToolResult.error(_failure(url, failure))
+
+
+def _redirect_result(url: str, redirect: CrossHostRedirect) -> ToolResult:
     text = (
         f"{url} redirects (HTTP {redirect.status}) to a different host: {redirect.target}\n"
         "To continue, call WebFetch again with that URL."
@@ -187,7 +191,7 @@ def _redirect_result(url: str, redirect: _CrossHostRedirect) -> ToolResult:
     return ToolResult(content=text, data={**data, "url": url, "durationMs": 0})
 
 
-def _present(page: _Page, prompt: str, started: float) -> ToolResult:
+def _present(page: Page, prompt: str, started: float) -> ToolResult:
     text = _page_text(page)
     if text is None:
         return ToolResult.error(
