@@ -12,7 +12,7 @@ import pytest
 from tests.tools.conftest import Caller, process_gone, wait_until
 from wisp.tools._output import CappedText, clip
 from wisp.tools.base import ToolContext, ToolResult
-from wisp.tools.bash import Bash, split_compound, timeout_ms
+from wisp.tools.bash import Bash, last_program, timeout_ms
 
 
 def test_echo_round_trip(call: Caller) -> None:
@@ -240,16 +240,6 @@ def test_not_read_only_commands(command: str) -> None:
     assert not Bash().is_read_only({"command": command})
 
 
-def test_split_compound_respects_quotes_and_redirections() -> None:
-    assert split_compound("ls -la && cat x | wc -l") == ["ls -la", "cat x", "wc -l"]
-    assert split_compound("echo 'a && b' ; echo \"c | d\"") == ["echo 'a && b'", 'echo "c | d"']
-    assert split_compound("make 2>&1 | tee log") == ["make 2>&1", "tee log"]
-    assert split_compound("a || b & c\nd |& e") == ["a", "b", "c", "d", "e"]
-    assert split_compound('echo "x \\" ; y"; z') == ['echo "x \\" ; y"', "z"]
-    assert split_compound("echo a \\\n  b") == ["echo a    b"]
-    assert split_compound("  ") == []
-
-
 def test_metadata() -> None:
     tool = Bash()
     assert tool.kind == "execute"
@@ -312,3 +302,15 @@ def test_capped_text_and_clip() -> None:
     head_only = CappedText(5, keep_tail=False)
     head_only.add("0123456789")
     assert head_only.segments() == ["01234", 5, ""]
+
+
+@pytest.mark.parametrize(("command", "program"), [
+    ("grep x f", "grep"),
+    ("cat f | grep -q x", "grep"),
+    ("cd sub && diff a b", "diff"),
+    ("echo 'a; grep' | wc -l", "wc"),
+    ("", ""),
+])
+def test_last_program_names_the_command_whose_status_the_line_returns(command: str,
+                                                                      program: str) -> None:
+    assert last_program(command) == program

@@ -7,11 +7,10 @@ import shutil
 from typing import ClassVar
 
 from wisp.tools._bash_exec import Outcome, run_supervised
-from wisp.tools._bash_readonly import last_program, split_compound
 from wisp.tools._output import CappedText, Segment, clip, seg_len, strip_trailing_newlines
 from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
 
-__all__ = ["Bash", "split_compound"]
+__all__ = ["Bash"]
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -61,6 +60,15 @@ def _shell() -> str:
     return shutil.which("bash") or shutil.which("sh") or "/bin/sh"
 
 
+def last_program(command: str) -> str:
+    """The name of the last command the line runs (a pipeline's status is its last
+    command's), to interpret exit codes such as grep's 1."""
+    from wisp.permissions.shell import analyse
+
+    commands = analyse(command, cwd="/", env=os.environ).commands
+    return commands[-1].name if commands else ""
+
+
 def _exit_status(returncode: int) -> int:
     # A child killed by signal N reports -N; shells spell that 128+N.
     return 128 - returncode if returncode < 0 else returncode
@@ -103,7 +111,7 @@ class Bash(Tool):
             return False
         from wisp.permissions.shell import analyse
 
-        return analyse(command, cwd=os.getcwd(), env=dict(os.environ)).read_only
+        return analyse(command, cwd=os.getcwd(), env=os.environ).read_only
 
     def describe(self, tool_input: JSON) -> str:
         command = str(tool_input.get("command", ""))
