@@ -49,6 +49,8 @@ class Bench:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
+    if args.wisp_src is not None:
+        clis.SRC = args.wisp_src.resolve()
     scenarios = _select(args)
     reference = _reference(args)
     with _workdir(args.keep) as work, _server() as base_url:
@@ -79,6 +81,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--install-reference", action="store_true",
                    help=f"npm install claude-code@{clis.REFERENCE_VERSION} if it is missing")
     p.add_argument("--no-src", action="store_true", help="skip the wisp-without-.pyc variant")
+    p.add_argument("--wisp-src", type=Path, metavar="DIR",
+                   help="import wisp from DIR (a src/ tree holding wisp/) instead of src/")
     p.add_argument("--out", type=Path, default=BENCH / "results", help="where results go")
     p.add_argument("--keep", action="store_true", help="keep the scratch directory")
     args = p.parse_args(argv)
@@ -196,7 +200,7 @@ def _meta(args: argparse.Namespace, reference: Path | None) -> dict[str, object]
         "platform": platform.platform(),
         "python": platform.python_version(),
         "wisp": __version__,
-        "wisp_commit": _git_head(),
+        "wisp_commit": _git_head() if args.wisp_src is None else f"src {clis.SRC}",
         "reference": clis.reference_version(reference) if reference else None,
         "claude_agent_sdk": sdk.available(),
     }

@@ -29,6 +29,10 @@ REFERENCE_DIR = CACHE / "claude-code"
 REFERENCE_BIN = REFERENCE_DIR / "node_modules" / ".bin" / "claude"
 PYC_WARM = CACHE / "pycache-warm"  # stdlib, dependencies and wisp
 PYC_SRC = CACHE / "pycache-src"  # stdlib and dependencies only: wisp compiles each run
+# Where wisp's package is imported from. `--wisp-src DIR` points it at another tree (say a
+# snapshot of the work tree, so edits in progress elsewhere cannot change the figures); it
+# then goes first on the wisp variants' PYTHONPATH.
+SRC = ROOT / "src"
 
 WISP, WISP_SRC, REFERENCE = "wisp", "wisp-src", "reference"
 
@@ -103,14 +107,14 @@ def prepare_bytecode() -> None:
     env = {**os.environ, "PYTHONPYCACHEPREFIX": str(PYC_WARM)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(ROOT / "src" / "wisp")], env=env, check=True
+        [sys.executable, "-m", "compileall", "-q", str(SRC / "wisp")], env=env, check=True
     )
 
 
 def refresh_src_cache() -> None:
     """PYC_SRC = PYC_WARM minus wisp's own modules (call after the warm-up runs)."""
     shutil.rmtree(PYC_SRC, ignore_errors=True)
-    wisp_src = ROOT / "src" / "wisp"
+    wisp_src = SRC / "wisp"
     skip = PYC_WARM / wisp_src.relative_to("/")
     shutil.copytree(
         PYC_WARM,
@@ -121,6 +125,8 @@ def refresh_src_cache() -> None:
 
 def _wisp_env(prefix: Path, write: bool) -> tuple[tuple[str, str], ...]:
     pairs = [("PYTHONPYCACHEPREFIX", str(prefix))]
+    if SRC != ROOT / "src":
+        pairs.append(("PYTHONPATH", str(SRC)))
     if not write:
         pairs.append(("PYTHONDONTWRITEBYTECODE", "1"))
     return tuple(pairs)

@@ -139,6 +139,16 @@ class Child:
         except OSError:
             return ""
 
+    def cpu_s(self) -> float:
+        """CPU seconds the running child has used so far, summed over its live threads
+        (/proc/<pid>/task/*/schedstat, in nanoseconds: per-turn windows are a few ms, below
+        the 10 ms tick of /proc/<pid>/stat)."""
+        total = 0
+        for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
+            with contextlib.suppress(OSError, ValueError, IndexError):  # a thread just ended
+                total += int((task / "schedstat").read_text().split()[0])
+        return total / 1e9
+
     def hwm_mb(self) -> float:
         """The child's own peak RSS so far (VmHWM), read while it is still running."""
         status = Path(f"/proc/{self.proc.pid}/status").read_text()

@@ -95,6 +95,8 @@ def _triple(s: Summary | None, metric: Metric) -> str:
 
 def _fmt(value: float, metric: Metric) -> str:
     if metric.unit == "s":
+        if value < 0.01:  # per-turn times and CPU: a whole millisecond is too coarse
+            return f"{value * 1000:.1f} ms"
         return f"{value * 1000:.0f} ms" if value < 10 else f"{value:.1f} s"
     if metric.unit == "MB":
         return f"{value:.1f} MB"

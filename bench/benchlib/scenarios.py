@@ -7,6 +7,7 @@ raises BenchError when they are wrong.
 from __future__ import annotations
 
 import statistics
+import time
 from pathlib import Path
 
 from benchlib import sdk
@@ -20,6 +21,7 @@ DUPLEX = ("--input-format", "stream-json", *STREAM)
 BYPASS = ("--permission-mode", "bypassPermissions")
 ALL = frozenset({WISP, WISP_SRC, REFERENCE})
 DUPLEX_TURNS = 20
+IDLE_BEFORE_FIRST_PROMPT = 1.0  # seconds, in the duplex-idle scenario
 
 
 def _result(child: Child, timeout: float = 120.0) -> Line:
@@ -108,25 +110,54 @@ def run_duplex(cli: Cli, ctx: Ctx) -> RunResult:
     turns = [_turn(child, f"hi {i}") for i in range(DUPLEX_TURNS)]
     child.close_stdin()
     done = child.finish()
+    steady = statistics.median(turns[1:])
     return RunResult({
         "first_turn": turns[0],
-        "turn": statistics.median(turns[1:]),
+        "turn": steady,
+        "first_vs_steady": turns[0] / steady,
+        "rss": done.maxrss_mb,
+    })
+
+
+def run_duplex_idle(cli: Cli, ctx: Ctx) -> RunResult:
+    """As run_duplex, but the first prompt comes a while after the initialize answer, as
+    from a client that connects first and is given its prompt later: the CLI may use the
+    wait to get ready for the first turn."""
+    child = spawn([str(cli.path), *DUPLEX], cli.env(ctx.base_url), ctx.work, stdin=True)
+    _initialize(child)
+    time.sleep(IDLE_BEFORE_FIRST_PROMPT)
+    turns = [_turn(child, f"hi {i}") for i in range(DUPLEX_TURNS)]
+    child.close_stdin()
+    done = child.finish()
+    steady = statistics.median(turns[1:])
+    return RunResult({
+        "first_turn": turns[0],
+        "turn": steady,
+        "first_vs_steady": turns[0] / steady,
         "rss": done.maxrss_mb,
     })
 
 
 def run_memory(cli: Cli, ctx: Ctx) -> RunResult:
-    """Peak RSS (VmHWM) of one session after 10 turns and after 1,000 (50 with --quick)."""
+    """Peak RSS (VmHWM) of one session after 10 turns and after 1,000 (50 with --quick), and
+    the CPU per turn early on (turns 11–20: past the first turn's one-off costs) against
+    the last 10 turns, which shows what grows with the history."""
     total = 50 if ctx.quick else 1000
     child = spawn([str(cli.path), *DUPLEX], cli.env(ctx.base_url), ctx.work, stdin=True)
     _initialize(child)
     times: list[float] = []
     hwm10 = 0.0
+    cpu_at: dict[int, float] = {}  # turns done -> the child's CPU seconds
     for i in range(total):
+        if i in (10, 20, total - 10):
+            cpu_at[i] = child.cpu_s()
         times.append(_turn(child, f"turn {i}: say ok"))
         if i + 1 == 10:
             hwm10 = child.hwm_mb()
+    cpu_at[total] = child.cpu_s()
     hwm_end = child.hwm_mb()
+    cpu_early = (cpu_at[20] - cpu_at[10]) / 10
+    cpu_late = (cpu_at[total] - cpu_at[total - 10]) / 10
     child.close_stdin()
     child.finish(timeout=120)
     return RunResult(
@@ -136,6 +167,9 @@ def run_memory(cli: Cli, ctx: Ctx) -> RunResult:
             "growth": hwm_end / hwm10,
             "turn_early": statistics.median(times[:10]),
             "turn_late": statistics.median(times[-10:]),
+            "cpu_early": cpu_early,
+            "cpu_late": cpu_late,
+            "cpu_growth": cpu_late / cpu_early,
         },
         {"turns": f"{total} turns in one session"},
     )
@@ -254,9 +288,21 @@ SCENARIOS: tuple[Scenario, ...] = (
         (
             Metric("first_turn", "first turn (prompt → result)", "s"),
             Metric("turn", "per turn, turns 2–20 (median)", "s", 0.5),
+            Metric("first_vs_steady", "first turn ÷ per turn", "x", abs_target=2.0),
             Metric("rss", RSS, "MB", 0.33),
         ),
         run_duplex,
+    ),
+    Scenario(
+        "duplex-idle",
+        f"duplex, first prompt {IDLE_BEFORE_FIRST_PROMPT:g} s after initialize",
+        (
+            Metric("first_turn", "first turn (prompt → result)", "s"),
+            Metric("turn", "per turn, turns 2–20 (median)", "s", 0.5),
+            Metric("first_vs_steady", "first turn ÷ per turn", "x", abs_target=2.0),
+            Metric("rss", RSS, "MB", 0.33),
+        ),
+        run_duplex_idle,
     ),
     Scenario(
         "tools50",
@@ -279,6 +325,9 @@ SCENARIOS: tuple[Scenario, ...] = (
             Metric("growth", "growth 10 → 1,000 turns", "x", abs_target=1.2),
             Metric("turn_early", "turn time, turns 1–10", "s"),
             Metric("turn_late", "turn time, last 10 turns", "s"),
+            Metric("cpu_early", "CPU per turn, turns 11–20", "s"),
+            Metric("cpu_late", "CPU per turn, last 10 turns", "s"),
+            Metric("cpu_growth", "CPU per turn, last 10 ÷ turns 11–20", "x", abs_target=1.5),
         ),
         run_memory,
         max_reps=1,

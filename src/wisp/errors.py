@@ -6,7 +6,12 @@
     │   ├── RetryableAPIError   429/5xx/529, connection failures, streams cut short
     │   └── (plain)             400/401/403/404 and malformed streams: fail fast
     ├── ToolError             a tool could not do what was asked: becomes an is_error tool_result
-    └── ProtocolError         a peer sent something we cannot parse
+    ├── ProtocolError         a peer sent something we cannot parse
+    ├── ControlError          a control handler refuses a request: an error answer, session goes on
+    │   └── InvalidRequest      the request's fields are missing or of the wrong type
+    ├── RequestFailed         the peer answered our control request with an error, withdrew
+    │                         it, or went away: the caller falls back (a denial, a failed hook)
+    └── McpError              an MCP server failed: that server (or that call) fails, not the run
 """
 
 from __future__ import annotations
@@ -52,6 +57,26 @@ class ToolError(WispError):
 
 class ProtocolError(WispError):
     """A peer sent a frame we cannot interpret."""
+
+
+class ControlError(WispError):
+    """A handler's refusal, sent as `{"subtype":"error","error":…,"error_code":…}`."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class InvalidRequest(ControlError):
+    """A control request that fails its type's checks. The message names the field."""
+
+
+class RequestFailed(WispError):
+    """The peer answered an outbound request with an error, withdrew it, or went away."""
+
+
+class McpError(WispError):
+    """An MCP server could not be started, reached, or answered with an error."""
 
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})

@@ -1,5 +1,5 @@
-"""`system/init` is written before the tools load, from a cheap list of their names; that
-list must always equal what the engine really offers the model."""
+"""`system/init` is written before the tools load, from the registry's table of names;
+that list must always equal what the engine really offers the model."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ import json
 import pytest
 
 from wisp.testing import reply
-from wisp.tools.names import BUILTIN_TOOL_NAMES
-from wisp.tools.registry import builtin_tools
+from wisp.tools.registry import BUILTIN_TOOL_NAMES, builtin_tools
 
 
-def test_static_names_match_the_registry():
-    assert tuple(builtin_tools()) == BUILTIN_TOOL_NAMES
+def test_each_name_builds_the_tool_of_that_name():
+    assert [tool.name for tool in builtin_tools().values()] == list(BUILTIN_TOOL_NAMES)
 
 
 @pytest.mark.parametrize("flags", [

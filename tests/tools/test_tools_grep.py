@@ -31,7 +31,7 @@ def tree(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def fallback(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("wisp.tools.grep.shutil.which", lambda name: None)
+    monkeypatch.setattr("wisp.tools.grep.ripgrep", lambda: None)
 
 
 @pytest.mark.usefixtures("fallback")
@@ -212,7 +212,7 @@ def test_ripgrep_engine_agrees_with_fallback(
         {"pattern": ".", "output_mode": "content", "path": "src", "head_limit": 2},
     ]
     with_rg = [call(Grep(), q) for q in queries]
-    monkeypatch.setattr("wisp.tools.grep.shutil.which", lambda name: None)
+    monkeypatch.setattr("wisp.tools.grep.ripgrep", lambda: None)
     without = [call(Grep(), q) for q in queries]
     for query, a, b in zip(queries, with_rg, without, strict=True):
         assert not a.is_error, (query, a.content)

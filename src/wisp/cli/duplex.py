@@ -20,11 +20,11 @@ if TYPE_CHECKING:
 
 
 def run_duplex(opts: Options) -> int:
-    from wisp.cli.startup import load_settings_for
+    from wisp.cli.startup import env_overlay, load_settings_for
     from wisp.duplex.early import begin
 
     settings = load_settings_for(opts, os.environ)
-    early = begin(opts, os.environ, settings)
+    early = begin(opts, env_overlay(os.environ, settings), settings)
     import asyncio
 
     from wisp.sessions.resume import SessionNotFound
@@ -69,4 +69,4 @@ async def _serve(opts: Options, settings: Settings, early: EarlyStart) -> int:
     finally:
         # MCP servers get the polite close (stdin EOF); run_duplex's end_all_processes()
         # kills whatever did not take it.
-        await server.mcp.close()
+        await server.runtime.aclose()

@@ -15,10 +15,10 @@ from typing import Any, Literal
 
 from wisp.cli.argv import ParsedArgs
 from wisp.errors import UsageError
+from wisp.permissions.modes import PERMISSION_MODES
 
 OutputFormat = Literal["text", "json", "stream-json"]
 InputFormat = Literal["text", "stream-json"]
-PERMISSION_MODES = ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan")
 
 
 @dataclass(frozen=True)

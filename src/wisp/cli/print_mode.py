@@ -23,8 +23,8 @@ from wisp.wire import frames
 from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
 
 if TYPE_CHECKING:
-    from wisp.engine.context import RunContext
-    from wisp.mcp.hub import McpHub
+    from wisp.engine.outcome import Outcome
+    from wisp.runtime.runtime import Runtime
 
 JSON = dict[str, Any]
 
@@ -42,18 +42,6 @@ def read_prompt(opts: Options) -> str:
     raise UsageError(
         "Input must be provided either through stdin or as a prompt argument when using --print"
     )
-
-
-def text_output(result: JSON) -> str:
-    subtype = result.get("subtype")
-    if subtype == "success":
-        return str(result.get("result", ""))
-    if subtype == "error_max_turns":
-        # The reference's short form, printed without a trailing newline.
-        return "Error: Reached max turns ({})".format(
-            str(result["errors"][0]).rsplit("(", 1)[-1].rstrip(")"))
-    errors = result.get("errors") or [subtype]
-    return f"Error: {errors[0]}"
 
 
 def run_print(opts: Options) -> int:
@@ -81,19 +69,22 @@ class EarlyStart:
         from wisp.cli.startup import (
             api_key_source,
             effective_mode,
+            env_overlay,
             load_settings_for,
             offered_tool_names,
             starting_model,
         )
         from wisp.sessions.resume import resolve_start
 
-        env = os.environ
-        self.settings = load_settings_for(opts, env)
+        self.settings = load_settings_for(opts, os.environ)
+        env = env_overlay(os.environ, self.settings)  # the session's, as the runtime's
         self.start = resolve_start(opts, env)  # bad session flags fail before any frame
         self.model = starting_model(opts, self.settings, env)
-        self.mode = effective_mode(opts, self.settings)
-        self.sink: FrameSink = (NDJSONWriter() if opts.output_format == "stream-json"
-                                else CollectingSink())
+        self.mode = effective_mode(opts, self.settings, env)
+        # Frames go to stdout as they come (stream-json) or are kept for the end (json;
+        # text keeps only the outcome).
+        self.out: FrameSink = (NDJSONWriter() if opts.output_format == "stream-json"
+                               else CollectingSink())
         self.mcp_entries: dict[str, JSON] = {}
         if opts.mcp_config:
             from wisp.mcp.config import parse_mcp_configs
@@ -109,84 +100,85 @@ class EarlyStart:
                    mcp_servers: list[JSON] | None = None) -> None:
         fields = self.init_fields
         tools = [*fields["tools"], *(mcp_tools or [])]
-        self.sink.write(frames.init(**{**fields, "tools": tools}, mcp_servers=mcp_servers))
+        self.out.write(frames.init(**{**fields, "tools": tools}, mcp_servers=mcp_servers))
 
 
 async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
-    import asyncio
+    from wisp.cli.setup import runtime_config
+    from wisp.runtime.runtime import Runtime
+    from wisp.wire.projection import StreamJson
 
-    from wisp.cli.setup import build_run, new_session
-    from wisp.engine.hook_points import session_end, session_start
-    from wisp.engine.loop import AgentLoop
-
-    session = new_session(opts, os.environ, early.settings, start=early.start)
-    ctx, tool_state = build_run(opts, session, early.sink, settings=early.settings)
-    interrupts = _install_interrupt(session)
-    hub = await _connect_mcp(opts, ctx, early) if early.mcp_entries else None
+    config = runtime_config(opts, os.environ, settings=early.settings, start=early.start)
+    # The result waits until SessionEnd hooks have run: they come before it, as ever.
+    projection = StreamJson(early.out, early.start.session_id, hold_result=True)
+    runtime = Runtime.open(config, projection)
+    _install_interrupt(runtime)
+    if early.mcp_entries:
+        await _connect_mcp(runtime, early)
     end_startup()  # main() disabled collection while importing
-
-    resumed = opts.resume is not None or opts.continue_session
-    await session_start(ctx, "resume" if resumed else "startup")
-    loop = AgentLoop(ctx, tool_state)
-    task = interrupts["task"] = asyncio.ensure_future(loop.run(prompt))
-    result = await task
-    await session_end(ctx, "other")
-    _finish(opts, early.sink, result)
-    if hub is not None:
-        await hub.close()  # politely (stdin EOF) first; run_print's end_all_processes()
-        # then ends whatever is left, and what tools left running in the background
-    return 1 if result["is_error"] else 0
+    try:
+        outcome = await runtime.run_prompt(prompt)
+    finally:
+        # SessionEnd hooks, then MCP servers politely (stdin EOF); run_print's
+        # end_all_processes() then ends whatever is left.
+        await runtime.aclose()
+    assert projection.held is not None
+    _finish(opts, early.out, projection.held, outcome)
+    return 0 if _succeeded(outcome) else 1
 
 
-async def _connect_mcp(opts: Options, ctx: RunContext, early: EarlyStart) -> McpHub:
+def _succeeded(outcome: Outcome) -> bool:
+    from wisp.engine.outcome import Success
+
+    return isinstance(outcome, Success)
+
+
+async def _connect_mcp(runtime: Runtime, early: EarlyStart) -> None:
     """Connects every configured server (all at once), offers their tools, and only then
     writes `system/init` (see module doc)."""
-    from wisp.mcp.hub import McpHub
-
-    hub = McpHub(None, cwd=opts.cwd)
-    hub.add_configured(early.mcp_entries)
-    await hub.connect_pending()
-    tools = hub.tools(ctx.config.disabled_tools)
-    ctx.config.tools.update({tool.name: tool for tool in tools})
-    early.write_init([tool.name for tool in tools], hub.init_entries())
-    return hub
+    await runtime.connect_mcp()
+    tools = runtime.mcp.tools(runtime.ctx.config.disabled_tools)
+    early.write_init([tool.name for tool in tools], runtime.mcp.init_entries())
 
 
-def _install_interrupt(session: Any) -> dict[str, Any]:
+def _install_interrupt(runtime: Runtime) -> None:
     """SIGINT/SIGTERM: kill every tool's process group and end the run with a result.
     A second signal, or one before the run has started (MCP servers connecting), exits
-    at once. Returns the slot where the run's task goes."""
+    at once."""
     import asyncio
 
     loop = asyncio.get_running_loop()
-    state: dict[str, Any] = {"task": None, "hits": 0}
+    hits = 0
 
     def on_signal() -> None:
-        state["hits"] += 1
-        session.abort.set()
-        session.processes.kill_all()
-        if state["hits"] > 1 or state["task"] is None:
+        nonlocal hits
+        hits += 1
+        running = runtime.running
+        runtime.session.abort.set()
+        runtime.session.processes.kill_all()
+        if hits > 1 or not running:
             end_all_processes()
             os._exit(130)
-        state["task"].cancel()
+        runtime.interrupt()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal)
-    return state
 
 
-def _finish(opts: Options, sink: FrameSink, result: JSON) -> None:
+def _finish(opts: Options, out: FrameSink, result: JSON, outcome: Outcome) -> None:
+    from wisp.wire.projection import text_output
+
     if opts.output_format == "stream-json":
-        sink.write(result)
+        out.write(result)
         return
     if opts.output_format == "json":
-        if opts.verbose and isinstance(sink, CollectingSink):
-            _print(dumps([*sink.frames, result]) + "\n")
+        if opts.verbose and isinstance(out, CollectingSink):
+            _print(dumps([*out.frames, result]) + "\n")
         else:
             _print(dumps(result) + "\n")
-    else:
-        text = text_output(result)
-        _print(text if result.get("subtype") == "error_max_turns" else text + "\n")
+        return
+    text = text_output(outcome)
+    _print(text if result.get("subtype") == "error_max_turns" else text + "\n")
 
 
 def _print(text: str) -> None:

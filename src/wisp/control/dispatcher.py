@@ -2,8 +2,10 @@
 
 Above: typed handlers (inbound requests) and callers such as the permission prompt
 (outbound requests). Below: a frame sink (stdout) and the stdin reader, which hands every
-`control_*` frame to `receive`. This module knows nothing of payloads, and it is the one
-place where an exception becomes a wire error.
+`control_*` frame to `receive`. This module knows payloads only through their
+`RequestType` (`wisp.wire.protocol`): a request is checked against it before its handler
+runs, and one that fails is answered with an error naming the field. This is the one place
+where an exception becomes a wire error.
 
 Outbound: `request()` registers the pending future *before* writing, so a fast answer can't
 race it. A response for an id nobody waits for is kept (at most 1024, oldest evicted) in
@@ -15,88 +17,81 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
-from wisp.errors import ProtocolError
+from wisp.control.pending import PendingRequests
+from wisp.errors import ControlError, ProtocolError, RequestFailed
+from wisp.wire.protocol import (
+    ErrorResponse,
+    OutboundRequest,
+    RequestType,
+    SuccessResponse,
+    request_id_of,
+)
 from wisp.wire.writer import FrameSink
 
+# ControlError and RequestFailed live in wisp.errors; named here too for the callers of old.
+__all__ = ["MAX_UNMATCHED", "ControlError", "Dispatcher", "Handler", "RequestFailed"]
 JSON = dict[str, Any]
+R = TypeVar("R")
+# An untyped handler takes the request object as it came; a typed one (`on`) its TypedDict.
 Handler = Callable[[JSON], Awaitable[JSON | None]]
 MAX_UNMATCHED = 1024
 
 
-class ControlError(Exception):
-    """A handler's refusal, sent as `{"subtype":"error","error":…,"error_code":…}`."""
-
-    def __init__(self, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class RequestFailed(Exception):
-    """The peer answered an outbound request with an error, withdrew it, or went away."""
+def _untyped(request: Mapping[str, Any]) -> Any:
+    return request
 
 
 class Dispatcher:
     def __init__(self, sink: FrameSink) -> None:
         self._sink = sink
-        self._pending: dict[str, asyncio.Future[JSON]] = {}
-        self._unmatched: OrderedDict[str, JSON] = OrderedDict()
-        self._handlers: dict[str, Handler] = {}
+        self._outbound: PendingRequests[str, JSON] = PendingRequests(MAX_UNMATCHED)
+        self._handlers: dict[str, tuple[Callable[[Mapping[str, Any]], Any],
+                                        Callable[[Any], Awaitable[JSON | None]]]] = {}
         self._inbound: dict[str, asyncio.Task[None]] = {}
         self.closed = False
 
+    def on(self, kind: RequestType[R], handler: Callable[[R], Awaitable[JSON | None]]) -> None:
+        """Routes `kind.subtype` to `handler`, which only ever sees requests that passed
+        `kind`'s checks."""
+        self._handlers[kind.subtype] = (kind.parse, handler)
+
     def register(self, subtype: str, handler: Handler) -> None:
-        self._handlers[subtype] = handler
+        """Routes `subtype` to `handler` unchecked: it gets the request object as sent."""
+        self._handlers[subtype] = (_untyped, handler)
 
     # Outbound ----------------------------------------------------------------------------
 
-    async def request(self, payload: JSON, timeout: float | None = None) -> JSON:
+    async def request(self, payload: OutboundRequest, timeout: float | None = None) -> JSON:
         if self.closed:
             raise RequestFailed("the control channel is closed (stdin reached EOF)")
         request_id = str(uuid.uuid4())
-        future: asyncio.Future[JSON] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
-        early = self._unmatched.pop(request_id, None)
-        if early is not None:
-            self._settle(future, early)
+        future = self._outbound.expect(request_id)
         self._sink.write({"type": "control_request", "request_id": request_id, "request": payload})
         try:
             return await asyncio.wait_for(future, timeout)
         except (TimeoutError, asyncio.CancelledError):
-            if request_id in self._pending:
-                self._sink.write({"type": "control_cancel_request", "request_id": request_id})
+            # We stopped waiting: the peer may stop working on it.
+            self._sink.write({"type": "control_cancel_request", "request_id": request_id})
             raise
         finally:
-            self._pending.pop(request_id, None)
+            self._outbound.release(request_id)
 
-    def _settle(self, future: asyncio.Future[JSON], response: JSON) -> None:
-        if future.done():
-            return
+    def _on_response(self, response: Mapping[str, Any]) -> None:
+        request_id = request_id_of(response)
         if response.get("subtype") == "error":
-            future.set_exception(RequestFailed(str(response.get("error") or "error")))
+            error = response.get("error")
+            self._outbound.reject(request_id, RequestFailed(str(error or "error")))
         else:
             body = response.get("response")
-            future.set_result(body if isinstance(body, dict) else {})
-
-    def _on_response(self, response: JSON) -> None:
-        request_id = str(response.get("request_id"))
-        future = self._pending.get(request_id)
-        if future is not None:
-            self._settle(future, response)
-            return
-        self._unmatched[request_id] = response
-        while len(self._unmatched) > MAX_UNMATCHED:
-            self._unmatched.popitem(last=False)
+            self._outbound.settle(request_id, body if isinstance(body, dict) else {})
 
     def close(self) -> None:
         """EOF: nobody can answer any more, so every pending request fails now."""
         self.closed = True
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(RequestFailed("stdin closed before the host answered"))
+        self._outbound.close(RequestFailed("stdin closed before the host answered"))
 
     async def drain(self) -> None:
         """EOF: handlers still running (an `mcp_status` waiting for servers to start) finish,
@@ -107,14 +102,16 @@ class Dispatcher:
 
     # Inbound -----------------------------------------------------------------------------
 
-    def receive(self, frame: JSON) -> None:
+    def receive(self, frame: Mapping[str, Any]) -> None:
+        """One `control_*` frame from stdin (a `wisp.wire.protocol.ControlFrame`, or the
+        object as read: its shape is checked here either way)."""
         kind = frame.get("type")
         if kind == "control_response":
             response = frame.get("response")
             if isinstance(response, dict):
                 self._on_response(response)
         elif kind == "control_cancel_request":
-            self._cancel(str(frame.get("request_id")))
+            self._cancel(request_id_of(frame))
         elif kind == "control_request":
             self._start_handler(frame)
 
@@ -123,12 +120,10 @@ class Dispatcher:
         if task is not None:
             task.cancel()
             return
-        future = self._pending.get(request_id)
-        if future is not None and not future.done():
-            future.set_exception(RequestFailed("the request was cancelled"))
+        self._outbound.reject(request_id, RequestFailed("the request was cancelled"), keep=False)
 
-    def _start_handler(self, frame: JSON) -> None:
-        request_id = str(frame.get("request_id"))
+    def _start_handler(self, frame: Mapping[str, Any]) -> None:
+        request_id = request_id_of(frame)
         request = frame.get("request")
         if not isinstance(request, dict):
             self._reply_error(request_id, ProtocolError("control_request has no request object"))
@@ -139,25 +134,27 @@ class Dispatcher:
 
     async def _handle(self, request_id: str, request: JSON) -> None:
         subtype = str(request.get("subtype"))
-        handler = self._handlers.get(subtype)
+        route = self._handlers.get(subtype)
         try:
-            if handler is None:
+            if route is None:
                 raise ControlError(
                     f"Unsupported control request subtype: {subtype}", "unsupported_request"
                 )
-            body = await handler(request)
+            parse, handler = route
+            body = await handler(parse(request))
         except asyncio.CancelledError:
             return  # withdrawn by the peer: no response is owed
         except Exception as exc:  # the single place exceptions become wire errors
             self._reply_error(request_id, exc)
             return
-        response: JSON = {"subtype": "success", "request_id": request_id}
+        response: SuccessResponse = {"subtype": "success", "request_id": request_id}
         if body is not None:
             response["response"] = body
         self._sink.write({"type": "control_response", "response": response})
 
     def _reply_error(self, request_id: str, exc: Exception) -> None:
-        response: JSON = {"subtype": "error", "request_id": request_id, "error": str(exc)}
+        response: ErrorResponse = {"subtype": "error", "request_id": request_id,
+                                   "error": str(exc)}
         code = getattr(exc, "code", None)
         if code:
             response["error_code"] = code

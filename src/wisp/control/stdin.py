@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from wisp.jsonsafe import loads_bounded
+from wisp.wire.protocol import StdinFrame, stdin_frame
 
 if TYPE_CHECKING:
     import asyncio
@@ -27,10 +28,16 @@ CHUNK = 1 << 16
 
 @dataclass(frozen=True)
 class Line:
+    """One stdin line. `frame` is the JSON object as read (None with `error` when the
+    line is not one); `message` is the same object as its typed frame, or None when it
+    isn't one of the frames the protocol defines in a usable shape (an unknown type, a
+    user frame without content, a control frame without its object)."""
+
     number: int
     frame: JSON | None
     error: str | None = None
     raw_length: int = 0
+    message: StdinFrame | None = None
 
 
 EOF_MARK = None
@@ -46,7 +53,7 @@ def parse_line(number: int, raw: bytes) -> Line | None:
         return Line(number, None, f"invalid JSON ({exc})", len(text))
     if not isinstance(value, dict):
         return Line(number, None, f"expected a JSON object, got {type(value).__name__}", len(text))
-    return Line(number, value, None, len(text))
+    return Line(number, value, None, len(text), stdin_frame(value))
 
 
 class StdinReader:

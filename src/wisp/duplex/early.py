@@ -23,6 +23,7 @@ from wisp.cli.startup import api_key_source, effective_mode
 from wisp.control.stdin import CHUNK, parse_line
 from wisp.duplex.init_answer import answer, applied_flags
 from wisp.jsonsafe import encode_utf8
+from wisp.wire.protocol import INITIALIZE
 from wisp.wire.writer import dumps
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ def begin(opts: Options, env: Mapping[str, str], settings: Settings, fd: int = 0
         or not isinstance(request, dict)
         or request.get("subtype") != "initialize"
         or "jsonSchema" in request  # must be validated first: it may earn an error answer
+        or INITIALIZE.problem(request) is not None  # answered with its error by the handler
     ):
         return EarlyStart(pending=data, eof=eof)
     agents = request.get("agents")

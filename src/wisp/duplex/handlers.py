@@ -1,25 +1,24 @@
-"""Typed handlers for the control requests the SDKs send (cli-behaviour §5).
+"""Typed handlers for the control requests the SDKs send.
 
-Above: the dispatcher, which routes by subtype and does the wire work. Each handler takes
-the request object and returns the response body (None for an empty success); raising
+Above: the dispatcher, which routes by subtype, checks each request against its
+`RequestType` (`wisp.wire.protocol`) and does the wire work. Each handler takes its
+request's TypedDict and returns the response body (None for an empty success); raising
 `ControlError` gives an error response with its `error_code`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from wisp import PROTOCOL_VERSION, __version__
-from wisp.cli.options import PERMISSION_MODES
 from wisp.cli.startup import BYPASS, bypass_refusal
-from wisp.control.dispatcher import ControlError
 from wisp.duplex.initialize import apply_initialize, initialize_response
+from wisp.errors import ControlError
 from wisp.mcp.client import McpServer
 from wisp.models import catalog
-from wisp.wire import frames
+from wisp.permissions.modes import PermissionMode, is_permission_mode
+from wisp.wire import protocol as p
 
 if TYPE_CHECKING:
     from wisp.duplex.server import DuplexServer
@@ -28,133 +27,118 @@ JSON = dict[str, Any]
 
 
 def register_handlers(server: DuplexServer) -> None:
-    handlers = Handlers(server)
-    for subtype, handler in handlers.table().items():
-        server.dispatcher.register(subtype, handler)
+    h = Handlers(server)
+    on = server.dispatcher.on
+    on(p.INITIALIZE, h.initialize)
+    on(p.INTERRUPT, h.interrupt)
+    on(p.SET_PERMISSION_MODE, h.set_permission_mode)
+    on(p.SET_MODEL, h.set_model)
+    on(p.SET_MAX_THINKING_TOKENS, h.set_max_thinking_tokens)
+    on(p.MCP_STATUS, h.mcp_status)
+    on(p.MCP_RECONNECT, h.mcp_reconnect)
+    on(p.MCP_TOGGLE, h.mcp_toggle)
+    on(p.STOP_TASK, h.stop_task)
+    on(p.REWIND_FILES, h.rewind_files)
+    on(p.GET_CONTEXT_USAGE, h.get_context_usage)
+    on(p.GET_SETTINGS, h.get_settings)
+    on(p.APPLY_FLAG_SETTINGS, h.apply_flag_settings)
+    on(p.RENAME_SESSION, h.rename_session)
 
 
 class Handlers:
     def __init__(self, server: DuplexServer) -> None:
         self.server = server
 
-    def table(self) -> dict[str, Callable[[JSON], Awaitable[JSON | None]]]:
-        return {
-            "initialize": self.initialize,
-            "interrupt": self.interrupt,
-            "set_permission_mode": self.set_permission_mode,
-            "set_model": self.set_model,
-            "set_max_thinking_tokens": self.set_max_thinking_tokens,
-            "mcp_status": self.mcp_status,
-            "mcp_reconnect": self.mcp_reconnect,
-            "mcp_toggle": self.mcp_toggle,
-            "stop_task": self.stop_task,
-            "rewind_files": self.rewind_files,
-            "get_context_usage": self.get_context_usage,
-            "get_settings": self.get_settings,
-            "apply_flag_settings": self.apply_flag_settings,
-            "rename_session": self.rename_session,
-        }
-
-    async def initialize(self, request: JSON) -> JSON:
+    async def initialize(self, request: p.Initialize) -> JSON:
         try:
             applied = await apply_initialize(self.server, request)
         finally:
             self.server.ready.set()  # prompts queued behind initialize may run now
         return initialize_response(self.server, applied)
 
-    async def interrupt(self, request: JSON) -> JSON:
+    async def interrupt(self, request: p.Interrupt) -> JSON:
         return self.server.interrupt(cancel_queued=request.get("cancel_queued") is True)
 
-    async def set_permission_mode(self, request: JSON) -> JSON:
+    async def set_permission_mode(self, request: p.SetPermissionMode) -> JSON:
+        return {"mode": self._set_mode(request["mode"])}
+
+    def _set_mode(self, mode: object) -> PermissionMode:
         server = self.server
-        mode = request.get("mode")
-        if not isinstance(mode, str) or mode not in PERMISSION_MODES:
-            raise ControlError(
-                "Cannot set permission mode: must be one of " + ", ".join(PERMISSION_MODES),
-                "invalid_mode",
-            )
+        if not is_permission_mode(mode):
+            raise p.bad_permission_mode()
         if mode == BYPASS:
             # Only a launch flag opens bypass (and as root, IS_SANDBOX=1 besides).
             refusal = bypass_refusal(server.opts.bypass_allowed, server.env)
             if refusal is not None:
                 raise ControlError(*refusal)
-        server.tool_state.policy.mode = server.session.permission_mode = mode
-        # The reference reports the change right after its answer.
-        status = frames.system(
-            "status", server.session.session_id, status=None, permissionMode=mode
-        )
-        asyncio.get_running_loop().call_soon(server.sink.write, status)
-        return {"mode": mode}
+        # The runtime stores the mode on the policy and reports it right after this answer.
+        server.runtime.set_permission_mode(mode)
+        return mode
 
-    async def set_model(self, request: JSON) -> JSON:
-        raw = request.get("model")
+    async def set_model(self, request: p.SetModel) -> JSON:
+        return {"model": self._set_model(request.get("model"))}
+
+    def _set_model(self, model: str | None) -> str:
         session = self.server.session
-        session.model = catalog.resolve_model(
-            raw if isinstance(raw, str) else None, self.server.env
-        )
-        return {"model": session.model}
+        session.model = catalog.resolve_model(model, self.server.env)
+        return session.model
 
-    async def set_max_thinking_tokens(self, request: JSON) -> None:
+    async def set_max_thinking_tokens(self, request: p.SetMaxThinkingTokens) -> None:
         tokens = request.get("max_thinking_tokens")
         self.server.ctx.config.thinking = (
-            {"type": "enabled", "budget_tokens": tokens}
-            if isinstance(tokens, int) and tokens > 0
+            {"type": "enabled", "budget_tokens": tokens} if tokens is not None and tokens > 0
             else None
         )
 
-    async def mcp_status(self, request: JSON) -> JSON:
+    async def mcp_status(self, request: p.McpStatus) -> JSON:
         await self.server.mcp.settle()  # servers still starting: answer with their outcome
         return {"mcpServers": self.server.mcp.status()}
 
-    async def mcp_reconnect(self, request: JSON) -> JSON:
-        found = self._mcp_server(request)
+    async def mcp_reconnect(self, request: p.McpReconnect) -> JSON:
+        found = self._mcp_server(request.get("serverName") or request.get("server_name"))
         await self.server.mcp.reconnect(found)
         self.server.refresh_tools()
         _raise_if_failed(found)  # the SDKs document an error when reconnecting fails
         return {}
 
-    async def mcp_toggle(self, request: JSON) -> JSON:
-        found = self._mcp_server(request)
-        await self.server.mcp.set_enabled(found, bool(request.get("enabled", True)))
+    async def mcp_toggle(self, request: p.McpToggle) -> JSON:
+        found = self._mcp_server(request.get("serverName") or request.get("server_name"))
+        await self.server.mcp.set_enabled(found, request.get("enabled", True))
         self.server.refresh_tools()
         _raise_if_failed(found)
         return {}
 
-    async def stop_task(self, request: JSON) -> JSON:
+    async def stop_task(self, request: p.StopTask) -> JSON:
         return {}  # wisp runs no background tasks yet, so there is nothing to stop
 
-    async def rewind_files(self, request: JSON) -> JSON:
+    async def rewind_files(self, request: p.RewindFiles) -> JSON:
         raise ControlError(
             "File checkpointing is not available in wisp yet, so there is nothing to rewind.",
             "unsupported_request",
         )
 
-    async def get_context_usage(self, request: JSON) -> JSON:
+    async def get_context_usage(self, request: p.GetContextUsage) -> JSON:
         from wisp.duplex.context_usage import context_usage
 
         return context_usage(self.server)
 
-    async def get_settings(self, request: JSON) -> JSON:
+    async def get_settings(self, request: p.GetSettings) -> JSON:
         return server_settings(self.server)
 
-    async def apply_flag_settings(self, request: JSON) -> JSON:
-        settings = request.get("settings")
-        if not isinstance(settings, dict):
-            raise ControlError("apply_flag_settings needs a settings object")
+    async def apply_flag_settings(self, request: p.ApplyFlagSettings) -> JSON:
+        settings = request["settings"]
         if isinstance(settings.get("model"), str):
-            await self.set_model({"model": settings["model"]})
+            self._set_model(settings["model"])
         if isinstance(settings.get("permissionMode"), str):
-            await self.set_permission_mode({"mode": settings["permissionMode"]})
+            self._set_mode(settings["permissionMode"])
         self.server.flag_settings.update(settings)
         return {}
 
-    async def rename_session(self, request: JSON) -> JSON:
-        title = request.get("title")
-        self.server.title = str(title) if title is not None else None
+    async def rename_session(self, request: p.RenameSession) -> JSON:
+        self.server.title = request["title"]
         return {"title": self.server.title}
 
-    def _mcp_server(self, request: JSON) -> McpServer:
-        name = request.get("serverName") or request.get("server_name")
+    def _mcp_server(self, name: str | None) -> McpServer:
         found = self.server.mcp.get(str(name))
         if found is None:
             raise ControlError(f"MCP server not found: {name}", "not_found")

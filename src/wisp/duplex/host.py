@@ -10,15 +10,17 @@ import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from wisp.cli.options import PERMISSION_MODES
 from wisp.cli.startup import BYPASS
-from wisp.control.dispatcher import Dispatcher, RequestFailed
+from wisp.control.dispatcher import Dispatcher
 from wisp.duplex.state import StateReporter
+from wisp.errors import RequestFailed
 from wisp.permissions.engine import PermissionPolicy, Verdict
+from wisp.permissions.modes import is_permission_mode
 from wisp.permissions.rules import EDIT_TOOLS, Rule
 from wisp.tools.base import Tool
+from wisp.wire.protocol import CanUseTool, HookCallback, PermissionAnswer
 
 JSON = dict[str, Any]
 # Who left the call at "ask" (Verdict.source) → the SDKs' `decision_reason_type` values.
@@ -81,7 +83,7 @@ def apply_permission_updates(policy: PermissionPolicy, updates: Any, *,
 def _set_mode(policy: PermissionPolicy, mode: Any, may_bypass: bool) -> None:
     # Like set_permission_mode: a known mode only, and bypass only when the launch allowed
     # it. A permission answer has no error channel, so a refused mode is just not applied.
-    if mode in PERMISSION_MODES and (mode != BYPASS or may_bypass):
+    if is_permission_mode(mode) and (mode != BYPASS or may_bypass):
         policy.mode = mode
 
 
@@ -103,7 +105,7 @@ class HostBridge:
     async def can_use_tool(
         self, tool: Tool, tool_input: JSON, tool_use_id: str, verdict: Verdict
     ) -> tuple[Verdict, JSON]:
-        request: JSON = {
+        request: CanUseTool = {
             "subtype": "can_use_tool",
             "tool_name": tool.name,
             "display_name": tool.name,
@@ -126,9 +128,10 @@ class HostBridge:
             return Verdict("deny", f"Permission request failed: {exc}", "host"), tool_input
         finally:
             self.state.end_wait()
-        return self._interpret(answer, tool_input)
+        # Read with .get and isinstance: it is the host's word, its shape unchecked.
+        return self._interpret(cast(PermissionAnswer, answer), tool_input)
 
-    def _interpret(self, answer: JSON, tool_input: JSON) -> tuple[Verdict, JSON]:
+    def _interpret(self, answer: PermissionAnswer, tool_input: JSON) -> tuple[Verdict, JSON]:
         if answer.get("behavior") == "allow":
             updated = answer.get("updatedInput")
             apply_permission_updates(self.policy, answer.get("updatedPermissions"),
@@ -145,12 +148,10 @@ class HostBridge:
         self, callback_id: str, hook_input: JSON, tool_use_id: str | None, timeout: float | None
     ) -> JSON:
         # Like the reference, events without a tool call get a fresh id of their own.
-        return await self.dispatcher.request(
-            {
-                "subtype": "hook_callback",
-                "callback_id": callback_id,
-                "input": hook_input,
-                "tool_use_id": tool_use_id or str(uuid.uuid4()),
-            },
-            timeout,
-        )
+        request: HookCallback = {
+            "subtype": "hook_callback",
+            "callback_id": callback_id,
+            "input": hook_input,
+            "tool_use_id": tool_use_id or str(uuid.uuid4()),
+        }
+        return await self.dispatcher.request(request, timeout)

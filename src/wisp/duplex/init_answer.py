@@ -18,7 +18,7 @@ JSON = dict[str, Any]
 _EXTRA_FLAGS = {"settings": "settings_applied", "managedSettings": "managed_settings_applied"}
 
 
-def applied_flags(request: JSON) -> JSON:
+def applied_flags(request: Mapping[str, Any]) -> JSON:
     """The `*_applied` acknowledgements for what the request carried. TS ends the session
     when one it depends on is missing (sdk-contract §5)."""
     flags: JSON = {"hooks_applied": True}

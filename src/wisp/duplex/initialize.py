@@ -3,12 +3,14 @@ its argv twin would, then describe this CLI in the response."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from wisp.control.dispatcher import ControlError
 from wisp.duplex.init_answer import answer, applied_flags
-from wisp.hooks.model import CallbackHook, HookMatcher
+from wisp.errors import ControlError
+from wisp.hooks.model import CallbackHook, HookMatcher, is_hook_event
 from wisp.prompts.system import system_blocks
+from wisp.wire.protocol import INITIALIZE, Initialize
 
 if TYPE_CHECKING:
     from wisp.duplex.server import DuplexServer
@@ -17,10 +19,13 @@ JSON = dict[str, Any]
 
 
 def callback_matchers(hooks: Any) -> list[HookMatcher]:
+    """SDK hooks by event. Events wisp never fires (a newer SDK's) are left out."""
     matchers: list[HookMatcher] = []
     if not isinstance(hooks, dict):
         return matchers
     for event, entries in hooks.items():
+        if not is_hook_event(event):
+            continue
         for entry in entries or []:
             if not isinstance(entry, dict):
                 continue
@@ -29,11 +34,11 @@ def callback_matchers(hooks: Any) -> list[HookMatcher]:
                 CallbackHook(str(cid), float(timeout) if timeout else None)
                 for cid in entry.get("hookCallbackIds") or []
             )
-            matchers.append(HookMatcher(str(event), entry.get("matcher"), actions))
+            matchers.append(HookMatcher(event, entry.get("matcher"), actions))
     return matchers
 
 
-def _system_prompt(server: DuplexServer, request: JSON) -> bool:
+def _system_prompt(server: DuplexServer, request: Initialize) -> bool:
     prompt = request.get("systemPrompt")
     append = request.get("appendSystemPrompt")
     if prompt is None and append is None:
@@ -46,7 +51,7 @@ def _system_prompt(server: DuplexServer, request: JSON) -> bool:
     return True
 
 
-def _sdk_mcp_servers(server: DuplexServer, request: JSON) -> bool:
+def _sdk_mcp_servers(server: DuplexServer, request: Initialize) -> bool:
     names = request.get("sdkMcpServers")
     if not isinstance(names, list):
         return False
@@ -54,7 +59,7 @@ def _sdk_mcp_servers(server: DuplexServer, request: JSON) -> bool:
     return True
 
 
-def _mcp_servers(server: DuplexServer, request: JSON) -> None:
+def _mcp_servers(server: DuplexServer, request: Initialize) -> None:
     """TypeScript's `mcpServers` delivered in initialize rather than `--mcp-config`."""
     entries = request.get("mcpServers")
     if isinstance(entries, dict):
@@ -62,13 +67,17 @@ def _mcp_servers(server: DuplexServer, request: JSON) -> None:
         server.start_mcp()
 
 
-async def apply_initialize(server: DuplexServer, request: JSON) -> JSON:
+async def apply_initialize(server: DuplexServer, raw: Mapping[str, Any]) -> JSON:
+    """Applies an `initialize` request: the handler's (already checked) or the one the
+    early path answered (checked there too; checking again costs nothing)."""
+    request = INITIALIZE.parse(raw)
     matchers = callback_matchers(request.get("hooks"))
     if server.ctx.hooks is not None and matchers:
         server.ctx.hooks.add(matchers)
-    if isinstance(request.get("agents"), dict):
-        server.agents = dict(request["agents"])
-        _apply_agents(server, request["agents"])
+    agents = request.get("agents")
+    if isinstance(agents, dict):
+        server.agents = dict(agents)
+        _apply_agents(server, agents)
     schema = request.get("jsonSchema")
     if schema is not None:
         from wisp.engine.structured import enable_structured_output, schema_problem
@@ -81,8 +90,9 @@ async def apply_initialize(server: DuplexServer, request: JSON) -> JSON:
     _mcp_servers(server, request)
     if _sdk_mcp_servers(server, request):
         await server.connect_mcp()
-    if isinstance(request.get("title"), str):
-        server.title = request["title"]
+    title = request.get("title")
+    if isinstance(title, str):
+        server.title = title
     for key in ("settings", "disallowedTools", "managedSettings"):
         if key in request:
             _apply_extra(server, key, request[key])

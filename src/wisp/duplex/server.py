@@ -1,6 +1,8 @@
 """The duplex session: stdin frames in, prompts run one at a time, frames out.
 
-Above: the SDK (or any client) writing NDJSON to stdin. Below: the agent loop. Prompts
+Above: the SDK (or any client) writing NDJSON to stdin. Below: one `Runtime`, whose events
+the stream-json projection renders to stdout. This module speaks the control protocol
+and nothing else: building and running the engine is the runtime's. Prompts
 queue and run in order, each ending with one `result`. A control request can arrive at any
 moment; the dispatcher runs its handler concurrently. At EOF the queue is drained and the
 process exits 0, or 1 if the last result was an error. A malformed line is answered with
@@ -15,8 +17,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from wisp.cli.options import Options
-from wisp.cli.setup import build_run, load_settings_for, new_session
-from wisp.cli.startup import bypass_refusal
+from wisp.cli.setup import runtime_config
 from wisp.control.dispatcher import Dispatcher
 from wisp.control.stdin import Line, StdinReader
 from wisp.duplex.early import EarlyStart
@@ -24,8 +25,15 @@ from wisp.duplex.host import HostBridge
 from wisp.duplex.prompts import PromptQueue
 from wisp.duplex.state import StateReporter
 from wisp.duplex.turns import TurnRunner
+from wisp.engine.context import RunContext
+from wisp.engine.session import Session
+from wisp.engine.tool_calls import ToolRunState
 from wisp.mcp.hub import McpHub
+from wisp.runtime.facts import bypass_refusal, load_settings
+from wisp.runtime.runtime import Runtime
+from wisp.tools.base import Tool
 from wisp.wire import frames
+from wisp.wire.projection import StreamJson
 from wisp.wire.writer import NDJSONWriter
 
 if TYPE_CHECKING:
@@ -48,41 +56,58 @@ class DuplexServer:
     def __init__(
         self, opts: Options, env: dict[str, str], settings: Settings | None = None
     ) -> None:
-        from wisp.mcp.config import parse_mcp_configs
-
         self.opts = opts
-        self.env = env
         self.sink = NDJSONWriter()
-        self.settings = settings if settings is not None else load_settings_for(opts, env)
-        self.session = new_session(opts, env, self.settings)
-        self.ctx, self.tool_state = build_run(opts, self.session, self.sink, env, self.settings)
-        self.base_tools = dict(self.ctx.config.tools)
+        settings = settings if settings is not None else load_settings(opts, env)
+        self.frames = StreamJson(self.sink, session_id="")
+        self.runtime = Runtime.open(runtime_config(opts, env, settings=settings),
+                                    self.frames, mcp_send=self.mcp_send)
+        self.frames.session_id = self.session.session_id
+        self.env = self.runtime.env  # the session's overlay: what handlers resolve against
         self.dispatcher = Dispatcher(self.sink)
         self.state = StateReporter(
             self.sink,
             lambda: self.session.session_id,
-            env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE") == "1",
+            self.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE") == "1",
         )
         self.host = HostBridge(self.dispatcher, self.state, self.tool_state.policy, self.interrupt,
-                               may_bypass=bypass_refusal(opts.bypass_allowed, env) is None)
-        if opts.permission_prompt_tool == "stdio":
-            self.tool_state.ask_host = self.host.can_use_tool
-        assert self.ctx.hooks is not None  # build_run installs the settings hooks
-        self.ctx.hooks.callback = self.host.hook_callback
+                               may_bypass=bypass_refusal(opts.bypass_allowed, self.env) is None)
+        self.runtime.connect_host(
+            self.host.can_use_tool if opts.permission_prompt_tool == "stdio" else None,
+            self.host.hook_callback)
         self.prompts = PromptQueue()
         self.ready = asyncio.Event()  # set once no initialize is being processed
         self.ready.set()
-        self.mcp = McpHub(self.mcp_send, cwd=opts.cwd)
-        self.mcp.add_configured(parse_mcp_configs(opts.mcp_config))
-        self.mcp.on_tools_changed = self.refresh_tools
         self._mcp_starts: set[asyncio.Task[None]] = set()  # held: the loop's refs are weak
         self.turns = TurnRunner(self)
         self.agents: dict[str, JSON] = {}
         self.title: str | None = None
         self.flag_settings: JSON = {}
-        self.settings_sources: list[JSON] = self.settings.describe()
-        self.settings_errors: list[JSON] = self.settings.errors
+        self.settings_sources: list[JSON] = settings.describe()
+        self.settings_errors: list[JSON] = settings.errors
         self._applying: asyncio.Future[None] | None = None
+
+    # The runtime's parts, as the control handlers reach them.
+
+    @property
+    def session(self) -> Session:
+        return self.runtime.session
+
+    @property
+    def ctx(self) -> RunContext:
+        return self.runtime.ctx
+
+    @property
+    def tool_state(self) -> ToolRunState:
+        return self.runtime.tool_state
+
+    @property
+    def mcp(self) -> McpHub:
+        return self.runtime.mcp
+
+    @property
+    def base_tools(self) -> dict[str, Tool]:
+        return self.runtime.base_tools
 
     # Reading ---------------------------------------------------------------------------
 
@@ -191,7 +216,7 @@ class DuplexServer:
             receipt: JSON = {"still_queued": [], "cancelled": self.prompts.cancel_all()}
         else:
             receipt = {"still_queued": self.prompts.uuids()}
-        self.turns.interrupt()
+        self.runtime.interrupt(cancel_queued)
         if not self.turns.busy and not self.prompts:
             self.state.set("idle")
         return receipt
@@ -205,13 +230,10 @@ class DuplexServer:
             task.add_done_callback(self._mcp_starts.discard)
 
     async def connect_mcp(self, local_only: bool = False) -> None:
-        if await self.mcp.connect_pending(local_only):
-            self.refresh_tools()
+        await self.runtime.connect_mcp(local_only)
 
     def refresh_tools(self) -> None:
-        tools = dict(self.base_tools)
-        tools.update({t.name: t for t in self.mcp.tools(self.ctx.config.disabled_tools)})
-        self.ctx.config.tools = tools
+        self.runtime.tools_changed()
 
     async def mcp_send(self, server: str, message: JSON) -> JSON:
         return await self.dispatcher.request(

@@ -9,11 +9,11 @@ run first and may veto.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from wisp.engine.context import RunContext
+from wisp.engine.events import Compacted, CompactionFailed
 from wisp.engine.hook_points import fire
 from wisp.engine.session import append_user
 from wisp.errors import ModelAPIError
@@ -67,7 +67,7 @@ async def maybe_compact(ctx: RunContext, last_usage: JSON | None) -> bool:
     if last_usage is None:
         return False
     used = context_tokens(last_usage)
-    if used < threshold_tokens(ctx.session.model, os.environ):
+    if used < threshold_tokens(ctx.session.model, ctx.config.env):
         return False
     head, tail = split_tail(ctx.session.history)
     if len(head) < 2:
@@ -85,8 +85,7 @@ async def maybe_compact(ctx: RunContext, last_usage: JSON | None) -> bool:
         else:
             history.append(message)
     ctx.session.history[:] = history
-    ctx.emit_system("compact_boundary", compact_metadata={"trigger": "auto",
-                                                          "pre_tokens": used})
+    ctx.emit(Compacted("auto", used))
     return True
 
 
@@ -104,7 +103,7 @@ async def _summarise(ctx: RunContext, head: list[JSON], extra: str) -> str | Non
             async for event in stream:
                 snapshot = accumulate(snapshot, event)
     except ModelAPIError as exc:
-        ctx.emit_system("compact_failed", error=exc.message)
+        ctx.emit(CompactionFailed(exc.message))
         return None
     if snapshot is None:
         return None

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wisp.engine.events import Event, EventSink
 from wisp.engine.retry import RetryPolicy
 from wisp.engine.session import Session
 from wisp.engine.usage import UsageLedger
 from wisp.hooks.runner import HookRunner
 from wisp.models.base import Model
 from wisp.tools.base import Tool
-from wisp.wire import frames
-from wisp.wire.writer import FrameSink
 
 if TYPE_CHECKING:
     from wisp.engine.subagents import SubagentRunner
@@ -22,7 +22,7 @@ JSON = dict[str, Any]
 
 @dataclass
 class EngineConfig:
-    """Per-process engine configuration (derived from Options and initialize)."""
+    """Per-session engine configuration (built by `wisp.runtime`, changed by controls)."""
 
     tools: dict[str, Tool]
     system_blocks: list[JSON]
@@ -38,6 +38,9 @@ class EngineConfig:
     api_key_source: str = "none"
     extra_tool_definitions: list[JSON] = field(default_factory=list)
     tool_filter: frozenset[str] | None = None  # --tools: None means every built-in
+    # The session's environment overlay: what its tools, hooks and knobs (compaction
+    # threshold, structured-output retries) read. Never os.environ directly.
+    env: Mapping[str, str] = field(default_factory=dict)
 
     def tools_selected(self, name: str) -> bool:
         return self.tool_filter is None or name in self.tool_filter
@@ -48,15 +51,13 @@ class RunContext:
     session: Session
     config: EngineConfig
     model: Model
-    sink: FrameSink
+    sink: EventSink
+    # The Task call this run serves (a subagent), or None for the main thread.
     parent_tool_use_id: str | None = None
     run_usage: UsageLedger = field(default_factory=UsageLedger)
     hooks: HookRunner | None = None
     # Runs the Task tool's subagents; None inside a subagent (no nesting).
     subagents: SubagentRunner | None = None
 
-    def emit(self, frame: JSON) -> None:
-        self.sink.write(frame)
-
-    def emit_system(self, subtype: str, **fields: Any) -> None:
-        self.emit(frames.system(subtype, self.session.session_id, **fields))
+    def emit(self, event: Event) -> None:
+        self.sink.emit(event)

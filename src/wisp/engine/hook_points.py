@@ -6,12 +6,12 @@ from typing import Any
 
 from wisp.engine.context import RunContext
 from wisp.engine.session import append_user
-from wisp.hooks.model import HookOutcome
+from wisp.hooks.model import HookEvent, HookOutcome
 
 JSON = dict[str, Any]
 
 
-def hook_input(ctx: RunContext, event: str, **fields: Any) -> JSON:
+def hook_input(ctx: RunContext, event: HookEvent, **fields: Any) -> JSON:
     session = ctx.session
     return {
         "session_id": session.session_id,
@@ -23,7 +23,7 @@ def hook_input(ctx: RunContext, event: str, **fields: Any) -> JSON:
     }
 
 
-async def fire(ctx: RunContext, event: str, *, target: str | None = None,
+async def fire(ctx: RunContext, event: HookEvent, *, target: str | None = None,
                **fields: Any) -> HookOutcome:
     """Runs `event`'s hooks. `target` is what matchers test (the tool name); a
     `tool_use_id` field is also passed to SDK callbacks alongside the input."""

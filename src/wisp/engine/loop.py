@@ -1,7 +1,7 @@
 """The agent loop: call the model, run the tools it asks for, repeat until a stop rule.
 
-Above: an entry point (print mode, the duplex session) hands in one prompt and gets one
-`result` frame back; every other frame goes to `ctx.sink` as it happens. Below: the model
+Above: the runtime hands in one prompt and gets its typed `Outcome` back; every event,
+ending with `RunFinished`, goes to `ctx.sink` as it happens. Below: the model
 caller (streaming, retries), the tool runner (permissions, tools) and `decide`.
 """
 
@@ -24,6 +24,7 @@ from wisp.engine.decide import (
     decide,
     final_text,
 )
+from wisp.engine.events import ApiErrorShown, Interrupted, RunFinished, ToolResultReady
 from wisp.engine.hook_points import fire
 from wisp.engine.model_call import ModelCaller, close_abandoned, flush_aborted
 from wisp.engine.outcome import (
@@ -35,17 +36,18 @@ from wisp.engine.outcome import (
     RunState,
     StructuredRetriesExhausted,
     Success,
-    result_frame,
+    api_error_text,
+    run_stats,
 )
 from wisp.engine.session import append_user
 from wisp.engine.structured import StructuredRun
 from wisp.engine.tool_calls import ToolRunState, run_one
 from wisp.engine.usage import UsageLedger
 from wisp.errors import ModelAPIError
-from wisp.hooks.model import HookOutcome
+from wisp.hooks.model import HookEvent, HookOutcome
 from wisp.models import catalog
 from wisp.models.base import ModelRequest
-from wisp.wire import frames
+from wisp.stamps import new_uuid
 
 JSON = dict[str, Any]
 INTERRUPTED = "[Request interrupted by user]"
@@ -81,9 +83,10 @@ class AgentLoop:
         self.stop_hook_active = False
         self.structured: StructuredRun | None = None
         self.raw_tool_inputs: dict[str, str] = {}
+        self.finished: RunFinished | None = None
 
-    async def run(self, prompt: str | list[JSON]) -> JSON:
-        """Runs one prompt to its end and returns the `result` frame (not yet emitted)."""
+    async def run(self, prompt: str | list[JSON]) -> Outcome:
+        """Runs one prompt to its end, emits `RunFinished` and returns how it ended."""
         self.tools.denials = self.state.denials
         self.ctx.run_usage = UsageLedger()
         self.ctx.session.abort.clear()
@@ -94,7 +97,10 @@ class AgentLoop:
                 outcome = await self._drive()
         except asyncio.CancelledError:
             outcome = self._abort()
-        return result_frame(self.ctx, self.state, outcome)
+        stats = run_stats(self.state, self.ctx.run_usage, self.ctx.session.usage)
+        self.finished = RunFinished(outcome, stats)
+        self.ctx.emit(self.finished)
+        return outcome
 
     async def _submit(self, prompt: str | list[JSON]) -> Outcome | None:
         """UserPromptSubmit hooks may block the prompt or add context to it."""
@@ -176,7 +182,7 @@ class AgentLoop:
 
     async def _stop_hooks(self, message: JSON) -> Outcome | None:
         """Stop hooks may block the stop: their reason goes to the model and the loop goes on."""
-        event = "SubagentStop" if self.ctx.parent_tool_use_id else "Stop"
+        event: HookEvent = "SubagentStop" if self.ctx.parent_tool_use_id else "Stop"
         hooked = await fire(self.ctx, event, stop_hook_active=self.stop_hook_active)
         if hooked.blocked and not hooked.stop:
             self.stop_hook_active = True
@@ -190,13 +196,13 @@ class AgentLoop:
         for block in tool_uses:
             raw = self.raw_tool_inputs.get(str(block.get("id")))
             if self.structured is not None and self.structured.handles(block):
-                result_block, frame = self.structured.check(self.ctx, block, raw)
+                result_block, shown = self.structured.check(block, raw)
             else:
-                result_block, frame = await run_one(self.ctx, self.tools, block, raw)
+                result_block, shown = await run_one(self.ctx, self.tools, block, raw)
             results.append(result_block)
-            self.ctx.emit(frame)
+            self.ctx.emit(shown)
             # On disk as soon as it exists: a crash in the next tool must not lose it.
-            self.ctx.session.record_user([result_block], uuid=frame.get("uuid"))
+            self.ctx.session.record_user([result_block], uuid=shown.uuid)
             if self.ctx.session.abort.is_set():
                 # Interrupted from inside this task (a host's deny with `interrupt`), which
                 # can't cancel itself cleanly: end the run here, through the abort path.
@@ -212,14 +218,7 @@ class AgentLoop:
         return None if limit is None else LimitHit(limit)
 
     def _emit_api_error(self, error: ModelAPIError) -> None:
-        from wisp.engine.outcome import api_error_text
-
-        synthetic = {"id": frames.new_uuid(), "model": "<synthetic>", "usage": {}}
-        self.ctx.emit(frames.assistant(
-            synthetic, [{"type": "text", "text": api_error_text(error)}],
-            session_id=self.ctx.session.session_id, request_id=None,
-            parent_tool_use_id=self.ctx.parent_tool_use_id, error="unknown",
-            is_api_error_message=True, api_error_status=error.status))
+        self.ctx.emit(ApiErrorShown(api_error_text(error), error.status))
 
     def _abort(self) -> Outcome:
         """Ends an interrupted run the way the reference does (d10/d11): the partial
@@ -242,17 +241,12 @@ class AgentLoop:
         answered = self.pending_results
         unanswered = _unanswered_tool_results(history, answered)
         for block in unanswered:
-            ctx.emit(frames.user([block], session_id=ctx.session.session_id,
-                                 parent_tool_use_id=ctx.parent_tool_use_id,
-                                 tool_use_result="User rejected tool use",
-                                 tool_result_meta=[{"id": block["tool_use_id"],
-                                                    "non_execution_kind": "user-rejected"}]))
+            meta = {"id": block["tool_use_id"], "non_execution_kind": "user-rejected"}
+            ctx.emit(ToolResultReady(block, "User rejected tool use", meta, new_uuid()))
         marker = {"type": "text", "text": text}
         append_user(history, [*answered, *unanswered, marker])
         ctx.session.record_user([*unanswered, marker])  # answered results are on disk
-        ctx.emit(frames.user([{"type": "text", "text": text}],
-                             session_id=ctx.session.session_id,
-                             parent_tool_use_id=ctx.parent_tool_use_id))
+        ctx.emit(Interrupted(text))
         if attempt is not None:
             close_abandoned(ctx, attempt)
         return Aborted(state.phase)

@@ -1,9 +1,9 @@
-"""One model call as the client sees it: stream, fold, emit frames, retry, fall back.
+"""One model call as the client sees it: stream, fold, emit events, retry, fall back.
 
 Above: the turn loop asks for one complete assistant message. Below: `Model.stream`.
-Frames: an `assistant` frame per content block as each block completes (before its
-`content_block_stop` stream_event, as the reference orders them), `stream_event` frames with
-`--include-partial-messages`, `system/api_retry` before each retry.
+Events: `BlockShown` per content block as each block completes (before its
+`content_block_stop` delta, as the reference orders them), `StreamDelta`s with
+`include_partial_messages`, `ApiRetry` before each retry.
 
 A stream cut after some blocks were already shown is not restarted from scratch, which
 would show those blocks twice: completed tool_use blocks are kept and the message ends
@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wisp.engine.context import RunContext
+from wisp.engine.events import ApiRetry, BlockShown, ModelFallback, StatusChanged, StreamDelta
 from wisp.engine.partial import OpenStream
 from wisp.errors import ModelAPIError, RetryableAPIError
 from wisp.models.accumulate import accumulate
 from wisp.models.base import ModelRequest
-from wisp.wire import frames
+from wisp.stamps import new_uuid
 
 JSON = dict[str, Any]
 FALLBACK_AFTER_OVERLOADS = 3
@@ -91,14 +92,11 @@ async def _stream_once(ctx: RunContext, request: ModelRequest, attempt: Attempt)
             if event.get("type") == "content_block_stop":
                 _emit_block(ctx, attempt, int(event.get("index", 0)))
             if emit_partial:
-                message_id = attempt.open.message_id
-                frame = frames.stream_event(
-                    event, session_id=ctx.session.session_id, message_id=message_id,
-                    parent_tool_use_id=ctx.parent_tool_use_id)
+                ttft = None
                 if not attempt.first_event_sent:
                     attempt.first_event_sent = True
-                    frame["ttft_ms"] = round((time.monotonic() - attempt.started) * 1000)
-                ctx.emit(frame)
+                    ttft = round((time.monotonic() - attempt.started) * 1000)
+                ctx.emit(StreamDelta(event, attempt.open.message_id, ttft))
     assert attempt.snapshot is not None
     return _merge(attempt.shown[: attempt.prefix_len], attempt.snapshot)
 
@@ -106,12 +104,10 @@ async def _stream_once(ctx: RunContext, request: ModelRequest, attempt: Attempt)
 def _emit_block(ctx: RunContext, attempt: Attempt, index: int) -> None:
     assert attempt.snapshot is not None
     block = clean_block(attempt.snapshot["content"][index])
-    frame = frames.assistant(
-        attempt.snapshot, [block], session_id=ctx.session.session_id,
-        request_id=attempt.request_id, parent_tool_use_id=ctx.parent_tool_use_id)
+    uuid = new_uuid()
     attempt.shown.append(block)
-    attempt.uuids.append(frame["uuid"])
-    ctx.emit(frame)
+    attempt.uuids.append(uuid)
+    ctx.emit(BlockShown(attempt.snapshot, [block], attempt.request_id, uuid))
 
 
 def close_abandoned(ctx: RunContext, attempt: Attempt) -> None:
@@ -120,9 +116,7 @@ def close_abandoned(ctx: RunContext, attempt: Attempt) -> None:
         return
     message_id = attempt.open.message_id
     for event in attempt.open.closing_events():
-        ctx.emit(frames.stream_event(event, session_id=ctx.session.session_id,
-                                     message_id=message_id,
-                                     parent_tool_use_id=ctx.parent_tool_use_id))
+        ctx.emit(StreamDelta(event, message_id))
 
 
 def flush_aborted(ctx: RunContext, attempt: Attempt) -> list[JSON]:
@@ -135,9 +129,7 @@ def flush_aborted(ctx: RunContext, attempt: Attempt) -> list[JSON]:
     pending = [b for i, b in enumerate(snap.get("content", []))
                if i in attempt.open.open_blocks and (b.get("text") or b.get("thinking"))]
     if pending:
-        ctx.emit(frames.assistant(snap, pending, session_id=ctx.session.session_id,
-                                  request_id=attempt.request_id,
-                                  parent_tool_use_id=ctx.parent_tool_use_id, aborted=True))
+        ctx.emit(BlockShown(snap, pending, attempt.request_id, new_uuid(), aborted=True))
     return pending
 
 
@@ -158,7 +150,7 @@ class ModelCaller:
         while True:
             attempt = self.current = Attempt(shown, uuids)
             if ctx.config.include_partial_messages:
-                ctx.emit_system("status", status="requesting")  # p06: before each request
+                ctx.emit(StatusChanged("requesting"))  # p06: before each request
             try:
                 message = await _stream_once(ctx, self._with_prefill(request, shown), attempt)
                 self._record_usage(message)
@@ -211,17 +203,16 @@ class ModelCaller:
         original = ctx.session.model
         ctx.session.model = fallback
         trigger = "not_found" if error.status == 404 else "overloaded"
-        ctx.emit_system("model_fallback", trigger=trigger, original_model=original,
-                        fallback_model=fallback,
-                        content=f"Switched from {original} to {fallback}: {error.message}")
+        ctx.emit(ModelFallback(trigger, original, fallback,
+                               f"Switched from {original} to {fallback}: {error.message}"))
         return dataclasses.replace(request, model=fallback)
 
     async def _wait_before_retry(self, retries: int, error: ModelAPIError) -> None:
         ctx = self.ctx
         delay = ctx.config.retry.delay_s(retries, error)
-        ctx.emit_system("api_retry", attempt=retries, max_retries=ctx.config.retry.max_retries,
-                        retry_delay_ms=round(delay * 1000), error_status=error.status,
-                        error=error.error_type or _error_kind(error), message=error.message)
+        ctx.emit(ApiRetry(retries, ctx.config.retry.max_retries, delay_ms=round(delay * 1000),
+                          status=error.status, error=error.error_type or _error_kind(error),
+                          message=error.message))
         await asyncio.sleep(delay)
 
     def _record_usage(self, message: JSON) -> None:

@@ -1,4 +1,4 @@
-"""How a run ended, and the `result` frame each ending becomes."""
+"""How a run ended (a closed union of outcomes), and the figures it reports."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from wisp.engine.context import RunContext
 from wisp.engine.decide import BudgetExhausted, Limit, MaxTurnsReached
+from wisp.engine.events import RunStats
+from wisp.engine.usage import UsageLedger
 from wisp.errors import ModelAPIError
-from wisp.wire import frames
 
 JSON = dict[str, Any]
 
@@ -73,8 +73,9 @@ def api_error_text(error: ModelAPIError) -> str:
     return f"API Error: {error.status} {error.message}"
 
 
-def _ending(outcome: Outcome) -> tuple[str, str, list[str]]:  # noqa: PLR0911 (one arm per ending)
-    """(subtype, terminal_reason, errors) for each kind of ending."""
+def ending(outcome: Outcome) -> tuple[str, str, list[str]]:  # noqa: PLR0911 (one arm per ending)
+    """(subtype, terminal_reason, errors) for each kind of ending: the words every front
+    end reports, whatever its format."""
     match outcome:
         case Success():
             return "success", "completed", []
@@ -99,37 +100,8 @@ def _ending(outcome: Outcome) -> tuple[str, str, list[str]]:  # noqa: PLR0911 (o
     raise AssertionError(outcome)
 
 
-def result_frame(ctx: RunContext, state: RunState, outcome: Outcome) -> JSON:
-    subtype, terminal_reason, errors = _ending(outcome)
-    is_error = not isinstance(outcome, Success)
-    session = ctx.session
-    frame: JSON = {
-        "type": "result",
-        "subtype": subtype,
-        "is_error": is_error,
-        "duration_ms": round((time.monotonic() - state.started) * 1000),
-        "duration_api_ms": round(state.api_ms),
-        "num_turns": state.num_turns,
-        "session_id": session.session_id,
-        "stop_reason": state.stop_reason,
-        "total_cost_usd": session.usage.cost_usd,
-        "usage": ctx.run_usage.totals(),
-        "modelUsage": session.usage.model_usage(),
-        "model_usage_since_last_result": ctx.run_usage.model_usage(),
-        "permission_denials": state.denials,
-        "terminal_reason": terminal_reason,
-        "api_error_status": None,
-        "errors": errors,
-        "uuid": frames.new_uuid(),
-        "result_index": session.result_count,
-    }
-    if isinstance(outcome, Success):
-        frame["result"] = outcome.text
-        if outcome.structured_output is not None:
-            frame["structured_output"] = outcome.structured_output
-    elif isinstance(outcome, ApiFailed):
-        frame["result"] = api_error_text(outcome.error)
-        frame["api_error_status"] = outcome.error.status
-        frame["api_error_type"] = outcome.error.error_type
-    session.result_count += 1
-    return frame
+def run_stats(state: RunState, run_usage: UsageLedger, session_usage: UsageLedger) -> RunStats:
+    return RunStats(duration_ms=round((time.monotonic() - state.started) * 1000),
+                    api_ms=round(state.api_ms), num_turns=state.num_turns,
+                    stop_reason=state.stop_reason, denials=state.denials,
+                    run_usage=run_usage, session_usage=session_usage)

@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from wisp.engine.usage import UsageLedger
-from wisp.tools.processes import GLOBAL_PROCESSES, ProcessRegistry
+from wisp.permissions.engine import PermissionPolicy
+from wisp.permissions.modes import PermissionMode
+from wisp.tools.processes import ProcessRegistry
 
 JSON = dict[str, Any]
 
@@ -39,12 +41,15 @@ def append_user(history: list[JSON], content: str | list[JSON]) -> None:
 class Session:
     cwd: Path
     model: str
-    permission_mode: str = "default"
+    # The rules and the permission mode: the mode lives on the policy and nowhere else
+    # (`permission_mode` below reads and writes it there).
+    policy: PermissionPolicy = field(default_factory=PermissionPolicy)
     session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     history: list[JSON] = field(default_factory=list)
     usage: UsageLedger = field(default_factory=UsageLedger)
     tool_state: dict[str, Any] = field(default_factory=dict)
-    processes: ProcessRegistry = field(default_factory=lambda: GLOBAL_PROCESSES)
+    # The session's own child processes: killed on interrupt and when its runtime closes.
+    processes: ProcessRegistry = field(default_factory=ProcessRegistry)
     abort: asyncio.Event = field(default_factory=asyncio.Event)
     result_count: int = 0
     # Tool names the host allowed for the rest of the session (from `--allowedTools`,
@@ -54,6 +59,14 @@ class Session:
     transcript_path: str | None = None
     last_usage: JSON | None = None  # of the latest model call: drives auto-compaction
     recorder: TranscriptRecorder | None = None  # None: --no-session-persistence
+
+    @property
+    def permission_mode(self) -> PermissionMode:
+        return self.policy.mode
+
+    @permission_mode.setter
+    def permission_mode(self, mode: PermissionMode) -> None:
+        self.policy.mode = mode
 
     # Every change to `history` goes through these, so the transcript cannot miss one.
 

@@ -12,14 +12,14 @@ startup that a plain `-p` run must not pay.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from wisp.engine.context import EngineConfig, RunContext
+from wisp.engine.context import EngineConfig
+from wisp.engine.events import ToolResultReady
 from wisp.jsonsafe import loads_bounded
-from wisp.wire import frames
+from wisp.stamps import new_uuid
 
 JSON = dict[str, Any]
 TOOL_NAME = "StructuredOutput"
@@ -129,12 +129,10 @@ class StructuredRun:
     _validator: Any = None
 
     @classmethod
-    def for_config(
-        cls, config: EngineConfig, env: Mapping[str, str] = os.environ
-    ) -> StructuredRun | None:
+    def for_config(cls, config: EngineConfig) -> StructuredRun | None:
         if not isinstance(config.json_schema, dict):
             return None
-        return cls(config.json_schema, max_attempts(env))
+        return cls(config.json_schema, max_attempts(config.env))
 
     @property
     def exhausted(self) -> bool:
@@ -153,8 +151,8 @@ class StructuredRun:
     def result_text(self) -> str:
         return json.dumps(self.value, ensure_ascii=False, separators=(",", ":"))
 
-    def check(self, ctx: RunContext, block: JSON, raw: str | None = None) -> tuple[JSON, JSON]:
-        """(tool_result block, user frame) for one StructuredOutput call. `raw` is the
+    def check(self, block: JSON, raw: str | None = None) -> tuple[JSON, ToolResultReady]:
+        """(tool_result block, the event that shows it) for one StructuredOutput call. `raw` is the
         input's text when it was not a JSON object."""
         tool_use_id = str(block.get("id"))
         problems = self._accept(block, raw)
@@ -176,14 +174,7 @@ class StructuredRun:
             "id": tool_use_id,
             "permission_decision": {"decision": "accept", "source": "config"},
         }
-        frame = frames.user(
-            [result],
-            session_id=ctx.session.session_id,
-            parent_tool_use_id=ctx.parent_tool_use_id,
-            tool_use_result=data,
-            tool_result_meta=[meta],
-        )
-        return result, frame
+        return result, ToolResultReady(result, data, meta, new_uuid())
 
     def _accept(self, block: JSON, raw: str | None) -> list[str]:
         """Validates each reading of the input; the first valid one is the answer. The

@@ -1,9 +1,9 @@
 """Subagents: the Task tool's engine side.
 
 A subagent is the same loop on a fresh history, with its definition's system prompt,
-tools and model, the parent's permissions and hooks, and frames tagged with the Task
-call's `parent_tool_use_id`. Its usage is added to the parent session's. It cannot start
-subagents of its own, which bounds the recursion.
+tools and model, the parent's permissions and hooks, and its events wrapped in
+`TaskProgress` for the Task call that started it. Its usage is added to the parent
+session's. It cannot start subagents of its own, which bounds the recursion.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from wisp.engine.context import RunContext
+from wisp.engine.events import TaskFinished, TaskSink, TaskStarted
 from wisp.engine.hook_points import fire
+from wisp.engine.outcome import Success, ending
 from wisp.engine.session import Session
 from wisp.engine.tool_calls import ToolRunState
 from wisp.errors import UsageError
@@ -95,25 +97,33 @@ class SubagentRunner:
         parent = self.parent
         await fire(parent, "SubagentStart", agent_type=agent_type, agent_id=tool_use_id,
                    description=description)
+        parent.emit(TaskStarted(tool_use_id, agent_type, description))
         sub_ctx = self._child_context(definition, tool_use_id)
         loop = AgentLoop(sub_ctx, ToolRunState(policy=self.tool_state.policy,
                                                ask_host=self.tool_state.ask_host))
-        result = await loop.run(prompt)
+        outcome = await loop.run(prompt)
+        assert loop.finished is not None
+        stats = loop.finished.stats
+        parent.emit(TaskFinished(tool_use_id, outcome, stats))
         for model, tally in sub_ctx.session.usage.by_model.items():
             parent.session.usage.add(model, tally.tokens)
             parent.run_usage.add(model, tally.tokens)
-        self.tool_state.denials.extend(result.get("permission_denials") or [])
-        if result.get("is_error"):
-            errors = result.get("errors") or [result.get("result") or result.get("subtype")]
-            return ToolResult.error(f"The {agent_type} subagent failed: {errors[0]}")
-        text = str(result.get("result") or "")
+        self.tool_state.denials.extend(stats.denials)
+        if not isinstance(outcome, Success):
+            subtype, _, errors = ending(outcome)
+            from wisp.engine.outcome import ApiFailed, api_error_text
+
+            first = (errors[0] if errors else api_error_text(outcome.error)
+                     if isinstance(outcome, ApiFailed) else subtype)
+            return ToolResult.error(f"The {agent_type} subagent failed: {first}")
+        text = outcome.text
+        totals = stats.run_usage.totals()
         return ToolResult(content=text or "(the subagent returned no text)",
                           data={"status": "completed", "agentType": agent_type,
                                 "content": [{"type": "text", "text": text}],
-                                "totalDurationMs": result.get("duration_ms"),
-                                "totalTokens": sum(result.get("usage", {}).get(k, 0) for k in
-                                                   ("input_tokens", "output_tokens")),
-                                "totalToolUseCount": result.get("num_turns")})
+                                "totalDurationMs": stats.duration_ms,
+                                "totalTokens": totals["input_tokens"] + totals["output_tokens"],
+                                "totalToolUseCount": stats.num_turns})
 
     def _child_context(self, definition: AgentDefinition, tool_use_id: str) -> RunContext:
         parent = self.parent
@@ -129,8 +139,9 @@ class SubagentRunner:
         model = parent.session.model
         if definition.model and definition.model != "inherit":
             model = catalog.resolve_model(definition.model, {})
-        session = Session(cwd=cwd, model=model, permission_mode=parent.session.permission_mode,
+        session = Session(cwd=cwd, model=model, policy=parent.session.policy,
                           session_id=parent.session.session_id,
                           processes=parent.session.processes, abort=parent.session.abort)
-        return RunContext(session=session, config=config, model=parent.model, sink=parent.sink,
+        return RunContext(session=session, config=config, model=parent.model,
+                          sink=TaskSink(parent.sink, tool_use_id),
                           parent_tool_use_id=tool_use_id, hooks=parent.hooks)

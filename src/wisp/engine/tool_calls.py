@@ -1,5 +1,5 @@
 """Runs the tool_use blocks of one assistant message: lookup → input check → permission →
-run → one `user` tool_result frame each. Every outcome, including a refusal or a crash
+run → one `ToolResultReady` event each. Every outcome, including a refusal or a crash
 inside a tool, becomes a tool_result the model can read; the loop never dies of a tool."""
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wisp.engine.context import RunContext
+from wisp.engine.events import PermissionDenied, ToolResultReady
 from wisp.engine.hook_points import fire
-from wisp.hooks.model import HookOutcome
+from wisp.hooks.model import HookEvent, HookOutcome
 from wisp.permissions.engine import Behavior, PermissionPolicy, Verdict, evaluate
+from wisp.stamps import new_uuid
 from wisp.tools.base import Tool, ToolContext, ToolResult, check_input
-from wisp.wire import frames
 
 JSON = dict[str, Any]
 # Asks a host (the SDK's can_use_tool) about a call the rules left at "ask".
@@ -105,8 +106,8 @@ def _ask_message(tool: Tool) -> str:
 
 
 async def run_one(ctx: RunContext, state: ToolRunState, block: JSON,
-                  broken_input: str | None = None) -> tuple[JSON, JSON]:
-    """Returns (tool_result block for the history, user frame for the client).
+                  broken_input: str | None = None) -> tuple[JSON, ToolResultReady]:
+    """Returns (tool_result block for the history, the event that shows it).
     `broken_input` is the raw text of a tool input that was not valid JSON."""
     name = str(block.get("name"))
     tool_use_id = str(block.get("id"))
@@ -121,23 +122,25 @@ async def run_one(ctx: RunContext, state: ToolRunState, block: JSON,
     else:
         result, meta = await _checked_run(ctx, state, tool, block, meta)
     result_block = _tool_result_block(tool_use_id, result)
-    frame = frames.user([result_block], session_id=ctx.session.session_id,
-                        parent_tool_use_id=ctx.parent_tool_use_id,
-                        tool_use_result=result.data if result.data is not None else result.content,
-                        tool_result_meta=[meta])
-    return result_block, frame
+    shown = result.data if result.data is not None else result.content
+    return result_block, ToolResultReady(result_block, shown, meta, new_uuid())
 
 
 async def _checked_run(ctx: RunContext, state: ToolRunState, tool: Tool, block: JSON, meta: JSON
                        ) -> tuple[ToolResult, JSON]:
-    tool_input: JSON = block.get("input") or {}
+    asked: JSON = block.get("input") or {}
     tool_use_id = str(block.get("id"))
-    problem = check_input(tool.input_schema, tool_input)
+    # Each input is validated once: the model's before anyone is asked about it (as the
+    # reference does), and a rewrite (a hook's or the host's) after the last rewrite.
+    problem = check_input(tool.input_schema, asked)
     if problem:
-        return ToolResult(f"<tool_use_error>{problem}</tool_use_error>", True, problem), meta
+        return _invalid(problem), meta
     pre = await fire(ctx, "PreToolUse", target=tool.name, tool_name=tool.name,
-                     tool_input=tool_input, tool_use_id=tool_use_id)
+                     tool_input=asked, tool_use_id=tool_use_id)
     verdict, tool_input = await _permitted(ctx, state, tool, block, pre)
+    problem = check_input(tool.input_schema, tool_input) if tool_input is not asked else None
+    if problem and verdict.behavior == "allow":
+        return _invalid(problem), meta
     if verdict.behavior != "allow":
         _record_denial(ctx, state, tool, block, verdict)
         meta = {**meta, "non_execution_kind": "user-rejected",
@@ -148,9 +151,13 @@ async def _checked_run(ctx: RunContext, state: ToolRunState, tool: Tool, block: 
     return await _post_tool(ctx, tool, tool_input, tool_use_id, result), meta
 
 
+def _invalid(problem: str) -> ToolResult:
+    return ToolResult(f"<tool_use_error>{problem}</tool_use_error>", True, problem)
+
+
 async def _post_tool(ctx: RunContext, tool: Tool, tool_input: JSON, tool_use_id: str,
                      result: ToolResult) -> ToolResult:
-    event = "PostToolUseFailure" if result.is_error else "PostToolUse"
+    event: HookEvent = "PostToolUseFailure" if result.is_error else "PostToolUse"
     post = await fire(ctx, event, target=tool.name, tool_name=tool.name, tool_input=tool_input,
                       tool_use_id=tool_use_id,
                       tool_response=result.data if result.data is not None else result.content)
@@ -168,8 +175,7 @@ def _record_denial(ctx: RunContext, state: ToolRunState, tool: Tool, block: JSON
                    verdict: Verdict) -> None:
     state.denials.append({"tool_name": tool.name, "tool_use_id": block.get("id"),
                           "tool_input": block.get("input") or {}})
-    ctx.emit_system("permission_denied", tool_name=tool.name, tool_use_id=block.get("id"),
-                    message=verdict.message)
+    ctx.emit(PermissionDenied(tool.name, block.get("id"), verdict.message))
 
 
 def _internal_hosts(tool: Tool, policy: PermissionPolicy) -> frozenset[str]:
@@ -188,6 +194,7 @@ async def _run_tool(ctx: RunContext, state: ToolRunState, tool: Tool, tool_input
     policy = state.policy
     tool_ctx = ToolContext(cwd=session.cwd, abort=session.abort, processes=session.processes,
                            state=session.tool_state, tool_use_id=tool_use_id,
+                           env=dict(ctx.config.env) if ctx.config.env else None,
                            run_subagent=ctx.subagents.run if ctx.subagents else None,
                            read_filter=policy.may_read if policy.has_read_denials() else None,
                            allowed_internal_hosts=_internal_hosts(tool, policy))

@@ -4,16 +4,53 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, TypedDict, TypeGuard, get_args
 
 JSON = dict[str, Any]
 
-EVENTS = (
+# The events wisp fires. Fire points take a `HookEvent`, so a misspelt name is a type error
+# rather than a hook that silently never runs.
+HookEvent = Literal[
     "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop",
     "SubagentStart", "SubagentStop", "PreCompact", "SessionStart", "SessionEnd",
     "Notification", "PermissionRequest",
-)
+]
+EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
+# `hookSpecificOutput.permissionDecision`, strongest first when several hooks answer.
+PermissionDecision = Literal["deny", "ask", "allow"]
+# The top-level `decision` of a hook's answer: "block" stops what the event is about.
+BlockDecision = Literal["approve", "block"]
 DEFAULT_TIMEOUT_S = 60.0
+_RANK: dict[str, int] = {"deny": 3, "ask": 2, "allow": 1}
+
+
+def is_hook_event(name: object) -> TypeGuard[HookEvent]:
+    return name in EVENTS
+
+
+class HookSpecificOutput(TypedDict, total=False):
+    hookEventName: str
+    permissionDecision: PermissionDecision
+    permissionDecisionReason: str
+    updatedInput: JSON
+    additionalContext: str
+    updatedToolOutput: Any
+    decision: JSON  # PermissionRequest: {"behavior", "message", "updatedInput"}
+
+
+# What a hook answers: a command hook's JSON stdout, or a `hook_callback` answer. Every key
+# is optional and `{}` means no opinion; read it with `.get`, it comes from a peer. (The
+# functional form because `continue` and `async` are Python keywords.)
+HookOutput = TypedDict("HookOutput", {
+    "continue": bool,
+    "suppressOutput": bool,
+    "stopReason": str,
+    "decision": BlockDecision,
+    "reason": str,
+    "systemMessage": str,
+    "async": bool,
+    "hookSpecificOutput": HookSpecificOutput,
+}, total=False)
 
 
 @dataclass(frozen=True)
@@ -34,7 +71,7 @@ HookAction = CommandHook | CallbackHook
 
 @dataclass(frozen=True)
 class HookMatcher:
-    event: str
+    event: HookEvent
     matcher: str | None
     actions: tuple[HookAction, ...]
 
@@ -55,7 +92,7 @@ class HookOutcome:
 
     blocked: bool = False
     reason: str | None = None
-    permission_decision: str | None = None  # allow | deny | ask
+    permission_decision: PermissionDecision | None = None
     updated_input: JSON | None = None
     additional_context: list[str] = field(default_factory=list)
     stop: bool = False  # `continue: false`: end the run now
@@ -87,8 +124,8 @@ class HookOutcome:
                         "permissionDecisionReason": request_decision.get("message"),
                         "updatedInput": request_decision.get("updatedInput")}
         decision = specific.get("permissionDecision")
-        rank = {"deny": 3, "ask": 2, "allow": 1}
-        if decision in rank and rank[decision] > rank.get(self.permission_decision or "", 0):
+        if _is_decision(decision) and _RANK[decision] > _RANK.get(
+                self.permission_decision or "", 0):
             self.permission_decision = decision
             reason = specific.get("permissionDecisionReason")
             if isinstance(reason, str):
@@ -100,3 +137,7 @@ class HookOutcome:
             self.additional_context.append(context)
         if "updatedToolOutput" in specific:
             self.updated_output = specific["updatedToolOutput"]
+
+
+def _is_decision(value: object) -> TypeGuard[PermissionDecision]:
+    return value in _RANK

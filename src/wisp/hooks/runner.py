@@ -15,10 +15,17 @@ import json
 import os
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from wisp.hooks.model import CallbackHook, CommandHook, HookAction, HookMatcher, HookOutcome
+from wisp.hooks.model import (
+    CallbackHook,
+    CommandHook,
+    HookAction,
+    HookEvent,
+    HookMatcher,
+    HookOutcome,
+)
 from wisp.jsonsafe import JSONTooDeep, loads_bounded
 from wisp.tools._output import CappedText, clip
 from wisp.tools.processes import kill_group
@@ -39,9 +46,11 @@ CHUNK = 1 << 16
 class HookRunner:
     def __init__(self, matchers: list[HookMatcher] | None = None, *, cwd: str = ".",
                  callback: CallbackTransport | None = None, emit: Emit | None = None,
-                 include_events: bool = False) -> None:
+                 include_events: bool = False, env: Mapping[str, str] | None = None) -> None:
         self.matchers = list(matchers or [])
         self.cwd = cwd
+        # The session's environment, which command hooks run with (None: this process's).
+        self.env = env
         self.callback = callback
         self.emit = emit
         self.include_events = include_events
@@ -49,10 +58,10 @@ class HookRunner:
     def add(self, matchers: list[HookMatcher]) -> None:
         self.matchers.extend(matchers)
 
-    def has(self, event: str) -> bool:
+    def has(self, event: HookEvent) -> bool:
         return any(m.event == event for m in self.matchers)
 
-    async def run(self, event: str, payload: JSON, *, target: str | None = None,
+    async def run(self, event: HookEvent, payload: JSON, *, target: str | None = None,
                   tool_use_id: str | None = None) -> HookOutcome:
         outcome = HookOutcome()
         for matcher in self.matchers:
@@ -64,7 +73,7 @@ class HookRunner:
                     outcome.merge(output, event)
         return outcome
 
-    async def _run_action(self, action: HookAction, event: str, payload: JSON,
+    async def _run_action(self, action: HookAction, event: HookEvent, payload: JSON,
                           tool_use_id: str | None) -> JSON | None:
         hook_id = str(uuid.uuid4())
         name = f"{event}:{_label(action)}"
@@ -77,7 +86,8 @@ class HookRunner:
                             stdout=line)
 
             try:
-                output, report = await run_command_hook(action, payload, self.cwd, progress)
+                output, report = await run_command_hook(action, payload, self.cwd, progress,
+                                                        env=self.env)
             except OSError as exc:  # e.g. no /bin/sh: report it, never end the run
                 output, report = None, {"outcome": "error", "error": str(exc)}
         self._event("hook_response", hook_id=hook_id, hook_name=name, hook_event=event,
@@ -108,14 +118,15 @@ def _label(action: HookAction) -> str:
 
 
 async def run_command_hook(hook: CommandHook, payload: JSON, cwd: str,
-                           on_progress: Callable[[str], None] | None = None
-                           ) -> tuple[JSON | None, JSON]:
+                           on_progress: Callable[[str], None] | None = None, *,
+                           env: Mapping[str, str] | None = None) -> tuple[JSON | None, JSON]:
     """Runs one shell hook. Returns (hook JSON output or None, report for hook_response).
     Each stdout line is also passed to `on_progress` as it arrives (hook_progress)."""
     proc = await asyncio.create_subprocess_exec(
         "/bin/sh", "-c", hook.command, cwd=cwd, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
-        env={**os.environ, "CLAUDE_PROJECT_DIR": cwd, "WISP_PROJECT_DIR": cwd})
+        env={**(os.environ if env is None else env), "CLAUDE_PROJECT_DIR": cwd,
+             "WISP_PROJECT_DIR": cwd})
     out, err = CappedText(MAX_CAPTURE // 2), CappedText(MODEL_TEXT_LIMIT)
     lines = _Lines(on_progress) if on_progress is not None else None
     try:

@@ -16,7 +16,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from wisp import __version__
+from wisp.errors import McpError
 from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
+
+__all__ = ["JSON", "PROTOCOL", "McpError", "McpServer", "McpTool", "mcp_tool_name"]
 
 JSON = dict[str, Any]
 PROTOCOL = "2025-06-18"
@@ -24,10 +27,6 @@ PROTOCOL = "2025-06-18"
 _MAX_LIST_PAGES = 50
 # The Messages API takes tool names of [a-zA-Z0-9_-] only; Claude Code maps the rest to _.
 _NOT_IN_NAME = re.compile(r"[^a-zA-Z0-9_-]")
-
-
-class McpError(Exception):
-    pass
 
 
 class McpServer:

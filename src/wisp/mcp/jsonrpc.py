@@ -1,10 +1,11 @@
 """JSON-RPC 2.0 over a message stream: each request matched to its response by id.
 
 Above: a transport (`StdioMcpServer`) that feeds in every message the peer writes and
-supplies `write`. The peer may also send notifications (passed on) and requests of its
-own: wisp declares no client capabilities (sampling, roots, elicitation), so the only one
-it answers is `ping`; anything else gets the standard method-not-found error, so a server
-waiting on an answer never hangs.
+supplies `write`. The matching is the control channel's (`wisp.control.pending`); a
+response for an id nobody waits for is dropped. The peer may also send notifications
+(passed on) and requests of its own: wisp declares no client capabilities (sampling,
+roots, elicitation), so the only one it answers is `ping`; anything else gets the standard
+method-not-found error, so a server waiting on an answer never hangs.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import contextlib
 from collections.abc import Callable
 from typing import Any
 
-from wisp.mcp.client import McpError
+from wisp.control.pending import PendingRequests
+from wisp.errors import McpError
 
 JSON = dict[str, Any]
 METHOD_NOT_FOUND = -32601
@@ -25,16 +27,20 @@ class RpcChannel:
                  on_notification: Callable[[str, Any], None]) -> None:
         self._write = write  # raises McpError once the stream is gone
         self._on_notification = on_notification
-        self._pending: dict[int | str, asyncio.Future[JSON]] = {}
-        self.failure: McpError | None = None
+        self._pending: PendingRequests[int | str, JSON] = PendingRequests()
+
+    @property
+    def failure(self) -> McpError | None:
+        """Why the stream is gone, once it is."""
+        failure = self._pending.failure
+        return failure if isinstance(failure, McpError) else None
 
     async def request(self, message: JSON, timeout: float | None) -> JSON:
         """Sends `message` (which carries its id) and returns the peer's response."""
         if self.failure is not None:
             raise McpError(str(self.failure))
         key = message["id"]
-        future: asyncio.Future[JSON] = asyncio.get_running_loop().create_future()
-        self._pending[key] = future
+        future = self._pending.expect(key)
         try:
             self._write(message)
             return await asyncio.wait_for(future, timeout)
@@ -45,7 +51,7 @@ class RpcChannel:
             self._cancel(key, "interrupted")  # the peer may stop work nobody waits for
             raise
         finally:
-            self._pending.pop(key, None)
+            self._pending.release(key)
 
     def notify(self, message: JSON) -> None:
         if self.failure is None:
@@ -67,18 +73,13 @@ class RpcChannel:
             else:
                 self._on_notification(method, message.get("params"))
             return
-        future = self._pending.get(key) if isinstance(key, (int, str)) else None
-        if future is not None and not future.done():
-            future.set_result(message)
+        if isinstance(key, (int, str)):
+            self._pending.settle(key, message)
 
     def fail(self, error: McpError) -> None:
         """The stream is gone: every waiting request fails with `error`, and so will
         every later one."""
-        if self.failure is None:
-            self.failure = error
-        for future in self._pending.values():
-            if not future.done():
-                future.set_exception(error)
+        self._pending.close(error)
 
     def _answer(self, request_id: Any, method: str) -> None:
         reply: JSON = {"jsonrpc": "2.0", "id": request_id}

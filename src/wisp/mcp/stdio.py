@@ -27,7 +27,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from wisp.mcp.client import JSON, McpError, McpServer
+from wisp.errors import McpError
+from wisp.mcp.client import JSON, McpServer
 from wisp.mcp.jsonrpc import RpcChannel
 from wisp.tools._bash_exec import _wait_for_exit as wait_for_exit
 from wisp.tools.processes import SERVICE_PROCESSES, kill_group
@@ -58,6 +59,7 @@ class StdioMcpServer(McpServer):
         super().__init__(name, "stdio")
         environ = os.environ if environ is None else environ
         self.command, self.args, self.env, self.cwd = command, args, env, cwd
+        self.environ = environ  # the session's environment: the server's base env
         self.startup_timeout = timeout_s(environ, "MCP_TIMEOUT", DEFAULT_STARTUP_MS)
         self.tool_timeout = timeout_s(environ, "MCP_TOOL_TIMEOUT", DEFAULT_TOOL_MS)
         self._child: _Child | None = None
@@ -116,7 +118,7 @@ class _Child:
         try:
             proc = subprocess.Popen(
                 [server.command, *server.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, cwd=server.cwd, env={**os.environ, **server.env},
+                stderr=subprocess.PIPE, cwd=server.cwd, env={**server.environ, **server.env},
                 start_new_session=True)
         except OSError as exc:
             raise McpError(f"could not start {server.command}: {exc.strerror or exc}") from None

@@ -9,11 +9,9 @@ Below: `wisp.models.http` (over kept-alive connections, pooled per model) and `w
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass, field
 from types import TracebackType
 
 from wisp import __version__
@@ -21,8 +19,20 @@ from wisp.errors import RETRYABLE_STATUSES, ModelAPIError, RetryableAPIError, St
 from wisp.jsonsafe import loads_bounded
 from wisp.models import http
 from wisp.models.base import JSON, ModelRequest
+from wisp.models.body import BodyEncoder, encode_body
 from wisp.models.pool import ConnectionPool
 from wisp.models.sse import error_fields, events
+
+__all__ = [
+    "AnthropicConfig",
+    "AnthropicModel",
+    "AnthropicStream",
+    "encode_body",  # its home is wisp.models.body
+    "parse_custom_headers",
+    "request_headers",
+    "retry_after",
+    "status_error",
+]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -33,15 +43,40 @@ _MESSAGE_LIMIT = 2000
 _FINISH_GRACE = 1.0
 
 
-@dataclass(frozen=True)
 class AnthropicConfig:
-    base_url: str = DEFAULT_BASE_URL
-    api_key: str | None = None
-    auth_token: str | None = None
-    betas: tuple[str, ...] = ()
-    user_agent: str = f"wisp/{__version__}"
-    timeout: float = http.DEFAULT_READ_TIMEOUT  # per read, not for the whole response
-    headers: tuple[tuple[str, str], ...] = field(default=())  # ANTHROPIC_CUSTOM_HEADERS
+    """Where and how to reach the API. Immutable by convention; to vary one field, build
+    a new one from `__dict__` (the fields, by name). A plain class rather than a dataclass,
+    which would cost ~1 ms to define on every run."""
+
+    def __init__(
+        self,
+        *,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: str | None = None,
+        auth_token: str | None = None,
+        betas: tuple[str, ...] = (),
+        user_agent: str = f"wisp/{__version__}",
+        timeout: float = http.DEFAULT_READ_TIMEOUT,  # per read, not for the whole response
+        headers: tuple[tuple[str, str], ...] = (),  # ANTHROPIC_CUSTOM_HEADERS
+    ) -> None:
+        self.base_url = base_url
+        self.api_key = api_key
+        self.auth_token = auth_token
+        self.betas = betas
+        self.user_agent = user_agent
+        self.timeout = timeout
+        self.headers = headers
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, AnthropicConfig) and self.__dict__ == other.__dict__
+
+    def __hash__(self) -> int:
+        return hash(tuple(self.__dict__.values()))
+
+    def __repr__(self) -> str:  # without the key and token: a repr may end up in a log
+        fields = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items()
+                           if k not in ("api_key", "auth_token"))
+        return f"AnthropicConfig({fields})"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> AnthropicConfig:
@@ -97,9 +132,11 @@ class AnthropicModel:
         # Idle connections for the next request: a turn need not pay a TLS handshake.
         # The pool closes them itself when the event loop shuts down.
         self.pool = ConnectionPool()
+        # Each history message is encoded once, not on every request that resends it.
+        self.encoder = BodyEncoder()
 
     def stream(self, request: ModelRequest) -> AnthropicStream:
-        return AnthropicStream(self.config, request, self.pool)
+        return AnthropicStream(self.config, request, self.pool, self.encoder)
 
     async def aclose(self) -> None:
         """Close idle connections now (optional: loop shutdown does it too)."""
@@ -112,12 +149,17 @@ class AnthropicStream:
     just ends. After message_stop the connection goes back to the pool instead."""
 
     def __init__(
-        self, config: AnthropicConfig, request: ModelRequest, pool: ConnectionPool | None = None
+        self,
+        config: AnthropicConfig,
+        request: ModelRequest,
+        pool: ConnectionPool | None = None,
+        encoder: BodyEncoder | None = None,
     ) -> None:
         self.request_id: str | None = None
         self._config = config
         self._request = request
         self._pool = pool
+        self._encoder = encoder
         self._response: http.HTTPResponse | None = None
         self._closed = False
         self._stopped = False  # message_stop was seen: the message is complete
@@ -151,7 +193,7 @@ class AnthropicStream:
             "POST",
             self._config.messages_url,
             request_headers(self._config, self._request),
-            encode_body(self._request.body()),
+            self._body(),
             read_timeout=self._config.timeout,
             pool=self._pool,
         )
@@ -170,6 +212,10 @@ class AnthropicStream:
             raise status_error(response.status, raw, response.headers)
         return response
 
+    def _body(self) -> bytes:
+        body = self._request.body()
+        return encode_body(body) if self._encoder is None else self._encoder.encode(body)
+
     async def _events(self) -> AsyncIterator[JSON]:
         if self._closed:
             return  # closed before iteration began: never (re)connect
@@ -185,16 +231,6 @@ class AnthropicStream:
                 return  # the message is complete; aclose() reads the final chunk
         if not self._closed:
             raise StreamCutError("Stream ended before message_stop")
-
-
-def encode_body(body: JSON) -> bytes:
-    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False)
-    try:
-        return text.encode()
-    except UnicodeEncodeError:
-        # Lone surrogates (from undecodable tool output) cannot be UTF-8; as \u escapes
-        # they can at least be sent, and the API decides.
-        return json.dumps(body, separators=(",", ":")).encode()
 
 
 def status_error(status: int, raw: bytes, headers: Mapping[str, str]) -> ModelAPIError:

@@ -18,6 +18,10 @@ JSON = dict[str, Any]
 
 @dataclass
 class ModelRequest:
+    """One Messages API request. A message in `messages` must not be changed in place once
+    it has been sent: the provider encodes each message once and knows it by identity
+    (`wisp.models.body`), so replace it with a new dict instead."""
+
     model: str
     messages: list[JSON]
     max_tokens: int

@@ -26,6 +26,7 @@ from wisp.permissions.files import (
     normalised,
     protected_write,
 )
+from wisp.permissions.modes import PermissionMode
 from wisp.permissions.paths import config_folders
 from wisp.permissions.rules import READ_FAMILY, Rule, normalise_path
 from wisp.tools.base import Tool
@@ -49,7 +50,7 @@ class Verdict:
 
 @dataclass
 class PermissionPolicy:
-    mode: str = "default"
+    mode: PermissionMode = "default"
     allow: list[Rule] = field(default_factory=list)
     deny: list[Rule] = field(default_factory=list)
     ask: list[Rule] = field(default_factory=list)

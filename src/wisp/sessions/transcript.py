@@ -21,7 +21,7 @@ from typing import Any
 
 from wisp import PROTOCOL_VERSION
 from wisp.jsonsafe import encode_utf8
-from wisp.wire.frames import iso_now, new_uuid
+from wisp.stamps import iso_now, new_uuid
 
 JSON = dict[str, Any]
 # Keys the streaming accumulator leaves on a tool_use whose input was not valid JSON.

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,17 +23,36 @@ SOURCE_RANK = {"user": 1, "project": 2, "local": 3, "flag": 4}
 ALL_SOURCES = ("user", "project", "local")
 
 
-@dataclass
+# Plain classes rather than dataclasses: these are defined on every start, before the
+# first frame, and defining a dataclass costs ~1 ms against ~0.02 ms for a plain class.
+
+
 class LoadedSource:
-    name: str
-    path: str | None
-    doc: JSON
+    """A settings file (or --settings value) that parsed and validated."""
+
+    __slots__ = ("doc", "name", "path")
+
+    def __init__(self, name: str, path: str | None, doc: JSON) -> None:
+        self.name = name
+        self.path = path
+        self.doc = doc
+
+    def __repr__(self) -> str:
+        return f"LoadedSource(name={self.name!r}, path={self.path!r}, doc={self.doc!r})"
 
 
-@dataclass
 class Settings:
-    sources: list[LoadedSource] = field(default_factory=list)
-    errors: list[JSON] = field(default_factory=list)
+    """Every loaded source, and a record of each one that was skipped."""
+
+    __slots__ = ("errors", "sources")
+
+    def __init__(self, sources: list[LoadedSource] | None = None,
+                 errors: list[JSON] | None = None) -> None:
+        self.sources: list[LoadedSource] = [] if sources is None else sources
+        self.errors: list[JSON] = [] if errors is None else errors
+
+    def __repr__(self) -> str:
+        return f"Settings(sources={self.sources!r}, errors={self.errors!r})"
 
     def scalar(self, key: str) -> Any:
         for source in sorted(self.sources, key=lambda s: -SOURCE_RANK[s.name]):

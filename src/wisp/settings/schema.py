@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from wisp.hooks.model import EVENTS
-
 MODES = ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan")
 
 
@@ -50,6 +48,9 @@ def _check_hook_entry(event: str, index: int, entry: Any) -> list[str]:
 
 
 def _check_hooks(value: Any) -> list[str]:
+    # Only settings with hooks need the hook model (and its classes) before the first frame.
+    from wisp.hooks.model import EVENTS
+
     if not isinstance(value, dict):
         return ["hooks must be an object"]
     problems: list[str] = []

@@ -1,19 +1,22 @@
-"""Scripted replies for `wisp.testing.ScriptedServer`.
+"""Scripted replies for `wisp.testing.ScriptedServer`, `ScriptedModel` and `FunctionModel`.
 
     from wisp.testing import ScriptedServer, reply
     server.script(reply.tool_use("Bash", {"command": "ls"}), reply.text("done"))
 
-A `Reply` is rendered per request into a `Served`: what the server writes back. That is an
-SSE stream shaped like the real Messages API (message_start, ping, content blocks with
-deltas, message_delta, message_stop), or an error status with a JSON error body. Rendering
-happens when the request arrives, so usage can be estimated from its size, as the fake
-server used to probe the reference CLI did (input_tokens = len(json body) // 4).
+A `Reply` is rendered per request (`serve`) into a `Served`: what the server writes back.
+That is an SSE stream shaped like the real Messages API (message_start, ping, content
+blocks with deltas, message_delta, message_stop), or an error status with a JSON error
+body. Rendering happens when the request arrives, so usage can be estimated from its size,
+as the fake server used to probe the reference CLI did (input_tokens = len(json body) // 4).
+The HTTP server writes a `Served` to a socket; the in-process models (`wisp.testing.model`)
+hand the same events to the engine directly, so one script means the same thing to both.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
+import traceback
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +45,11 @@ class Served:
     headers: tuple[tuple[str, str], ...] = ()
     delay: float = 0.0  # seconds between SSE events
     cut_after: int | None = None  # send this many events, then drop the connection
+
+    @property
+    def sent_events(self) -> SSE:
+        """The events that reach the client whole: all of them, or those before the cut."""
+        return self.events if self.cut_after is None else self.events[: self.cut_after]
 
 
 class Reply:
@@ -124,6 +132,27 @@ class DynamicReply(Reply):
 
     def render(self, body: JSON, body_size: int) -> Served:
         return self.fn(body).render(body, body_size)
+
+
+EXHAUSTED = ErrorReply(400, "wisp.testing: no scripted reply left", "invalid_request_error")
+
+
+def serve(chosen: Reply, body: JSON | None, body_size: int) -> Served:
+    """What a scripted model answers to one request: `chosen` rendered for `body` (the
+    request's JSON; `body_size` its encoded length). A body that is not a JSON object, or a
+    reply whose rendering raises, is answered 400 (a dynamic reply's bug fails the test
+    rather than hanging it). Shared by the HTTP server and the in-process models."""
+    if not isinstance(body, dict):
+        return ErrorReply(400, "wisp.testing: the request body is not a JSON object").render(
+            {}, body_size
+        )
+    try:
+        return chosen.render(body, body_size)
+    except Exception as exc:
+        traceback.print_exc()
+        return ErrorReply(400, f"wisp.testing: the scripted reply raised {exc!r}").render(
+            body, body_size
+        )
 
 
 def text(
@@ -295,6 +324,17 @@ def _deltas(kind: str, key: str, value: str, chunks: int) -> list[JSON]:
         return []
     step = max(1, -(-len(value) // max(1, chunks)))
     return [{"type": kind, key: value[i : i + step]} for i in range(0, len(value), step)]
+
+
+def sse_payload(name: str, data: str) -> bytes:
+    """One SSE event as the server writes it."""
+    return f"event: {name}\ndata: {data}\n\n".encode()
+
+
+def sse_chunk(name: str, data: str) -> bytes:
+    """One SSE event as the server writes it, framed as a single HTTP/1.1 chunk."""
+    payload = sse_payload(name, data)
+    return b"%x\r\n%s\r\n" % (len(payload), payload)
 
 
 def _encode(events: Iterable[JSON]) -> SSE:

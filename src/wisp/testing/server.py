@@ -22,18 +22,15 @@ import secrets
 import socket
 import sys
 import threading
-import traceback
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from wisp.testing.reply import JSON, ErrorReply, Reply, Served
+from wisp.testing.reply import EXHAUSTED, JSON, Reply, Served, serve, sse_chunk
 
 __all__ = ["RecordedRequest", "ScriptedServer"]
-
-_EXHAUSTED = ErrorReply(400, "wisp.testing: no scripted reply left", "invalid_request_error")
 
 
 @dataclass(frozen=True)
@@ -145,7 +142,7 @@ class ScriptedServer:
         with self._cond:
             if self._replies:
                 return self._replies.popleft()
-        return self.default or _EXHAUSTED
+        return self.default or EXHAUSTED
 
     def _track(self, conn: socket.socket, add: bool) -> int:
         """Start or stop tracking a connection; returns its number when it starts."""
@@ -216,17 +213,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _messages(self, body: JSON | None, size: int) -> None:
         request_id = ("request-id", "req_" + secrets.token_hex(12))
-        if not isinstance(body, dict):
-            error = ErrorReply(400, "wisp.testing: the request body is not a JSON object")
-            served = error.render({}, size)
-        else:
-            try:
-                served = self.server.scripted._next_reply().render(body, size)
-            except Exception as exc:  # a dynamic reply's bug should fail the test, not hang it
-                traceback.print_exc()
-                served = ErrorReply(400, f"wisp.testing: the scripted reply raised {exc!r}").render(
-                    body, size
-                )
+        # A body that is not an object takes no scripted reply (serve answers it 400).
+        chosen = self.server.scripted._next_reply() if isinstance(body, dict) else EXHAUSTED
+        served = serve(chosen, body, size)
         headers = (request_id, *served.headers)
         if served.json_body is not None:
             self._send_json(served.status, served.json_body, headers)
@@ -261,8 +250,7 @@ class _Handler(BaseHTTPRequestHandler):
             if index and served.delay > 0 and stopping.wait(served.delay):
                 self.close_connection = True  # the server is closing: abandon the stream
                 return
-            payload = f"event: {name}\ndata: {data}\n\n".encode()
-            frame = b"%x\r\n%s\r\n" % (len(payload), payload)
+            frame = sse_chunk(name, data)
             if index == served.cut_after:
                 self.wfile.write(frame[: len(frame) // 2])  # leave the client mid-chunk
                 break

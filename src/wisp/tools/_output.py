@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 # Room kept for the "[N characters truncated]" marker so clipped text stays within limit.
 _MARKER_RESERVE = 64
@@ -11,18 +10,21 @@ _MARKER_RESERVE = 64
 Segment = str | int  # text we kept, or a count of characters we dropped
 
 
-@dataclass
 class CappedText:
     """Keeps the first and last `keep` characters of a stream and only counts the rest, so
     a chatty command cannot grow our memory without bound. `keep_tail=False` keeps only
-    the head, for consumers that read results from the top."""
+    the head, for consumers that read results from the top. (A plain class: the hook
+    runner loads this module on every run, and a dataclass costs ~1 ms to define.)"""
 
-    keep: int
-    keep_tail: bool = True
-    head: str = ""
-    total: int = 0
-    _tail: list[str] = field(default_factory=list)
-    _tail_len: int = 0
+    __slots__ = ("_tail", "_tail_len", "head", "keep", "keep_tail", "total")
+
+    def __init__(self, keep: int, keep_tail: bool = True) -> None:
+        self.keep = keep
+        self.keep_tail = keep_tail
+        self.head = ""
+        self.total = 0
+        self._tail: list[str] = []
+        self._tail_len = 0
 
     def add(self, text: str) -> None:
         self.total += len(text)

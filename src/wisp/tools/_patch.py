@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
 # difflib is quadratic in the worst case; past this size the patch is not worth the wait.
@@ -12,6 +11,8 @@ _MAX_PATCH_CHARS = 2_000_000
 def structured_patch(old: str, new: str, context: int = 3) -> list[dict[str, Any]]:
     if len(old) + len(new) > _MAX_PATCH_CHARS:
         return []
+    import difflib  # only once a file is edited or overwritten
+
     a, b = old.splitlines(), new.splitlines()
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     hunks: list[dict[str, Any]] = []

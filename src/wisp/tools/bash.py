@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-from wisp.tools._bash_exec import Outcome, run_supervised
 from wisp.tools._output import CappedText, Segment, clip, seg_len, strip_trailing_newlines
 from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
+
+if TYPE_CHECKING:
+    from wisp.tools._bash_exec import Outcome
 
 __all__ = ["Bash"]
 
@@ -57,6 +58,8 @@ def timeout_ms(requested: object) -> int:
 def _shell() -> str:
     if os.access("/bin/bash", os.X_OK):
         return "/bin/bash"
+    import shutil
+
     return shutil.which("bash") or shutil.which("sh") or "/bin/sh"
 
 
@@ -138,6 +141,9 @@ class Bash(Tool):
                     "noOutputExpected": False,
                 },
             )
+        # Loaded on the first command: a session that never runs one does not pay for it.
+        from wisp.tools._bash_exec import run_supervised
+
         try:
             outcome = await run_supervised(
                 [_shell(), "-c", command],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -16,12 +15,15 @@ from wisp.tools.write import write_text
 _SNIPPET_CONTEXT = 4
 
 
-@dataclass(frozen=True)
 class _Replacement:
-    updated: str
-    count: int
-    first_index: int
-    new_string: str
+    # Here and in _Plan, plain classes: a dataclass costs ~1 ms to define at start-up.
+    __slots__ = ("count", "first_index", "new_string", "updated")
+
+    def __init__(self, updated: str, count: int, first_index: int, new_string: str) -> None:
+        self.updated = updated
+        self.count = count
+        self.first_index = first_index
+        self.new_string = new_string
 
 
 def _replace(content: str, old: str, new: str, replace_all: bool) -> _Replacement | str:
@@ -115,11 +117,13 @@ class _Refusal(Exception):
     """The edit cannot be made as asked; the message tells the model why."""
 
 
-@dataclass(frozen=True)
 class _Plan:
-    updated: str
-    verb: str  # how the file changed, for the message: created / updated / edited
-    replacement: _Replacement | None = None
+    __slots__ = ("replacement", "updated", "verb")
+
+    def __init__(self, updated: str, verb: str, replacement: _Replacement | None = None) -> None:
+        self.updated = updated
+        self.verb = verb  # how the file changed, for the message: created / updated / edited
+        self.replacement = replacement
 
     def message(self, path: Path) -> str:
         rep = self.replacement

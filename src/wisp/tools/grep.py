@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import re
-import shutil
-from typing import ClassVar, cast
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from wisp.tools._fs import readable, resolve_path
-from wisp.tools._grep_search import Hits, Mode, Query, search_python, search_ripgrep
 from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
 from wisp.tools.glob import newest_first
+
+if TYPE_CHECKING:
+    # Loaded on the first search (with shutil, for ripgrep): see _query and _search.
+    from wisp.tools._grep_search import Hits, Mode, Query
 
 # Keeps a broad content search from flooding the context window.
 MAX_OUTPUT_CHARS = 30_000
@@ -47,10 +49,12 @@ def _cap(text: str) -> str:
 def _query(tool_input: JSON, ctx: ToolContext) -> Query:
     raw_path = tool_input.get("path")
     context = _int(tool_input, "-C")
+    from wisp.tools._grep_search import Query
+
     return Query(
         pattern=tool_input["pattern"],
         root=resolve_path(ctx.cwd, raw_path) if raw_path else ctx.cwd,
-        mode=cast(Mode, tool_input.get("output_mode") or "files_with_matches"),
+        mode=cast("Mode", tool_input.get("output_mode") or "files_with_matches"),
         glob=tool_input.get("glob") or None,
         file_type=tool_input.get("type") or None,
         ignore_case=bool(tool_input.get("-i", False)),
@@ -143,7 +147,9 @@ class Grep(Tool):
 async def _search(query: Query, ctx: ToolContext) -> Hits | str:
     # With Read deny rules in force, the Python engine runs: it checks every file against
     # them before opening it, which ripgrep cannot be told exactly.
-    rg = shutil.which("rg") if ctx.read_filter is None else None
+    from wisp.tools._grep_search import search_python, search_ripgrep
+
+    rg = ripgrep() if ctx.read_filter is None else None
     query.may_read = ctx.read_filter
     try:
         if rg:
@@ -153,3 +159,10 @@ async def _search(query: Query, ctx: ToolContext) -> Hits | str:
         return f"Invalid regular expression {query.pattern!r}: {exc}"
     except OSError as exc:
         return f"Grep failed: {exc}"
+
+
+def ripgrep() -> str | None:
+    """The `rg` binary on PATH, if any (searches fall back to the Python engine without)."""
+    import shutil
+
+    return shutil.which("rg")

@@ -1,11 +1,9 @@
 """The built-in tool names, importable without the tools themselves.
 
-`system/init` lists the tools and must go out before the tool modules load; a test keeps
-this list equal to what `registry.builtin_tools()` builds.
+They live in `wisp.tools.registry`, the one table of tools (which imports no tool); this
+module re-exports them for existing importers.
 """
 
-BUILTIN_TOOL_NAMES: tuple[str, ...] = (
-    "Bash", "Edit", "Glob", "Grep", "Read", "TodoWrite", "WebFetch", "Write",
-)
-ENGINE_TOOL_TASK = "Task"
-ENGINE_TOOL_STRUCTURED = "StructuredOutput"
+from wisp.tools.registry import BUILTIN_TOOL_NAMES, ENGINE_TOOL_STRUCTURED, ENGINE_TOOL_TASK
+
+__all__ = ["BUILTIN_TOOL_NAMES", "ENGINE_TOOL_STRUCTURED", "ENGINE_TOOL_TASK"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -16,10 +15,12 @@ MAX_LINE_CHARS = 2000
 MAX_OUTPUT_CHARS = 256_000
 
 
-@dataclass
 class _Window:
-    lines: list[str] = field(default_factory=list)
-    total: int = 0
+    __slots__ = ("lines", "total")  # not a dataclass: ~1 ms less at start-up
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.total = 0
 
 
 def _read_window(path: Path, offset: int, limit: int) -> _Window | str:

@@ -75,10 +75,10 @@ def kill_descendants(rounds: int = 5) -> int:
 
 
 def end_all_processes() -> None:
-    """At exit: every tracked tool group and service (MCP server), then every leftover
-    child (see module doc)."""
-    from wisp.tools.processes import GLOBAL_PROCESSES, SERVICE_PROCESSES
+    """At exit: every tracked tool group of every session and every service (MCP server),
+    then every leftover child (see module doc)."""
+    from wisp.tools.processes import live_registries
 
-    GLOBAL_PROCESSES.kill_all()
-    SERVICE_PROCESSES.kill_all()
+    for registry in live_registries():
+        registry.kill_all()
     kill_descendants()

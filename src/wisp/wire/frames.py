@@ -1,4 +1,5 @@
-"""Builders for the stdout frames of the stream-json protocol.
+"""Builders for the stdout frames of the stream-json protocol, used by the stream-json
+projection (`wisp.wire.projection`) and the duplex front end's own protocol frames.
 
 Frame names and fields are public API: the official SDKs parse them (the Python SDK
 strictly). Every main-thread frame carries an explicit `parent_tool_use_id: null`, because
@@ -7,22 +8,13 @@ the TypeScript SDK tests `=== null` to notice a new turn.
 
 from __future__ import annotations
 
-import time
-import uuid
 from typing import Any
 
 from wisp import PROTOCOL_VERSION, __version__
+from wisp.stamps import iso_now, new_uuid
 
 JSON = dict[str, Any]
-
-
-def new_uuid() -> str:
-    return str(uuid.uuid4())
-
-
-def iso_now() -> str:
-    now = time.time()
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1000):03d}Z"
+__all__ = ["assistant", "init", "iso_now", "new_uuid", "stream_event", "system", "user"]
 
 
 def system(subtype: str, session_id: str, **fields: Any) -> JSON:
@@ -70,6 +62,7 @@ def assistant(
     session_id: str,
     request_id: str | None,
     parent_tool_use_id: str | None = None,
+    uuid_: str | None = None,
     **extra: Any,
 ) -> JSON:
     """One assistant frame. The reference streams one frame per content block, each with
@@ -90,7 +83,7 @@ def assistant(
         "message": body,
         "parent_tool_use_id": parent_tool_use_id,
         "session_id": session_id,
-        "uuid": new_uuid(),
+        "uuid": uuid_ or new_uuid(),
         "timestamp": iso_now(),
     }
     if request_id:
