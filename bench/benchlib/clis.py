@@ -5,7 +5,8 @@ Three variants:
   compiles .pyc files at install time).
 - `wisp-src`: the same with every wisp module compiled from source on each run, as in this
   dev environment (editable install, PYTHONDONTWRITEBYTECODE=1).
-- `reference`: Claude Code 2.1.332 from npm, with the offline env of cli-behaviour.md §2.
+- `reference`: Claude Code 2.1.332 from npm, with the offline environment of docs/protocol.md,
+"Process behaviour".
 
 Both wisp variants get their bytecode from a private PYTHONPYCACHEPREFIX under
 .bench-cache/, so the bench never writes into src/ and what other engineers have left in
@@ -36,7 +37,7 @@ SRC = ROOT / "src"
 
 WISP, WISP_SRC, REFERENCE = "wisp", "wisp-src", "reference"
 
-# The offline invocation of cli-behaviour.md §2, applied to every CLI alike.
+# The offline invocation (no traffic but to the scripted server), applied to every CLI alike.
 OFFLINE_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "DISABLE_TELEMETRY": "1",

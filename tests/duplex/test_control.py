@@ -1,4 +1,4 @@
-"""Control requests the SDKs send, with the reference's answer shapes (cli-behaviour §5)."""
+"""Control requests the SDKs send, with the reference's answer shapes (docs/protocol.md)."""
 
 from __future__ import annotations
 

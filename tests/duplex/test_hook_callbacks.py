@@ -1,4 +1,4 @@
-"""`hook_callback` for matchers registered in initialize (d12), and what each event's
+"""`hook_callback` for matchers registered in initialize, and what each event's
 answer does to the run."""
 
 from __future__ import annotations

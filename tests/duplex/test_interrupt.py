@@ -1,4 +1,5 @@
-"""`interrupt` during streaming (d10) and during a tool (d11): the turn ends with an
+"""`interrupt` during streaming and during a tool (docs/protocol.md, "Interrupts"): the turn ends
+with an
 `error_during_execution` result and the session stays usable."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`--permission-prompt-tool` naming an MCP tool instead of `stdio` (reference p24b)."""
+"""`--permission-prompt-tool` naming an MCP tool instead of `stdio` (docs/protocol.md, "Requests
+wisp sends to the host")."""
 
 from __future__ import annotations
 

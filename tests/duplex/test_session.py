@@ -141,7 +141,8 @@ def test_initialize_then_eof_exits_0_after_answering(duplex):
 
 
 def test_the_first_prompt_may_arrive_before_the_initialize_answer(duplex, server):
-    """TS writes the prompt right after initialize without waiting (sdk-contract §11.3)."""
+    """TS writes the prompt right after initialize without waiting (docs/protocol.md, "The
+    initialize handshake")."""
     server.script(reply.text("ok"))
     wisp = duplex()
     request_id = wisp.request("initialize", hooks=None, systemPrompt=["Be terse."])

@@ -1,4 +1,5 @@
-"""`session_state_changed` (sdk-contract §7), keep_alive, and the interrupt receipt."""
+"""`session_state_changed` (docs/protocol.md, "Session state"), keep_alive, and the interrupt
+receipt."""
 
 from __future__ import annotations
 

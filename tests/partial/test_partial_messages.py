@@ -1,4 +1,5 @@
-"""--include-partial-messages: the reference's frame order (p06), and streams that are
+"""--include-partial-messages: the reference's frame order (docs/protocol.md, "Partial messages"),
+and streams that are
 abandoned (cut, error event, interrupt) always closed before anything new starts."""
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ def test_an_interrupted_stream_is_closed_before_the_result(wisp, server):
     out, _ = proc.communicate(timeout=15)
     frames = seen + [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert frames[-1]["subtype"] == "error_during_execution"
-    # The reference (d10) shows the interruption note, then closes the stream.
+    # The reference shows the interruption note, then closes the stream.
     assert_well_formed(frames, allowed_while_open=("assistant", "user"))
     assert kinds(frames)[-4:] == [
         "stream_event/content_block_stop",

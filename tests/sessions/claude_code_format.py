@@ -1,6 +1,7 @@
 """Writes a transcript in Claude Code's on-disk layout, with our own content.
 
-It reproduces the structure seen in Claude Code 2.1.332's files (cli-behaviour.md §7):
+It reproduces the structure seen in Claude Code 2.1.332's files (docs/protocol.md, "Transcripts
+where the SDKs look"):
 bookkeeping lines without uuids (queue-operation, atis-latch, api-request*, tools-used,
 last-prompt, cost-state, mode), attachment lines threaded into the parentUuid chain
 between a prompt and its answer, one line per assistant content block, and tool results

@@ -1,4 +1,5 @@
-"""The official Python SDK's session helpers read wisp's transcripts (sdk-contract §11.20)."""
+"""The official Python SDK's session helpers read wisp's transcripts (docs/protocol.md, "Transcripts
+where the SDKs look")."""
 
 from __future__ import annotations
 

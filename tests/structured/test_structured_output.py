@@ -45,7 +45,7 @@ def test_a_valid_first_call_ends_the_run_without_another_model_call(wisp, server
     assert result["subtype"] == "success" and result["is_error"] is False
     assert result["structured_output"] == {"name": "fake", "count": 3}
     assert result["result"] == '{"name":"fake","count":3}'
-    assert result["num_turns"] == 2  # as the reference counts it (p10)
+    assert result["num_turns"] == 2  # docs/protocol.md, "Counting turns"
     assert result["stop_reason"] == "tool_use"
     assert len(server.requests) == 1
     tool = next(t for t in server.requests[0].body["tools"] if t["name"] == TOOL_NAME)

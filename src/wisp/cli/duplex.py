@@ -54,6 +54,11 @@ async def _serve(opts: Options, settings: Settings, early: EarlyStart) -> int:
     loop = asyncio.get_running_loop()
     # Start-up ends once serve() has registered its handlers and awaits input for the first
     # time: only then does collection come back on (main() disabled it while importing).
+    from wisp.cli.preload import preload_engine
+
+    # Import the turn path while waiting for the first message; before end_startup, so it
+    # runs with garbage collection still off and is frozen with the rest of start-up.
+    loop.call_soon(preload_engine)
     loop.call_soon(end_startup)
 
     def on_term() -> None:

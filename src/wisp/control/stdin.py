@@ -2,7 +2,7 @@
 
 A thread with `os.read` works for pipes, files and ttys alike (asyncio's pipe reader
 refuses regular files), has no line-length limit, and never holds the buffered
-`sys.stdin` lock that makes interpreter shutdown abort (see sdk-contract §11.17).
+`sys.stdin` lock that makes interpreter shutdown abort (docs/protocol.md, "Process behaviour").
 
 `parse_line` is also used before the event loop exists (`wisp.duplex.early`), so asyncio
 and threading are imported only by the reader itself.

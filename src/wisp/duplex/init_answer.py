@@ -20,7 +20,7 @@ _EXTRA_FLAGS = {"settings": "settings_applied", "managedSettings": "managed_sett
 
 def applied_flags(request: Mapping[str, Any]) -> JSON:
     """The `*_applied` acknowledgements for what the request carried. TS ends the session
-    when one it depends on is missing (sdk-contract §5)."""
+    when one it depends on is missing (docs/protocol.md, "The initialize handshake")."""
     flags: JSON = {"hooks_applied": True}
     for key, flag in _EXTRA_FLAGS.items():
         if key in request:

@@ -1,7 +1,8 @@
 """`system/session_state_changed` frames, sent only when the SDK asked for them.
 
 Both SDKs close stdin (ending the session) once they see `idle` after a result, so `idle`
-must never be reported early or while prompts are still queued (sdk-contract §7).
+must never be reported early or while prompts are still queued (docs/protocol.md, "Session state and
+when stdin closes").
 """
 
 from __future__ import annotations

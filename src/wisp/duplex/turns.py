@@ -4,7 +4,7 @@ Above: the duplex server, which queues prompts and may interrupt. Below: the ses
 `Runtime`, one `run_prompt` per prompt, which ends every prompt with exactly one result,
 even when the loop itself fails. Here: what the protocol adds around a turn, `system/init`
 before it and `idle` only after its result and only when no prompt is waiting
-(sdk-contract §7). A configuration error found mid-run (an unknown
+(docs/protocol.md, "Session state"). A configuration error found mid-run (an unknown
 `--permission-prompt-tool`) ends the session with exit 1, as the reference does.
 """
 

@@ -221,7 +221,7 @@ class AgentLoop:
         self.ctx.emit(ApiErrorShown(api_error_text(error), error.status))
 
     def _abort(self) -> Outcome:
-        """Ends an interrupted run the way the reference does (d10/d11): the partial
+        """Ends an interrupted run as docs/protocol.md "Interrupts" describes: the partial
         block flagged `aborted`, a tool_result for every tool_use left unanswered, the
         interruption note, then the closing stream events. The partial text stays in the
         history, so the next prompt knows what the model had said."""

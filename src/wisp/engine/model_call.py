@@ -150,7 +150,8 @@ class ModelCaller:
         while True:
             attempt = self.current = Attempt(shown, uuids)
             if ctx.config.include_partial_messages:
-                ctx.emit(StatusChanged("requesting"))  # p06: before each request
+                # before each request (docs/protocol.md, "Partial messages")
+                ctx.emit(StatusChanged("requesting"))
             try:
                 message = await _stream_once(ctx, self._with_prefill(request, shown), attempt)
                 self._record_usage(message)

@@ -181,7 +181,7 @@ def _record_denial(ctx: RunContext, state: ToolRunState, tool: Tool, block: JSON
 def _internal_hosts(tool: Tool, policy: PermissionPolicy) -> frozenset[str]:
     """Hosts on loopback or private networks that WebFetch may reach: those a
     `WebFetch(domain:HOST)` allow rule names exactly."""
-    if tool.name != "WebFetch":
+    if tool.rule_subject != "domain":
         return frozenset()
     from wisp.tools.web_fetch import allowed_internal_hosts
 

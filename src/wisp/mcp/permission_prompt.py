@@ -8,7 +8,8 @@ MCP tool carries that name once servers are connected. The tool gets
 
 The tool is looked up when the first ask comes, not at start-up: SDK-hosted servers are
 only known after their handshake, and a run that never asks must not fail (the reference
-behaves the same way, p24b). A name that matches no tool is a configuration error that
+behaves the same way; docs/protocol.md, "Requests wisp sends to the host"). A name that matches no
+tool is a configuration error that
 ends the process with exit 1.
 """
 

@@ -50,10 +50,10 @@ def judge_bash(tool: Tool, command: str, policy: PermissionPolicy) -> Verdict:
     analysis = analyse(command, cwd=str(policy.cwd), env=policy.env)
     per_command = [(c, _uses(c, policy)) for c in analysis.commands]
     uses = [u for _, cu in per_command for u in cu]
-    denied = _command_rule(policy.deny, analysis.commands) or denied_use(uses, policy)
+    denied = _command_rule(policy.deny, tool.name, analysis.commands) or denied_use(uses, policy)
     if denied is not None:
         return deny_by_rule(tool.name, denied)
-    settled = _bypass_or_unresolved(analysis, policy)
+    settled = _bypass_or_unresolved(analysis, policy, tool.name)
     if settled is not None:
         return settled
     protected = protected_reasons(uses, policy)
@@ -62,15 +62,17 @@ def judge_bash(tool: Tool, command: str, policy: PermissionPolicy) -> Verdict:
     return _judge_grants(tool, analysis, per_command, uses, policy)
 
 
-def _bypass_or_unresolved(analysis: ShellAnalysis, policy: PermissionPolicy) -> Verdict | None:
+def _bypass_or_unresolved(analysis: ShellAnalysis, policy: PermissionPolicy, tool_name: str
+                          ) -> Verdict | None:
     """Bypass allows everything but what a deny rule might catch in a command the analysis
     could not see through; outside bypass, an unresolved command is always asked about.
     Inline code (`python -c`, awk `system()`) is unresolved only while deny rules exist:
     it is code like any program's, but a deny rule cannot be checked inside it."""
-    if analysis.unresolved and (policy.mode != "bypassPermissions" or _rules_could_apply(policy)):
+    rules_apply = _rules_could_apply(policy, tool_name)
+    if analysis.unresolved and (policy.mode != "bypassPermissions" or rules_apply):
         return _ask_unresolved(analysis)
     hidden = [c.text for c in analysis.commands if c.hidden_code]
-    if hidden and _rules_could_apply(policy):
+    if hidden and rules_apply:
         return Verdict("ask", f"wisp could not fully analyse this command: it runs inline code "
                        f"no rule can see into ({_shorten(hidden[0])}), and deny rules are in "
                        "force, so it needs approval.", "analysis")
@@ -95,10 +97,11 @@ def _control_characters(command: str) -> Verdict | None:
 def _judge_grants(tool: Tool, analysis: ShellAnalysis,
                   per_command: list[tuple[SimpleCommand, list[FileUse]]], uses: list[FileUse],
                   policy: PermissionPolicy) -> Verdict:
-    ask = _command_rule(policy.ask, analysis.commands) or any_path_rule(policy.ask, uses, policy)
+    ask = (_command_rule(policy.ask, tool.name, analysis.commands)
+           or any_path_rule(policy.ask, uses, policy))
     grant = _Grant()
     for command, command_uses in per_command:
-        _grant_command(command, command_uses, policy, grant)
+        _grant_command(tool.name, command, command_uses, policy, grant)
     allow = min(grant.rules, key=lambda r: r.rank, default=None)
     if ask is not None and (allow is None or ask.rank >= allow.rank):
         return Verdict("ask", f"Bash needs approval: the rule {ask} asks for it.", "rule",
@@ -109,24 +112,24 @@ def _judge_grants(tool: Tool, analysis: ShellAnalysis,
     return _by_mode(analysis, grant.problems, policy)
 
 
-def _grant_command(command: SimpleCommand, uses: list[FileUse], policy: PermissionPolicy,
-                   grant: _Grant) -> None:
-    rule = _best(policy.allow, command)
+def _grant_command(tool_name: str, command: SimpleCommand, uses: list[FileUse],
+                   policy: PermissionPolicy, grant: _Grant) -> None:
+    rule = _best(policy.allow, tool_name, command)
     if rule is not None:
         grant.rules.append(rule)
     elif not command.read_only:
         grant.problems.append(f"`{command.text}` is not allowed by any rule")
     by_rule = rule is not None
     for use in uses:
-        problem = _use_problem(use, policy, command_granted=by_rule)
+        problem = _use_problem(use, policy, tool_name, command_granted=by_rule)
         if problem:
             grant.problems.append(problem)
 
 
-def _use_problem(use: FileUse, policy: PermissionPolicy, *, command_granted: bool
-                 ) -> str | None:
+def _use_problem(use: FileUse, policy: PermissionPolicy, tool_name: str, *,
+                 command_granted: bool) -> str | None:
     if use.path is None:
-        if use.kind == "mention" and not _rules_could_apply(policy):
+        if use.kind == "mention" and not _rules_could_apply(policy, tool_name):
             return None
         return f"it {_verb(use)} a path that cannot be known before it runs"
     if granting_rule(policy.allow, use, str(policy.cwd)) is not None:
@@ -170,20 +173,22 @@ def _uses(command: SimpleCommand, policy: PermissionPolicy) -> list[FileUse]:
     return [normalised(u.kind, u.path, cwd, u.recursive) for u in command.uses]
 
 
-def _best(rules: list[Rule], command: SimpleCommand) -> Rule | None:
-    hits = [r for r in rules if r.tool == "Bash" and (
+def _best(rules: list[Rule], tool_name: str, command: SimpleCommand) -> Rule | None:
+    hits = [r for r in rules if r.names_tool(tool_name) and (
         r.content is None or command_matches(r.content, command.text))]
     return max(hits, key=lambda r: r.rank, default=None)
 
 
-def _command_rule(rules: list[Rule], commands: tuple[SimpleCommand, ...]) -> Rule | None:
+def _command_rule(rules: list[Rule], tool_name: str, commands: tuple[SimpleCommand, ...]
+                  ) -> Rule | None:
     """The highest-ranked deny or ask rule matching any command the line could run,
     including what an unknown program might run from its arguments."""
     hits = [r for c in commands for text in c.candidate_texts() for r in rules
-            if r.tool == "Bash" and (r.content is None or command_matches(r.content, text))]
+            if r.names_tool(tool_name)
+            and (r.content is None or command_matches(r.content, text))]
     return max(hits, key=lambda r: r.rank, default=None)
 
 
-def _rules_could_apply(policy: PermissionPolicy) -> bool:
+def _rules_could_apply(policy: PermissionPolicy, tool_name: str) -> bool:
     """Whether a deny rule exists that an unresolved command might fall under."""
-    return any(r.tool == "Bash" or r.family is not None for r in policy.deny)
+    return any(r.family is not None or r.names_tool(tool_name) for r in policy.deny)

@@ -33,9 +33,6 @@ from wisp.tools.base import Tool
 
 JSON = dict[str, Any]
 Behavior = Literal["allow", "deny", "ask"]
-# Tools whose reads descend into folders: a denied subtree below is filtered out by the
-# tool itself (ToolContext.read_filter), never returned.
-SEARCH_TOOLS = frozenset({"Grep", "Glob"})
 
 
 @dataclass(frozen=True)
@@ -86,10 +83,10 @@ def _config_dirs(env_items: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
 
 
 def evaluate(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdict:
-    if tool.name == "Bash":
+    if tool.rule_subject == "command":
         from wisp.permissions.bash_judge import judge_bash
 
-        return judge_bash(tool, str(tool_input.get("command", "")), policy)
+        return judge_bash(tool, tool.subject(tool_input), policy)
     return _judge_tool(tool, tool_input, policy)
 
 
@@ -97,7 +94,8 @@ def tool_uses(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> list[Fi
     if tool.kind not in ("read", "edit"):
         return []
     kind: Literal["read", "write"] = "write" if tool.kind == "edit" else "read"
-    recursive = tool.name in SEARCH_TOOLS
+    # A search's denied subtree is filtered out by the tool (ToolContext.read_filter).
+    recursive = tool.searches_folders
     return [normalised(kind, p, str(policy.cwd), recursive) for p in tool.target_paths(tool_input)]
 
 
@@ -131,9 +129,8 @@ def _tool_rule(rules: list[Rule], tool: Tool, tool_input: JSON) -> Rule | None:
 def _tool_content_matches(rule: Rule, tool: Tool, tool_input: JSON) -> bool:
     if rule.content is None:
         return True
-    if tool.name == "WebFetch" and rule.content.startswith("domain:"):
-        domain_of = getattr(tool, "domain", None)
-        domain = str(domain_of(tool_input) if callable(domain_of) else "").lower()
+    if tool.rule_subject == "domain" and rule.content.startswith("domain:"):
+        domain = tool.subject(tool_input).lower()
         wanted = rule.content.removeprefix("domain:").strip().lower().rstrip(".")
         return bool(domain) and (domain == wanted or domain.endswith("." + wanted))
     return False

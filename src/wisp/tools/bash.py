@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from wisp.tools._output import CappedText, Segment, clip, seg_len, strip_trailing_newlines
 from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
@@ -107,6 +107,10 @@ class Bash(Tool):
         "required": ["command"],
     }
     kind: ClassVar[ToolKind] = "execute"
+    rule_subject: ClassVar[Literal["paths", "command", "domain"]] = "command"
+
+    def subject(self, tool_input: JSON) -> str:
+        return str(tool_input.get("command", ""))
 
     def is_read_only(self, tool_input: JSON) -> bool:
         command = tool_input.get("command")

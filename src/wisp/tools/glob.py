@@ -76,6 +76,7 @@ class Glob(Tool):
         "required": ["pattern"],
     }
     kind: ClassVar[ToolKind] = "read"
+    searches_folders: ClassVar[bool] = True
 
     def target_paths(self, tool_input: JSON) -> list[str]:
         """The folder the walk really starts in: an absolute pattern or one with `..`

@@ -120,6 +120,7 @@ class Grep(Tool):
         "required": ["pattern"],
     }
     kind: ClassVar[ToolKind] = "read"
+    searches_folders: ClassVar[bool] = True
 
     def target_paths(self, tool_input: JSON) -> list[str]:
         path = tool_input.get("path")

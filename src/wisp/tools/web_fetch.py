@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
@@ -120,6 +120,10 @@ class WebFetch(Tool):
         "required": ["url", "prompt"],
     }
     kind: ClassVar[ToolKind] = "network"
+    rule_subject: ClassVar[Literal["paths", "command", "domain"]] = "domain"
+
+    def subject(self, tool_input: JSON) -> str:
+        return self.domain(tool_input)
 
     @staticmethod
     def domain(tool_input: JSON) -> str:

@@ -1,6 +1,7 @@
 """JSON Schemas of the stdout frames: the contract clients rely on, in one place.
 
-The required fields are what the official SDKs need (sdk-contract §6b: the Python SDK
+The required fields are what the official SDKs need (docs/protocol.md, "Frames wisp writes": the
+Python SDK
 raises on a missing one, and the TypeScript SDK needs `errors` on error results and an
 explicit `parent_tool_use_id`). The test suite validates every frame wisp emits against
 these, so a field can't silently disappear. `python -m wisp.wire.schema` prints them.
