@@ -71,7 +71,8 @@ class DuplexServer:
             self.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE") == "1",
         )
         self.host = HostBridge(self.dispatcher, self.state, self.tool_state.policy, self.interrupt,
-                               may_bypass=bypass_refusal(opts.bypass_allowed, self.env) is None)
+                               may_bypass=bypass_refusal(opts.bypass_allowed,
+                                                         self.runtime.config.env) is None)
         self.runtime.connect_host(
             self.host.can_use_tool if opts.permission_prompt_tool == "stdio" else None,
             self.host.hook_callback)

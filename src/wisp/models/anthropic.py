@@ -127,11 +127,14 @@ def request_headers(config: AnthropicConfig, request: ModelRequest) -> dict[str,
 
 
 class AnthropicModel:
-    def __init__(self, config: AnthropicConfig | None = None) -> None:
-        self.config = AnthropicConfig.from_env() if config is None else config
+    def __init__(self, config: AnthropicConfig | None = None,
+                 environ: Mapping[str, str] | None = None) -> None:
+        """`environ` is the session's environment overlay (proxy settings); None means the
+        process environment."""
+        self.config = AnthropicConfig.from_env(environ) if config is None else config
         # Idle connections for the next request: a turn need not pay a TLS handshake.
         # The pool closes them itself when the event loop shuts down.
-        self.pool = ConnectionPool()
+        self.pool = ConnectionPool(environ=environ)
         # Each history message is encoded once, not on every request that resends it.
         self.encoder = BodyEncoder()
 

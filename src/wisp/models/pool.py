@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from wisp.errors import RetryableAPIError
@@ -111,8 +112,11 @@ class ConnectionPool:
     """Idle connections by (scheme, host, port), newest last; for one event loop at a time."""
 
     def __init__(
-        self, max_per_key: int = MAX_IDLE_PER_KEY, max_idle: float = MAX_IDLE_SECONDS
+        self, max_per_key: int = MAX_IDLE_PER_KEY, max_idle: float = MAX_IDLE_SECONDS,
+        environ: Mapping[str, str] | None = None,
     ) -> None:
+        # Where HTTPS_PROXY / NO_PROXY are read: the session's environment overlay.
+        self.environ: Mapping[str, str] = os.environ if environ is None else environ
         self.max_per_key = max_per_key
         self.max_idle = max_idle
         self._idle: dict[Key, list[Connection]] = {}
@@ -195,14 +199,16 @@ class ConnectionPool:
         await asyncio.gather(*(conn.close(abort=True) for conn in idle))
 
 
-async def open_connection(key: Key, connect_timeout: float) -> Connection:
-    """A new connection; failures are `RetryableAPIError(status=None)`."""
+async def open_connection(key: Key, connect_timeout: float,
+                          environ: Mapping[str, str] | None = None) -> Connection:
+    """A new connection; failures are `RetryableAPIError(status=None)`. Proxy settings come
+    from `environ` (the session's overlay), else the process environment."""
     scheme, host, port = key
     kwargs: dict[str, Any] = {"limit": _HEAD_LIMIT}
     if scheme == "https":
         kwargs.update(ssl=_ssl_context(), server_hostname=host)
     where = f"{host}:{port}"
-    proxy = proxy_for(scheme, host, os.environ)
+    proxy = proxy_for(scheme, host, os.environ if environ is None else environ)
     try:
         async with asyncio.timeout(connect_timeout):
             if proxy is not None:

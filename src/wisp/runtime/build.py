@@ -111,7 +111,7 @@ def model_provider(env: Mapping[str, str], betas: tuple[str, ...]) -> Model:
     provider = AnthropicConfig.from_env(env)
     if betas:
         provider = AnthropicConfig(**{**provider.__dict__, "betas": betas})
-    return AnthropicModel(provider)
+    return AnthropicModel(provider, env)
 
 
 def build_run(config: RuntimeConfig, sink: EventSink, env: Mapping[str, str],
@@ -119,7 +119,9 @@ def build_run(config: RuntimeConfig, sink: EventSink, env: Mapping[str, str],
               ) -> tuple[RunContext, ToolRunState]:
     """The engine of one session: its context (session, config, model, hooks) and its tool
     state, sharing one permission policy (where the mode lives)."""
-    mode = effective_mode(config, settings, env)
+    # IS_SANDBOX (the root check) counts only from the launch environment: a repository's
+    # settings `env` must not be able to relax it.
+    mode = effective_mode(config, settings, config.env)
     policy = permission_policy(config, mode, settings, env)
     session = new_session(config, env, settings, policy)
     engine = engine_config(config, env)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from wisp.tools._output import CappedText, Segment, clip, seg_len, strip_trailing_newlines
@@ -29,9 +30,9 @@ _INTERPRETATIONS: dict[tuple[str, int], str] = {
 }
 
 
-def _env_int(name: str, default: int) -> int:
+def _env_int(name: str, default: int, env: Mapping[str, str] | None = None) -> int:
     try:
-        value = int(os.environ.get(name, ""))
+        value = int((os.environ if env is None else env).get(name, ""))
     except ValueError:
         return default
     return value if value > 0 else default
@@ -43,13 +44,14 @@ def _env_int(name: str, default: int) -> int:
 MAX_OUTPUT_CEILING = 150_000
 
 
-def max_output_chars() -> int:
-    return min(_env_int("BASH_MAX_OUTPUT_LENGTH", DEFAULT_MAX_OUTPUT), MAX_OUTPUT_CEILING)
+def max_output_chars(env: Mapping[str, str] | None = None) -> int:
+    """BASH_MAX_OUTPUT_LENGTH from the session's environment (`env`), capped."""
+    return min(_env_int("BASH_MAX_OUTPUT_LENGTH", DEFAULT_MAX_OUTPUT, env), MAX_OUTPUT_CEILING)
 
 
-def timeout_ms(requested: object) -> int:
-    ceiling = _env_int("BASH_MAX_TIMEOUT_MS", MAX_TIMEOUT_MS)
-    default = min(_env_int("BASH_DEFAULT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS), ceiling)
+def timeout_ms(requested: object, env: Mapping[str, str] | None = None) -> int:
+    ceiling = _env_int("BASH_MAX_TIMEOUT_MS", MAX_TIMEOUT_MS, env)
+    default = min(_env_int("BASH_DEFAULT_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, env), ceiling)
     if isinstance(requested, bool) or not isinstance(requested, int | float) or requested <= 0:
         return default
     return min(int(requested), ceiling)
@@ -132,7 +134,7 @@ class Bash(Tool):
         if problem:
             return ToolResult.error(problem)
         command: str = tool_input["command"]
-        limit_ms = timeout_ms(tool_input.get("timeout"))
+        limit_ms = timeout_ms(tool_input.get("timeout"), ctx.env)
         if ctx.abort.is_set():
             return ToolResult(
                 content="Command was not run: the request was interrupted.",
@@ -154,18 +156,19 @@ class Bash(Tool):
                 cwd=ctx.cwd,
                 env=ctx.env if ctx.env is not None else dict(os.environ),
                 timeout_s=limit_ms / 1000,
-                stdout=CappedText(max_output_chars()),
-                stderr=CappedText(max_output_chars()),
+                stdout=CappedText(max_output_chars(ctx.env)),
+                stderr=CappedText(max_output_chars(ctx.env)),
                 abort=ctx.abort,
                 registry=ctx.processes,
             )
         except OSError as exc:
             return ToolResult.error(f"Could not start the command: {exc}")
-        return _present(command, outcome, limit_ms, bool(tool_input.get("run_in_background")))
+        return _present(command, outcome, limit_ms, bool(tool_input.get("run_in_background")),
+                        max_output_chars(ctx.env))
 
 
-def _present(command: str, outcome: Outcome, limit_ms: int, background: bool) -> ToolResult:
-    limit = max_output_chars()
+def _present(command: str, outcome: Outcome, limit_ms: int, background: bool,
+             limit: int) -> ToolResult:
     out = strip_trailing_newlines(outcome.stdout.segments())
     err = strip_trailing_newlines(outcome.stderr.segments())
     joiner: list[Segment] = ["\n"] if seg_len(out) and seg_len(err) else []
