@@ -9,7 +9,6 @@ value, which is how the SDKs' `extra_args={k: v}` render them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
 
 from wisp.errors import UsageError
@@ -74,11 +73,15 @@ FLAGS: dict[str, tuple[str, Arity]] = {
 }
 
 
-@dataclass
 class ParsedArgs:
-    values: dict[str, object] = field(default_factory=dict)
-    positionals: list[str] = field(default_factory=list)
-    unknown: list[str] = field(default_factory=list)
+    """What argv said, before interpretation. A plain slotted class: see Options."""
+
+    __slots__ = ("positionals", "unknown", "values")
+
+    def __init__(self) -> None:
+        self.values: dict[str, object] = {}
+        self.positionals: list[str] = []
+        self.unknown: list[str] = []
 
     def get_str(self, key: str) -> str | None:
         value = self.values.get(key)

@@ -14,8 +14,7 @@ if TYPE_CHECKING:
     from wisp.sessions.resume import SessionStart
     from wisp.settings.loader import Settings
 
-_SHARED = tuple(f.name for f in dataclasses.fields(RuntimeConfig)
-                if f.name in {g.name for g in dataclasses.fields(Options)})
+_SHARED = tuple(f.name for f in dataclasses.fields(RuntimeConfig) if f.name in Options._fields)
 
 
 def runtime_config(opts: Options, env: Mapping[str, str], *, settings: Settings | None = None,

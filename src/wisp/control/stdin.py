@@ -13,8 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wisp.jsonsafe import loads_bounded
 from wisp.wire.protocol import StdinFrame, stdin_frame
@@ -26,8 +25,7 @@ JSON = dict[str, Any]
 CHUNK = 1 << 16
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     """One stdin line. `frame` is the JSON object as read (None with `error` when the
     line is not one); `message` is the same object as its typed frame, or None when it
     isn't one of the frames the protocol defines in a usable shape (an unknown type, a

@@ -16,8 +16,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wisp.cli.startup import api_key_source, effective_mode
 from wisp.control.stdin import CHUNK, parse_line
@@ -33,10 +32,11 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 
-@dataclass(frozen=True)
-class EarlyStart:
+class EarlyStart(NamedTuple):
     """What was read from stdin before the event loop: `pending` still has to be parsed
-    (numbered from `first_line`); `initialize` was answered and must still be applied."""
+    (numbered from `first_line`); `initialize` was answered and must still be applied.
+    (A NamedTuple: this module runs before the initialize answer, where importing
+    `dataclasses` would cost more than the answer itself.)"""
 
     pending: bytes = b""
     first_line: int = 1

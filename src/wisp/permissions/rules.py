@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -24,13 +23,29 @@ READ_FAMILY = frozenset({"Read", "Grep", "Glob"})
 EDIT_FAMILY = EDIT_TOOLS
 
 
-@dataclass(frozen=True)
 class Rule:
-    tool: str
-    content: str | None = None
-    # Precedence of the source the rule came from (user 1 … CLI flags 5, session 6):
-    # between allow and ask, the higher-ranked source decides.
-    rank: int = field(default=5, compare=False)
+    """One permission rule. Equal (and hashed) by what it says, not by where it came from.
+    A plain slotted class: rules are parsed before print mode's first frame, where
+    importing `dataclasses` would cost 20–40 ms."""
+
+    __slots__ = ("content", "rank", "tool")
+
+    def __init__(self, tool: str, content: str | None = None, rank: int = 5) -> None:
+        self.tool = tool
+        self.content = content
+        # Precedence of the source the rule came from (user 1 … CLI flags 5, session 6):
+        # between allow and ask, the higher-ranked source decides.
+        self.rank = rank
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Rule) and (self.tool, self.content) == (other.tool,
+                                                                         other.content)
+
+    def __hash__(self) -> int:
+        return hash((self.tool, self.content))
+
+    def __repr__(self) -> str:
+        return f"Rule({self.tool!r}, {self.content!r}, rank={self.rank})"
 
     @classmethod
     def parse(cls, text: str, rank: int = 5) -> Rule:

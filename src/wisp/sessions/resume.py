@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from wisp.errors import UsageError
 from wisp.sessions import paths
@@ -47,13 +46,16 @@ class SessionNotFound(UsageError):
     """No transcript to resume. The reference prints this one without "Error: "."""
 
 
-@dataclass(frozen=True)
-class SessionStart:
+class SessionStart(NamedTuple):
+    """How a session starts: fresh, resumed or forked. A NamedTuple because print mode
+    needs it before its first frame (see wisp.cli.options.Options). No field has a default:
+    a shared default list would become every fresh session's history."""
+
     session_id: str
     path: Path  # the transcript new lines go to
-    history: list[JSON] = field(default_factory=list)
-    parent_uuid: str | None = None  # the line new lines chain onto
-    preamble: list[JSON] = field(default_factory=list)  # a fork's copied lines
+    history: list[JSON]  # the session's own list: the engine appends to it
+    parent_uuid: str | None  # the line new lines chain onto
+    preamble: list[JSON]  # a fork's copied lines
 
     def writer(self, cwd: Path, env: Mapping[str, str]) -> TranscriptWriter:
         return TranscriptWriter(
@@ -79,11 +81,11 @@ def resolve_start(opts: SessionFlags, env: Mapping[str, str]) -> SessionStart:
     new_id = wanted or str(uuid.uuid4())
     new_path = paths.transcript_file(env, opts.cwd, new_id)
     if not resuming:
-        return SessionStart(new_id, new_path)
+        return SessionStart(new_id, new_path, [], None, [])
     source_id, source = _source(opts, env)
     conversation = _load(source, source_id, opts.resume_session_at)
     if not opts.fork_session:
-        return SessionStart(source_id, source, conversation.history, conversation.leaf_uuid)
+        return SessionStart(source_id, source, conversation.history, conversation.leaf_uuid, [])
     preamble = _relinked(conversation, new_id)
     return SessionStart(
         new_id, new_path, conversation.history, preamble[-1]["uuid"] if preamble else None, preamble
