@@ -14,7 +14,7 @@ import importlib.util
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wisp.permissions.shell.call import Call, Handler, Inner, Script, Stdin
@@ -575,7 +575,7 @@ class _Analyser:
         writes = any(u.kind != "read" for u in uses)
         for i in range(mark, len(self.commands)):
             command = self.commands[i]
-            self.commands[i] = replace(command, uses=tuple(dict.fromkeys((*command.uses, *uses))),
+            self.commands[i] = command._replace(uses=tuple(dict.fromkeys((*command.uses, *uses))),
                                        read_only=command.read_only and not writes)
 
     def _nested(self, nodes: list[Node], start: Cwd) -> bool:

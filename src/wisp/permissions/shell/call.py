@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from wisp.permissions.shell.model import PathUse, UseKind
 from wisp.permissions.shell.paths import Cwd, assigned_reason, here, resolve
@@ -13,8 +13,7 @@ from wisp.permissions.shell.words import Word
 StdinKind = Literal["pipe", "redirect", "file", "heredoc", "herestring"]
 
 
-@dataclass(frozen=True, slots=True)
-class Stdin:
+class Stdin(NamedTuple):
     """Where a command's standard input comes from, when that matters (shells read their
     script from it)."""
 
@@ -38,8 +37,7 @@ class Inner:
     tainted: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Script:
+class Script(NamedTuple):
     """Shell code a command runs (`bash -c`, `eval`, a here-document fed to `sh`)."""
 
     text: str

@@ -12,16 +12,14 @@ The contract with the permission engine:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 # read: the command reads the path; write: it creates, changes or removes it;
 # mention: an argument of a command whose semantics are unknown, which might be either.
 UseKind = Literal["read", "write", "mention"]
 
 
-@dataclass(frozen=True, slots=True)
-class PathUse:
+class PathUse(NamedTuple):
     kind: UseKind
     # Absolute (joined with the cwd the command runs in, `cd` tracked), `~` and environment
     # variables expanded, `..` NOT folded and symlinks NOT resolved (the engine does both).
@@ -33,8 +31,7 @@ class PathUse:
     recursive: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
+class SimpleCommand(NamedTuple):
     name: str
     # Words after quote removal; argv[0] == name. A word that cannot be resolved keeps its
     # source text (e.g. "$(date)").
@@ -69,8 +66,7 @@ class SimpleCommand:
         return texts
 
 
-@dataclass(frozen=True, slots=True)
-class ShellAnalysis:
+class ShellAnalysis(NamedTuple):
     commands: tuple[SimpleCommand, ...]
     # Human-readable reasons, e.g. "the command name comes from an expansion: $X".
     unresolved: tuple[str, ...] = ()

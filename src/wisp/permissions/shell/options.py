@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from wisp.permissions.shell.words import Word
 
 
-@dataclass(frozen=True, slots=True)
-class Opts:
+class Opts(NamedTuple):
     # Short options with an argument (`-n 5` or `-n5`).
     short_arg: str = ""
     # Short options with an optional argument, only attached (`-i.bak`).

@@ -4,8 +4,7 @@ anything: environment variables, `~`, `$PWD`. Everything else leaves the value u
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from wisp.permissions.shell.model import PathUse
 
@@ -29,8 +28,7 @@ _PLAIN_TYPES = frozenset({"word", "number", "extglob_pattern", "regex", "variabl
                           "special_variable_name"})
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
+class Word(NamedTuple):
     # Quote-removed text; expansions keep their source text (what argv shows).
     display: str
     # The value when the word has no expansion at all (a literal), else None.
