@@ -7,7 +7,6 @@ A host that errors, withdraws the request, or has closed stdin denies the tool c
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
@@ -19,6 +18,7 @@ from wisp.errors import RequestFailed
 from wisp.permissions.engine import PermissionPolicy, Verdict
 from wisp.permissions.modes import is_permission_mode
 from wisp.permissions.rules import EDIT_TOOLS, Rule
+from wisp.stamps import new_uuid
 from wisp.tools.base import Tool
 from wisp.wire.protocol import CanUseTool, HookCallback, PermissionAnswer
 
@@ -152,6 +152,6 @@ class HostBridge:
             "subtype": "hook_callback",
             "callback_id": callback_id,
             "input": hook_input,
-            "tool_use_id": tool_use_id or str(uuid.uuid4()),
+            "tool_use_id": tool_use_id or new_uuid(),
         }
         return await self.dispatcher.request(request, timeout)

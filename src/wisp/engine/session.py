@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -11,6 +10,7 @@ from typing import Any, Protocol
 from wisp.engine.usage import UsageLedger
 from wisp.permissions.engine import PermissionPolicy
 from wisp.permissions.modes import PermissionMode
+from wisp.stamps import new_uuid
 from wisp.tools.processes import ProcessRegistry
 
 JSON = dict[str, Any]
@@ -44,7 +44,7 @@ class Session:
     # The rules and the permission mode: the mode lives on the policy and nowhere else
     # (`permission_mode` below reads and writes it there).
     policy: PermissionPolicy = field(default_factory=PermissionPolicy)
-    session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    session_id: str = field(default_factory=new_uuid)
     history: list[JSON] = field(default_factory=list)
     usage: UsageLedger = field(default_factory=UsageLedger)
     tool_state: dict[str, Any] = field(default_factory=dict)

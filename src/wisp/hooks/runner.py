@@ -14,7 +14,6 @@ import codecs
 import json
 import os
 import sys
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -27,6 +26,7 @@ from wisp.hooks.model import (
     HookOutcome,
 )
 from wisp.jsonsafe import JSONTooDeep, loads_bounded
+from wisp.stamps import new_uuid
 from wisp.tools._output import CappedText, clip
 from wisp.tools.processes import kill_group
 
@@ -75,7 +75,7 @@ class HookRunner:
 
     async def _run_action(self, action: HookAction, event: HookEvent, payload: JSON,
                           tool_use_id: str | None) -> JSON | None:
-        hook_id = str(uuid.uuid4())
+        hook_id = new_uuid()
         name = f"{event}:{_label(action)}"
         self._event("hook_started", hook_id=hook_id, hook_name=name, hook_event=event)
         if isinstance(action, CallbackHook):

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
+
+from wisp.stamps import is_canonical_uuid
 
 _NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
 # Long cwds are cut and suffixed with a hash so the directory name stays a valid path
@@ -68,7 +69,4 @@ def transcript_file(env: Mapping[str, str], cwd: Path | str, session_id: str) ->
 
 
 def is_uuid(value: str) -> bool:
-    try:
-        return str(uuid.UUID(value)) == value.lower()
-    except ValueError:
-        return False
+    return is_canonical_uuid(value)

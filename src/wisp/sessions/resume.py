@@ -8,7 +8,6 @@ processes, permission grants, model switches or cost.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from wisp.errors import UsageError
 from wisp.sessions import paths
 from wisp.sessions.transcript import TranscriptWriter
+from wisp.stamps import new_uuid
 
 if TYPE_CHECKING:
     from wisp.sessions.load import Conversation
@@ -78,7 +78,7 @@ def resolve_start(opts: SessionFlags, env: Mapping[str, str]) -> SessionStart:
         raise UsageError("--session-id with --continue or --resume also needs --fork-session.")
     if wanted is not None:
         _check_unused(env, opts.cwd, wanted)
-    new_id = wanted or str(uuid.uuid4())
+    new_id = wanted or new_uuid()
     new_path = paths.transcript_file(env, opts.cwd, new_id)
     if not resuming:
         return SessionStart(new_id, new_path, [], None, [])
