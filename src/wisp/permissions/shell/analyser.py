@@ -9,14 +9,12 @@ unresolved instead of raising RecursionError.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
-import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from wisp.permissions.shell import grammar
 from wisp.permissions.shell.call import Call, Handler, Inner, Script, Stdin
 from wisp.permissions.shell.commands import COMMANDS, FILE_COMPARISONS, FILE_TESTS, unknown
 from wisp.permissions.shell.model import PathUse, ShellAnalysis, SimpleCommand, UseKind
@@ -30,7 +28,7 @@ from wisp.permissions.shell.wrappers import (
 )
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser
+    from tree_sitter import Node
 
 # Statement and word nesting handled before giving up (each level costs a few Python
 # frames, and the default recursion limit is 1000).
@@ -74,43 +72,6 @@ _RESERVED = frozenset({"{", "}", "!", "if", "then", "else", "elif", "fi", "do", 
 _HANDLERS: dict[str, Handler] = {**COMMANDS, **WRAPPERS}
 
 Pair = tuple[Cwd, Cwd]  # the directories after success, after failure
-
-_parser: Parser | None = None
-
-
-def _load_language() -> Any:
-    """The bash grammar, loading only the compiled extension: importing the package runs
-    an `__init__` that pulls in importlib.resources (~40 ms)."""
-    try:
-        spec = importlib.util.find_spec("tree_sitter_bash")
-        for folder in (spec.submodule_search_locations or []) if spec else []:
-            for entry in sorted(os.listdir(folder)):
-                if entry.startswith("_binding.") and entry.endswith((".so", ".pyd")):
-                    path = os.path.join(folder, entry)
-                    loader = importlib.machinery.ExtensionFileLoader(
-                        "tree_sitter_bash._binding", path)
-                    module_spec = importlib.util.spec_from_file_location(
-                        loader.name, path, loader=loader)
-                    if module_spec is None:
-                        continue
-                    module = importlib.util.module_from_spec(module_spec)
-                    loader.exec_module(module)
-                    return module.language()
-    except (ImportError, OSError, AttributeError):
-        pass
-    import tree_sitter_bash
-
-    return tree_sitter_bash.language()
-
-
-def _get_parser() -> Parser:
-    global _parser
-    if _parser is None:
-        from tree_sitter import Language, Parser
-
-        _parser = Parser(Language(_load_language()))
-    return _parser
-
 
 @dataclass(slots=True)
 class _Context:
@@ -210,7 +171,7 @@ class _Analyser:
         if _CONTROL.search(text):
             self.reasons.append("the command contains control characters (other than tab and "
                                 "newline)")
-        parser = _get_parser()
+        parser = grammar.parser()
         source = text.encode("utf-8", "surrogatepass")
         root = parser.parse(source).root_node
         if b"\\\n" in source:

@@ -3,8 +3,7 @@ device files that are not worth a permission check."""
 
 from __future__ import annotations
 
-import re
-
+from wisp.permissions.paths import is_harmless_device
 from wisp.permissions.shell.model import PathUse, UseKind
 from wisp.permissions.shell.words import Word
 
@@ -14,10 +13,6 @@ Cwd = tuple[str, ...] | None
 
 # More candidate directories than this and we stop tracking them.
 _MAX_CANDIDATES = 8
-# Reading or writing these touches no file anyone owns.
-_DEVICES = frozenset({"/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty",
-                      "/dev/zero", "/dev/random", "/dev/urandom"})
-_DEV_FD = re.compile(r"/dev/fd/\d+\Z")
 
 
 def join(cwd: str, path: str) -> str:
@@ -34,10 +29,6 @@ def union(a: Cwd, b: Cwd) -> Cwd:
         return None
     merged = a + tuple(d for d in b if d not in a)
     return merged if len(merged) <= _MAX_CANDIDATES else None
-
-
-def is_device(path: str) -> bool:
-    return path in _DEVICES or _DEV_FD.match(path) is not None
 
 
 def glob_directory(value: str, at: int) -> str:
@@ -121,7 +112,7 @@ def resolve(word: Word, kind: UseKind, recursive: bool, cwd: Cwd, *,
         paths = None if cwd is None else tuple(join(d, value) for d in cwd)
     if paths is None:
         return [PathUse(kind, None, recursive)]
-    return [PathUse(kind, p, recursive) for p in paths if not (redirect and is_device(p))]
+    return [PathUse(kind, p, recursive) for p in paths if not (redirect and is_harmless_device(p))]
 
 
 def _pattern_uses(value: str, kind: UseKind, recursive: bool, cwd: Cwd,
