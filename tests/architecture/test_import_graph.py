@@ -108,3 +108,12 @@ def test_the_pattern_catches_every_kind_of_write() -> None:
                  "os.chdir(path)", "os.environ.setdefault('A', 'b')", "del os.environ['A']"):
         assert PROCESS_WRITES.search(line), line
     assert not PROCESS_WRITES.search('if os.environ["A"] == "1":')
+
+
+def test_nothing_below_the_sdk_imports_it() -> None:
+    """wisp.sdk is a front end: the runtime, engine and the other front ends stand alone."""
+    bad = [f"{module_name(path)} imports {imported}" for path in modules()
+           if not module_name(path).startswith("wisp.sdk")
+           for imported in sorted(imports_of(path))
+           if imported == "wisp.sdk" or imported.startswith("wisp.sdk.")]
+    assert bad == []

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from wisp.control.pending import PendingRequests
 from wisp.errors import ControlError, ProtocolError, RequestFailed
@@ -42,6 +42,15 @@ MAX_UNMATCHED = 1024
 
 def _untyped(request: Mapping[str, Any]) -> Any:
     return request
+
+
+class Requester(Protocol):
+    """Who answers the requests wisp sends its host (`can_use_tool`, `hook_callback`,
+    `mcp_message`): the dispatcher, over stdout and stdin; or, in-process, the SDK itself
+    with a direct call. Raises `RequestFailed` when the host answers with an error."""
+
+    async def request(self, payload: OutboundRequest, timeout: float | None = None) -> JSON:
+        ...
 
 
 class Dispatcher:

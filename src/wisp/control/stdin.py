@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from wisp.jsonsafe import loads_bounded
 from wisp.wire.protocol import StdinFrame, stdin_frame
@@ -52,6 +52,15 @@ def parse_line(number: int, raw: bytes) -> Line | None:
     if not isinstance(value, dict):
         return Line(number, None, f"expected a JSON object, got {type(value).__name__}", len(text))
     return Line(number, value, None, len(text), stdin_frame(value))
+
+
+class FrameReader(Protocol):
+    """Where a duplex session's input lines come from: stdin (`StdinReader`) or an
+    in-process SDK (`wisp.sdk`), which puts `Line`s on the queue itself."""
+
+    queue: asyncio.Queue[Line | None]
+
+    def start(self) -> None: ...
 
 
 class StdinReader:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from wisp.cli.startup import BYPASS
-from wisp.control.dispatcher import Dispatcher
+from wisp.control.dispatcher import Requester
 from wisp.duplex.state import StateReporter
 from wisp.errors import RequestFailed
 from wisp.permissions.engine import PermissionPolicy, Verdict
@@ -90,7 +90,7 @@ def _set_mode(policy: PermissionPolicy, mode: Any, may_bypass: bool) -> None:
 class HostBridge:
     def __init__(
         self,
-        dispatcher: Dispatcher,
+        dispatcher: Requester,
         state: StateReporter,
         policy: PermissionPolicy,
         on_interrupt: Callable[[], object],

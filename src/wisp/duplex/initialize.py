@@ -30,8 +30,10 @@ def callback_matchers(hooks: Any) -> list[HookMatcher]:
             if not isinstance(entry, dict):
                 continue
             timeout = entry.get("timeout")
+            # The SDKs read an unknown onFailure as "block": only "continue" fails open.
+            blocks = entry.get("onFailure", "continue") != "continue"
             actions = tuple(
-                CallbackHook(str(cid), float(timeout) if timeout else None)
+                CallbackHook(str(cid), float(timeout) if timeout else None, blocks)
                 for cid in entry.get("hookCallbackIds") or []
             )
             matchers.append(HookMatcher(event, entry.get("matcher"), actions))

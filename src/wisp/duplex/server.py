@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from wisp.cli.options import Options
 from wisp.cli.setup import runtime_config
-from wisp.control.dispatcher import Dispatcher
-from wisp.control.stdin import Line, StdinReader
+from wisp.control.dispatcher import Dispatcher, Requester
+from wisp.control.stdin import FrameReader, Line, StdinReader
 from wisp.duplex.early import EarlyStart
 from wisp.duplex.host import HostBridge
 from wisp.duplex.prompts import PromptQueue
@@ -34,7 +34,7 @@ from wisp.runtime.runtime import Runtime
 from wisp.tools.base import Tool
 from wisp.wire import frames
 from wisp.wire.projection import StreamJson
-from wisp.wire.writer import NDJSONWriter
+from wisp.wire.writer import FrameSink, NDJSONWriter, line_limit
 
 if TYPE_CHECKING:
     from wisp.settings.loader import Settings
@@ -54,10 +54,12 @@ def keepalive_interval(env: Mapping[str, str]) -> float:
 
 class DuplexServer:
     def __init__(
-        self, opts: Options, env: dict[str, str], settings: Settings | None = None
+        self, opts: Options, env: dict[str, str], settings: Settings | None = None, *,
+        sink: FrameSink | None = None, host: Requester | None = None,
     ) -> None:
         self.opts = opts
-        self.sink = NDJSONWriter()
+        self.sink: FrameSink = sink if sink is not None else NDJSONWriter(
+            limit=line_limit(env))
         settings = settings if settings is not None else load_settings(opts, env)
         self.frames = StreamJson(self.sink, session_id="")
         self.runtime = Runtime.open(runtime_config(opts, env, settings=settings),
@@ -65,12 +67,13 @@ class DuplexServer:
         self.frames.session_id = self.session.session_id
         self.env = self.runtime.env  # the session's overlay: what handlers resolve against
         self.dispatcher = Dispatcher(self.sink)
+        self._host: Requester = host if host is not None else self.dispatcher
         self.state = StateReporter(
             self.sink,
             lambda: self.session.session_id,
             self.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE") == "1",
         )
-        self.host = HostBridge(self.dispatcher, self.state, self.tool_state.policy, self.interrupt,
+        self.host = HostBridge(self._host, self.state, self.tool_state.policy, self.interrupt,
                                may_bypass=bypass_refusal(opts.bypass_allowed,
                                                          self.runtime.config.env) is None)
         self.runtime.connect_host(
@@ -112,7 +115,8 @@ class DuplexServer:
 
     # Reading ---------------------------------------------------------------------------
 
-    async def serve(self, early: EarlyStart | None = None) -> int:
+    async def serve(self, early: EarlyStart | None = None,
+                    reader: FrameReader | None = None) -> int:
         from wisp.duplex.handlers import register_handlers
 
         early = early or EarlyStart()
@@ -120,12 +124,13 @@ class DuplexServer:
         self.start_mcp()
         if early.initialize is not None:
             self._apply_answered(early.initialize)
-        reader = StdinReader(
-            asyncio.get_running_loop(),
-            initial=early.pending,
-            first_line=early.first_line,
-            eof=early.eof,
-        )
+        if reader is None:
+            reader = StdinReader(
+                asyncio.get_running_loop(),
+                initial=early.pending,
+                first_line=early.first_line,
+                eof=early.eof,
+            )
         reader.start()
         worker = asyncio.ensure_future(self.turns.work(self.prompts))
         keepalive = asyncio.ensure_future(self._keepalive())
@@ -158,7 +163,7 @@ class DuplexServer:
         self.ready.clear()
         self._applying = asyncio.ensure_future(apply())
 
-    async def _read(self, reader: StdinReader) -> None:
+    async def _read(self, reader: FrameReader) -> None:
         while (line := await reader.queue.get()) is not None:
             try:
                 self._route(line)
@@ -237,7 +242,7 @@ class DuplexServer:
         self.runtime.tools_changed()
 
     async def mcp_send(self, server: str, message: JSON) -> JSON:
-        return await self.dispatcher.request(
+        return await self._host.request(
             {"subtype": "mcp_message", "server_name": server, "message": message}
         )
 

@@ -64,6 +64,9 @@ class CommandHook:
 class CallbackHook:
     callback_id: str
     timeout_s: float | None = None
+    # The matcher's `onFailure`: "block" makes a callback that fails or times out stop
+    # what the event is about (a guard must fail closed); anything else lets it go on.
+    blocks_on_failure: bool = False
 
 
 HookAction = CommandHook | CallbackHook

@@ -3,8 +3,9 @@
 Two kinds of hook share this runner and its merge rule (`HookOutcome.merge`):
 shell commands from settings (event JSON on stdin; exit 2 blocks with stderr as the
 reason; JSON on stdout is honoured) and SDK callbacks (a `hook_callback` control request
-whose answer is the same JSON). A hook that fails or times out is reported and skipped:
-it never ends the run.
+whose answer is the same JSON). A hook that fails or times out is reported (on stderr, and
+as a `hook_response` event when hook events are on) and skipped, so it never ends the run;
+unless its matcher said `onFailure: "block"`, when the failure blocks, as a denial would.
 """
 
 from __future__ import annotations
@@ -80,6 +81,8 @@ class HookRunner:
         self._event("hook_started", hook_id=hook_id, hook_name=name, hook_event=event)
         if isinstance(action, CallbackHook):
             output, report = await self._callback(action, payload, tool_use_id)
+            if report["outcome"] != "success":
+                output = self._failed(action, event, report)
         else:
             def progress(line: str) -> None:
                 self._event("hook_progress", hook_id=hook_id, hook_name=name, hook_event=event,
@@ -107,6 +110,18 @@ class HookRunner:
         except Exception as exc:  # a failing host callback is reported, not fatal
             return None, {"outcome": "error", "error": str(exc)}
         return answer, {"outcome": "success", "output": json.dumps(answer)}
+
+    def _failed(self, action: CallbackHook, event: HookEvent, report: JSON) -> JSON | None:
+        """Reports a failed callback; with onFailure "block", its answer is a block."""
+        why = report.get("error") or report["outcome"]
+        reason = f"{event} hook {action.callback_id} failed: {why}"
+        sys.stderr.write(f"wisp: {reason}\n")
+        # A Stop hook's "block" would keep the run going: failing closed there is stopping.
+        if not action.blocks_on_failure or event in ("Stop", "SubagentStop"):
+            return None
+        return {"decision": "block", "reason": reason,
+                "hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny",
+                                       "permissionDecisionReason": reason}}
 
     def _event(self, subtype: str, **fields: Any) -> None:
         if self.include_events and self.emit is not None:

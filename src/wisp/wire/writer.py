@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from typing import Any, BinaryIO, Protocol
 
 from wisp.jsonsafe import encode_utf8
@@ -27,10 +28,22 @@ def dumps(frame: Any) -> str:
 # are mirrors of state the engine keeps in full (the model still gets every byte), so an
 # oversized frame is shortened for the client rather than allowed to kill the session.
 MAX_LINE_CHARS = 1_000_000
+# A client without that limit (wisp.sdk) sets this to 0 and gets every frame whole.
+LINE_LIMIT_ENV = "WISP_MAX_LINE_CHARS"
+
+
+def line_limit(env: Mapping[str, str]) -> int:
+    """The longest stdout line this client takes: WISP_MAX_LINE_CHARS (0 = no limit)."""
+    try:
+        return int(env.get(LINE_LIMIT_ENV, MAX_LINE_CHARS))
+    except ValueError:
+        return MAX_LINE_CHARS
 
 
 def fitted_line(frame: Any, limit: int = MAX_LINE_CHARS) -> str:
     line = dumps(frame)
+    if limit <= 0:
+        return line
     budget = 1 << 16
     while len(line) > limit and budget >= 64:
         line = dumps(_shorten(frame, budget))
@@ -50,12 +63,13 @@ def _shorten(value: Any, budget: int) -> Any:
 
 
 class NDJSONWriter:
-    def __init__(self, stream: BinaryIO | None = None) -> None:
+    def __init__(self, stream: BinaryIO | None = None, limit: int = MAX_LINE_CHARS) -> None:
         self._stream = stream if stream is not None else sys.stdout.buffer
+        self._limit = limit
         self.broken = False
 
     def write(self, frame: JSON) -> None:
-        self.write_line(fitted_line(frame))
+        self.write_line(fitted_line(frame, self._limit))
 
     def write_line(self, line: str) -> None:
         if self.broken:
