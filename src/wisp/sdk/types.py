@@ -1687,7 +1687,7 @@ def _check_string_maps(o: ClaudeAgentOptions) -> None:
     extra = o.extra_args
     if not isinstance(extra, dict):
         raise _wrong("extra_args", "a dict of str to str or None", extra)
-    for flag, argument in extra.items():
+    for flag in extra:
         # Values are passed on as str(value), as the official SDK does: only the flag's
         # name must be a str.
         if not isinstance(flag, str):
