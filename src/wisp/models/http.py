@@ -188,9 +188,19 @@ class HTTPResponse:
                 yield piece
             await self._line()  # the CRLF after the chunk data
 
+    def _buffered(self) -> bytes | bytearray:
+        """What the reader already holds. A read it can answer from there never waits, so
+        it needs no timer: arming and cancelling one per SSE line was a measurable part of
+        a turn. (`_buffer` is StreamReader's own; without it, every read is timed.)"""
+        buffered: bytes | bytearray = getattr(self._reader, "_buffer", b"")
+        return buffered
+
+    def _deadline(self, ready: bool) -> asyncio.Timeout:
+        return asyncio.timeout(None if ready else self._timeout)
+
     async def _line(self) -> bytes:
         try:
-            async with asyncio.timeout(self._timeout):
+            async with self._deadline(b"\n" in self._buffered()):
                 return await self._reader.readuntil(b"\n")
         except asyncio.IncompleteReadError:
             self._cut("connection closed inside chunked framing")
@@ -205,7 +215,7 @@ class HTTPResponse:
 
     async def _recv(self, n: int) -> bytes:
         try:
-            async with asyncio.timeout(self._timeout):
+            async with self._deadline(bool(self._buffered())):
                 return await self._reader.read(n)
         except TimeoutError:
             raise self._timed_out() from None
