@@ -157,6 +157,9 @@ class ScriptedServer:
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default backlog is 5: a hundred sessions connecting at once would see
+    # dropped SYNs and stall a second or more before retrying.
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], handler: Any, scripted: ScriptedServer) -> None:
         self.scripted = scripted
