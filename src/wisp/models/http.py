@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import NamedTuple
 
 from wisp.errors import ModelAPIError, RetryableAPIError, StreamCutError
+from wisp.models.chunked import ChunkedDecoder
 from wisp.models.pool import (
     CONNECTION_ERRORS,
     URL,
@@ -166,52 +167,29 @@ class HTTPResponse:
             yield data
 
     async def _chunked(self) -> AsyncIterator[bytes]:
-        while True:
-            line = await self._line()
-            size_text = line.partition(b";")[0].strip()
-            if not line:
-                return  # only reached after our own aclose(); framing errors raise in _line
-            try:
-                size = int(size_text, 16)
-            except ValueError:
-                raise StreamCutError(f"Malformed chunked encoding: {line[:40]!r}") from None
-            if size == 0:
-                # The body is complete; trailers are skipped, and a peer that closes before
-                # their final CRLF has still sent everything that matters (but the
-                # connection is reusable only if that CRLF arrived).
-                self._done = True
-                while (line := await self._line()).strip():
-                    pass
-                self._complete = bool(line) and not self._closed
-                return
-            async for piece in self._sized(size):
-                yield piece
-            await self._line()  # the CRLF after the chunk data
+        decoder = ChunkedDecoder()
+        while not decoder.complete:
+            data = await self._recv(_READ_SIZE)
+            if not data:
+                if not decoder.done:
+                    self._cut(decoder.missing())  # raises, unless we closed it ourselves
+                return  # after the last chunk but before its trailers ended: not reusable
+            payload = decoder.feed(data)
+            if payload:
+                yield payload
+        # `_done` only now: finish() must still drive this to the end to release the socket.
+        self._done = True
+        self._complete = not self._closed
 
     def _buffered(self) -> bytes | bytearray:
         """What the reader already holds. A read it can answer from there never waits, so
-        it needs no timer: arming and cancelling one per SSE line was a measurable part of
-        a turn. (`_buffer` is StreamReader's own; without it, every read is timed.)"""
+        it needs no timer: arming and cancelling one per read was a measurable part of a
+        turn. (`_buffer` is StreamReader's own; without it, every read is timed.)"""
         buffered: bytes | bytearray = getattr(self._reader, "_buffer", b"")
         return buffered
 
     def _deadline(self, ready: bool) -> asyncio.Timeout:
         return asyncio.timeout(None if ready else self._timeout)
-
-    async def _line(self) -> bytes:
-        try:
-            async with self._deadline(b"\n" in self._buffered()):
-                return await self._reader.readuntil(b"\n")
-        except asyncio.IncompleteReadError:
-            self._cut("connection closed inside chunked framing")
-            return b""
-        except asyncio.LimitOverrunError:
-            raise StreamCutError("Malformed chunked encoding: overlong framing line") from None
-        except TimeoutError:
-            raise self._timed_out() from None
-        except OSError as exc:
-            self._cut(f"connection lost ({describe(exc)})")
-            return b""
 
     async def _recv(self, n: int) -> bytes:
         try:
