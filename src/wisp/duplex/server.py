@@ -12,7 +12,6 @@ an error frame and the session goes on.
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +19,7 @@ from wisp.cli.options import Options
 from wisp.cli.setup import runtime_config
 from wisp.control.dispatcher import Dispatcher, Requester
 from wisp.control.stdin import FrameReader, Line, StdinReader
+from wisp.diagnostics import warn
 from wisp.duplex.early import EarlyStart
 from wisp.duplex.host import HostBridge
 from wisp.duplex.prompts import PromptQueue
@@ -156,7 +156,7 @@ class DuplexServer:
             try:
                 await apply_initialize(self, request)
             except Exception as exc:  # the answer is out; say what could not be applied
-                sys.stderr.write(f"wisp: warning: initialize could not be applied: {exc}\n")
+                warn(f"wisp: warning: initialize could not be applied: {exc}\n")
             finally:
                 self.ready.set()
 

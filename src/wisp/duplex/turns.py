@@ -10,9 +10,9 @@ before it and `idle` only after its result and only when no prompt is waiting
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Any
 
+from wisp.diagnostics import warn
 from wisp.errors import UsageError
 from wisp.wire import frames
 
@@ -58,7 +58,7 @@ class TurnRunner:
             return await runtime.run_prompt(content)
         except UsageError as exc:
             # The runtime has written this turn's result; the session cannot go on.
-            sys.stderr.write(f"Error: {exc}\n")
+            warn(f"Error: {exc}\n")
             self.fatal = True
             return None
 

@@ -14,10 +14,10 @@ import asyncio
 import codecs
 import json
 import os
-import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from wisp.diagnostics import warn
 from wisp.hooks.model import (
     CallbackHook,
     CommandHook,
@@ -115,7 +115,7 @@ class HookRunner:
         """Reports a failed callback; with onFailure "block", its answer is a block."""
         why = report.get("error") or report["outcome"]
         reason = f"{event} hook {action.callback_id} failed: {why}"
-        sys.stderr.write(f"wisp: {reason}\n")
+        warn(f"wisp: {reason}\n")
         # A Stop hook's "block" would keep the run going: failing closed there is stopping.
         if not action.blocks_on_failure or event in ("Stop", "SubagentStop"):
             return None
@@ -161,7 +161,7 @@ async def run_command_hook(hook: CommandHook, payload: JSON, cwd: str,
                     "stderr": _for_model(err),
                     "outcome": "success" if proc.returncode in (0, 2) else "error"}
     if note:
-        sys.stderr.write(f"wisp: warning: hook {hook.command[:60]!r}: {note}\n")
+        warn(f"wisp: warning: hook {hook.command[:60]!r}: {note}\n")
         report["error"] = note
     return output, report
 

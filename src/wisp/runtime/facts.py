@@ -116,8 +116,10 @@ def _warn_if_bypass_ignored(flags: LaunchFlags, settings: Settings,
     if refusal is not None:
         why = ("launch with --allow-dangerously-skip-permissions to permit it"
                if refusal[1] == "bypass_not_launched" else refusal[0])
-        os.write(2, f"wisp: warning: ignoring permissions.defaultMode bypassPermissions from "
-                    f"settings: {why}\n".encode())
+        from wisp.diagnostics import warn
+
+        warn(f"wisp: warning: ignoring permissions.defaultMode bypassPermissions from "
+             f"settings: {why}\n")
 
 
 def load_settings(flags: LaunchFlags, env: Mapping[str, str], *, warn: bool = True

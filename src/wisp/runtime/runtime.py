@@ -11,12 +11,12 @@ MCP servers, the session hooks and the transcript.
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 import traceback
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from wisp.diagnostics import warn
 from wisp.engine.events import EventSink, RunFinished, StatusChanged
 from wisp.engine.outcome import Failed, Outcome, RunState, run_stats
 from wisp.engine.session import Session
@@ -141,7 +141,7 @@ class Runtime:
             self._failed(str(exc), started)
             raise
         except Exception as exc:  # a bug must not hang a session: it becomes this result
-            traceback.print_exc(file=sys.stderr)
+            warn(traceback.format_exc())
             return self._failed(f"Internal error: {exc!r}", started)
 
     def _failed(self, message: str, started: float) -> Outcome:

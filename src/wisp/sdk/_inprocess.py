@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wisp.diagnostics import route_to
 from wisp.errors import RequestFailed
 from wisp.sdk._launch import Launch
 
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 Answer = Callable[[JSON], Awaitable[JSON]]
+STDERR_TAIL_LINES = 50  # kept for a ProcessError's text
 
 
 def detached(value: Any) -> Any:
@@ -102,6 +105,9 @@ class InProcessLink:
         from wisp.errors import UsageError
         from wisp.sessions.resume import SessionNotFound
 
+        # What the session says to a human (warnings, errors) goes to this host's `stderr`
+        # callback, as a CLI's stderr would: this task and the tasks it starts.
+        route_to(self._diagnostic)
         try:
             self.server = self._build()
             self._exit_code = await self.server.serve(reader=self.input)
@@ -119,9 +125,17 @@ class InProcessLink:
         self._warn(message)
         self._exit_code = 1
 
+    def _diagnostic(self, text: str) -> None:
+        for line in text.splitlines():
+            self._warn(line)
+
     def _warn(self, message: str) -> None:
         self._errors.append(message)
-        if self.stderr is not None:
+        del self._errors[:-STDERR_TAIL_LINES]
+        if self.stderr is None:
+            sys.stderr.write(message + "\n")  # no callback: where a CLI's stderr would go
+            return
+        with contextlib.suppress(Exception):  # the caller's logger must not end the session
             self.stderr(message)
 
     # FrameSink: the session's output.

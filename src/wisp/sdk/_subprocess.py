@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import signal
+import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -139,9 +140,11 @@ class SubprocessLink:
 
     def _note(self, line: str) -> None:
         self._stderr_tail.append(line)
-        if self.stderr is not None:
-            with contextlib.suppress(Exception):  # the caller's logger must not end us
-                self.stderr(line)
+        if self.stderr is None:
+            sys.stderr.write(line + "\n")  # no callback: the CLI's stderr is ours, as usual
+            return
+        with contextlib.suppress(Exception):  # the caller's logger must not end us
+            self.stderr(line)
 
     async def wait(self) -> int:
         code = await self._proc().wait()

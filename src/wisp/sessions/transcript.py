@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from wisp import PROTOCOL_VERSION
+from wisp.diagnostics import warn
 from wisp.jsonsafe import encode_utf8
 from wisp.stamps import iso_now, new_uuid
 
@@ -124,7 +124,7 @@ class TranscriptWriter:
         except OSError as exc:
             # A full disk or a read-only home must not end the run: warn once, go on.
             self._failed = True
-            sys.stderr.write(f"wisp: warning: cannot write transcript {self.path}: {exc}\n")
+            warn(f"wisp: warning: cannot write transcript {self.path}: {exc}\n")
 
     def _open(self) -> int:
         if self._fd is not None:

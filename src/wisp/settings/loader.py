@@ -11,11 +11,11 @@ names it; it is never silently ignored.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from wisp.diagnostics import warn
 from wisp.settings.schema import validate_settings
 
 JSON = dict[str, Any]
@@ -149,5 +149,4 @@ def load_settings(cwd: Path, env: Mapping[str, str], *, selected: tuple[str, ...
 
 def warn_about(settings: Settings) -> None:
     for error in settings.errors:
-        os.write(2, f"wisp: warning: skipping settings file {error['path']}: "
-                    f"{error['error']}\n".encode())
+        warn(f"wisp: warning: skipping settings file {error['path']}: {error['error']}\n")
