@@ -75,6 +75,10 @@ class RequestFailed(WispError):
     """The peer answered an outbound request with an error, withdrew it, or went away."""
 
 
+class ChannelClosed(RequestFailed):
+    """The request was never sent: the host closed its end (stdin EOF) before it."""
+
+
 class McpError(WispError):
     """An MCP server could not be started, reached, or answered with an error."""
 

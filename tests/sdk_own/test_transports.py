@@ -17,7 +17,6 @@ from typing import Any, TypeVar
 
 import pytest
 
-from tests.sdk.conftest import sdk_env, wisp_executable
 from wisp.sdk import (
     AssistantMessage,
     ClaudeAgentOptions,
@@ -33,38 +32,10 @@ from wisp.sdk import (
 from wisp.testing import ScriptedServer, reply
 
 T = TypeVar("T")
-TRANSPORTS = ["inprocess", "subprocess"]
 
 
 def run(coro: Awaitable[T], timeout: float = 60) -> T:
     return asyncio.run(asyncio.wait_for(coro, timeout))  # type: ignore[arg-type]
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def env(server: ScriptedServer, tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    home.mkdir()
-    return {**sdk_env(server, home), "IS_SANDBOX": "1"}
-
-
-@pytest.fixture(params=TRANSPORTS)
-def make_options(request: pytest.FixtureRequest, tmp_path: Path, work: Path,
-                 env: dict[str, str]) -> Any:
-    cli = wisp_executable(tmp_path) if request.param == "subprocess" else None
-
-    def make(**kwargs: Any) -> ClaudeAgentOptions:
-        kwargs.setdefault("cwd", str(work))
-        kwargs["env"] = {**env, **kwargs.get("env", {})}
-        return ClaudeAgentOptions(cli_path=cli, **kwargs)
-
-    return make
 
 
 def result_of(messages: list[Any]) -> ResultMessage:

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from wisp.control.pending import PendingRequests
-from wisp.errors import ControlError, ProtocolError, RequestFailed
+from wisp.errors import ChannelClosed, ControlError, ProtocolError, RequestFailed
 from wisp.wire.protocol import (
     ErrorResponse,
     OutboundRequest,
@@ -75,7 +75,7 @@ class Dispatcher:
 
     async def request(self, payload: OutboundRequest, timeout: float | None = None) -> JSON:
         if self.closed:
-            raise RequestFailed("the control channel is closed (stdin reached EOF)")
+            raise ChannelClosed("the control channel is closed (stdin reached EOF)")
         request_id = str(uuid.uuid4())
         future = self._outbound.expect(request_id)
         self._sink.write({"type": "control_request", "request_id": request_id, "request": payload})

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from wisp.diagnostics import warn
+from wisp.errors import ChannelClosed
 from wisp.hooks.model import (
     CallbackHook,
     CommandHook,
@@ -81,7 +82,7 @@ class HookRunner:
         self._event("hook_started", hook_id=hook_id, hook_name=name, hook_event=event)
         if isinstance(action, CallbackHook):
             output, report = await self._callback(action, payload, tool_use_id)
-            if report["outcome"] != "success":
+            if report["outcome"] not in ("success", "skipped"):
                 output = self._failed(action, event, report)
         else:
             def progress(line: str) -> None:
@@ -107,6 +108,10 @@ class HookRunner:
                 action.timeout_s)
         except TimeoutError:
             return None, {"outcome": "timeout"}
+        except ChannelClosed:
+            # The host is gone (a SessionEnd after the SDK closed stdin): nobody to ask,
+            # and nothing to warn about.
+            return None, {"outcome": "skipped", "error": "the SDK host has closed the session"}
         except Exception as exc:  # a failing host callback is reported, not fatal
             return None, {"outcome": "error", "error": str(exc)}
         return answer, {"outcome": "success", "output": json.dumps(answer)}
