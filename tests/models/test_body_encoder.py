@@ -91,3 +91,27 @@ def test_lone_surrogates_are_escaped() -> None:
     assert json.loads(encoded) == request(history)
     assert b"\\udcff" in encoded
     assert encode_body({"a": "x\udcff"}) == b'{"a":"x\\udcff"}'
+
+
+def test_system_blocks_and_tool_definitions_are_encoded_once(counted: list[object]) -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "string"}}}
+    system = [{"type": "text", "text": "be brief", "cache_control": {"type": "ephemeral"}}]
+    encoder = BodyEncoder()
+    for turn in range(3):
+        # A fresh definition dict each turn, as Tool.api_definition() builds them.
+        tools = [{"name": "Echo", "description": "echoes", "input_schema": schema}]
+        body = ModelRequest(model="m", messages=[{"role": "user", "content": str(turn)}],
+                            max_tokens=10, system=system, tools=tools).body()
+        assert encoder.encode(body) == plain(body)
+    assert sum(1 for v in counted if v is system[0]) == 1
+    assert sum(1 for v in counted if isinstance(v, dict) and v.get("name") == "Echo") == 1
+
+
+def test_a_changed_tool_description_or_schema_is_encoded_again() -> None:
+    encoder = BodyEncoder()
+    schema = {"type": "object"}
+    for description, input_schema in [("a", schema), ("b", schema), ("b", {"type": "object",
+                                                                          "required": ["q"]})]:
+        tools = [{"name": "T", "description": description, "input_schema": input_schema}]
+        body = ModelRequest(model="m", messages=[], max_tokens=1, tools=tools).body()
+        assert encoder.encode(body) == plain(body)

@@ -4,7 +4,8 @@ Every request carries the whole history, so encoding it afresh each time makes a
 grow with the session (2.9 ms at turn 10, 7.0 ms at turn 1,000). `BodyEncoder` encodes
 each history message once: it keeps the bytes of the messages it last sent, and when the
 next request starts with those same message objects (the history only grows at its end),
-only the new messages are encoded and joined on.
+only the new messages are encoded and joined on. The system blocks and tool definitions,
+the same every turn, are kept encoded one by one (`_piece`).
 
 Messages are matched by identity, so a message must not be changed in place once it has
 been sent: replace it with a new dict instead (as `engine.session.append_user` does when it
@@ -53,20 +54,49 @@ class _Encoded:
         self.json = json
 
 
+# Pieces kept encoded (system blocks, tool definitions); past this many, start over.
+_MAX_PIECES = 1024
+
+
 class BodyEncoder:
     """Encodes request bodies, each history message only once (see the module doc)."""
 
-    __slots__ = ("_recent",)
+    __slots__ = ("_pieces", "_recent")
 
     def __init__(self) -> None:
         self._recent: list[_Encoded] = []  # most recently used first
+        # key → (the object the key names, kept alive so its id stays its own; its JSON)
+        self._pieces: dict[tuple[object, ...], tuple[object, bytes]] = {}
 
     def encode(self, body: JSON) -> bytes:
-        parts = [
-            _key(key) + (self.messages(value) if key == "messages" else encode_value(value))
-            for key, value in body.items()
-        ]
+        parts = [_key(key) + self._value(key, value) for key, value in body.items()]
         return b"{" + b",".join(parts) + b"}"
+
+    def _value(self, key: str, value: Any) -> bytes:
+        if key == "messages":
+            return self.messages(value)
+        if key in ("tools", "system") and isinstance(value, list):
+            return b"[" + b",".join(map(self._piece, value)) + b"]"
+        return encode_value(value)
+
+    def _piece(self, item: Any) -> bytes:
+        """One system block or tool definition, encoded once. A tool definition is a fresh
+        dict each turn, so it is known by its name, description and schema object."""
+        if not isinstance(item, dict):
+            return encode_value(item)
+        if item.keys() == {"name", "description", "input_schema"}:
+            anchor: object = item["input_schema"]
+            key: tuple[object, ...] = (item["name"], item["description"], id(anchor))
+        else:
+            anchor, key = item, (id(item),)
+        hit = self._pieces.get(key)
+        if hit is not None and hit[0] is anchor:
+            return hit[1]
+        if len(self._pieces) >= _MAX_PIECES:
+            self._pieces.clear()
+        encoded = encode_value(item)
+        self._pieces[key] = (anchor, encoded)
+        return encoded
 
     def messages(self, messages: Sequence[JSON]) -> bytes:
         """The JSON array of `messages`."""

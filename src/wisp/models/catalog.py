@@ -8,7 +8,7 @@ Prices are USD per million tokens; a model we don't know costs 0 rather than a g
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -90,9 +90,22 @@ def resolve_model(name: str | None, env: Mapping[str, str]) -> str:
     return name
 
 
+# (table, model) → (the table, kept so its id stays its own; the longest matching prefix's
+# entry). Looked up several times a turn. Tables are never changed in place.
+_FOUND: dict[tuple[int, str], tuple[object, Any]] = {}
+
+
 def _lookup(table: Mapping[str, T], model: str) -> T | None:
+    key = (id(table), model)
+    hit = _FOUND.get(key)
+    if hit is not None and hit[0] is table:
+        found: T | None = hit[1]
+        return found
     best = max((k for k in table if model.startswith(k)), key=len, default=None)
-    return None if best is None else table[best]
+    value = None if best is None else table[best]
+    if len(_FOUND) < 4096:  # model names come from users: keep the memo bounded
+        _FOUND[key] = (table, value)
+    return value
 
 
 def price_for(model: str) -> Price | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import marshal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -33,13 +34,22 @@ Answer = Callable[[JSON], Awaitable[JSON]]
 STDERR_TAIL_LINES = 50  # kept for a ProcessError's text
 
 
-def detached(value: Any) -> Any:
-    """A copy of a frame's dicts and lists. Frames share objects with the session's
-    history; the caller gets its own, as it would from a pipe."""
+def detached(frame: JSON) -> JSON:
+    """A deep copy of a frame. Frames share objects with the session's history; the caller
+    gets its own, as it would from a pipe. `marshal` copies plain JSON data in C, several
+    times faster than a Python walk; anything else takes the walk."""
+    try:
+        copied: JSON = marshal.loads(marshal.dumps(frame))
+    except ValueError:  # not plain data (a tuple, an object)
+        return _walked(frame)  # type: ignore[no-any-return]
+    return copied
+
+
+def _walked(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: detached(v) if isinstance(v, (dict, list)) else v for k, v in value.items()}
-    if isinstance(value, list):
-        return [detached(v) if isinstance(v, (dict, list)) else v for v in value]
+        return {k: _walked(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_walked(v) for v in value]
     return value
 
 
