@@ -18,14 +18,26 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import unicodedata
-from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
+from wisp.sdk._session_chain import CHAIN_TYPES, conversation_chain, is_visible
+from wisp.sdk._session_files import (
+    Lite,
+    candidate_dirs,
+    canonical,
+    epoch_ms,
+    first_field,
+    first_prompt,
+    last_field,
+    project_dir,
+    projects_root,
+    read_lite,
+    session_file,
+    worktrees,
+)
 from wisp.sessions import paths
 from wisp.sessions.load import read_entries
 from wisp.stamps import iso_now, new_uuid
@@ -71,229 +83,19 @@ class SessionMessage:
 # Where sessions are --------------------------------------------------------------------------
 
 
-def _projects_root() -> Path:
-    return paths.projects_root(os.environ)
-
-
-def _canonical(directory: str | os.PathLike[str]) -> str:
-    try:
-        resolved = os.path.realpath(directory)
-    except OSError:
-        resolved = os.fspath(directory)
-    return unicodedata.normalize("NFC", resolved)
-
-
-def _project_dir(project_path: str) -> Path | None:
-    """The store directory of a project. A long path's key ends in a hash, which other
-    writers may compute differently: then any directory with the same cut-off prefix."""
-    key = paths.project_key(project_path)
-    root = _projects_root()
-    if (root / key).is_dir():
-        return root / key
-    if len(key) <= paths.MAX_SANITIZED_LENGTH:
-        return None
-    prefix = key[: paths.MAX_SANITIZED_LENGTH] + "-"
-    try:
-        return next((d for d in root.iterdir() if d.is_dir() and d.name.startswith(prefix)), None)
-    except OSError:
-        return None
-
-
-def _worktrees(cwd: str) -> list[str]:
-    """The git worktrees of the repository holding `cwd` (none outside a repository)."""
-    try:
-        proc = subprocess.run(
-            ["git", "worktree", "list", "--porcelain"], cwd=cwd, capture_output=True,
-            text=True, timeout=GIT_TIMEOUT_SECONDS, check=False,
-        )
-    except (OSError, subprocess.SubprocessError, ValueError):
-        return []
-    if proc.returncode != 0:
-        return []
-    return [
-        unicodedata.normalize("NFC", line.removeprefix("worktree "))
-        for line in proc.stdout.split("\n")
-        if line.startswith("worktree ")
-    ]
-
-
-def _candidate_dirs(directory: str | None) -> Iterator[tuple[Path, str | None]]:
-    """Where a session of `directory` may be, in search order, each with the project path
-    it stands for: the project's own directory, then its worktrees'; every project when no
-    directory is given."""
-    if not directory:
-        try:
-            entries = list(_projects_root().iterdir())
-        except OSError:
-            return
-        for entry in entries:
-            yield entry, None
-        return
-    canonical = _canonical(directory)
-    found = _project_dir(canonical)
-    if found is not None:
-        yield found, canonical
-    for tree in _worktrees(canonical):
-        if tree != canonical:
-            other = _project_dir(tree)
-            if other is not None:
-                yield other, tree
-
-
-def _session_file(session_id: str, directory: str | None) -> tuple[Path, str | None] | None:
-    """The first non-empty transcript of the session, and its project path."""
-    for project, project_path in _candidate_dirs(directory):
-        path = project / f"{session_id}.jsonl"
-        try:
-            if path.stat().st_size > 0:
-                return path, project_path
-        except OSError:
-            continue
-    return None
-
-
-# Metadata from a file's head and tail ------------------------------------------------------
-
-
-class _Lite(NamedTuple):
-    mtime: int
-    size: int
-    head: str
-    tail: str
-
-
-def _read_lite(path: Path) -> _Lite | None:
-    try:
-        with path.open("rb") as f:
-            st = os.fstat(f.fileno())
-            head_bytes = f.read(LITE_READ_BUF_SIZE)
-            if not head_bytes:
-                return None
-            head = head_bytes.decode("utf-8", errors="replace")
-            tail = head
-            if st.st_size > LITE_READ_BUF_SIZE:
-                f.seek(st.st_size - LITE_READ_BUF_SIZE)
-                tail = f.read(LITE_READ_BUF_SIZE).decode("utf-8", errors="replace")
-            return _Lite(int(st.st_mtime * 1000), st.st_size, head, tail)
-    except OSError:
-        return None
-
-
-def _field_pattern(key: str) -> re.Pattern[str]:
-    # "key":"value" (or with one space after the colon), the value up to its closing quote.
-    return re.compile('"' + re.escape(key) + r'": ?"([^"\\]*(?:\\.[^"\\]*)*)"', re.DOTALL)
-
-
-_FIELD_PATTERNS: dict[str, re.Pattern[str]] = {}
-
-
-def _field_values(text: str, key: str) -> Iterator[str]:
-    """Every string value of `key` in raw JSONL text, in order; text may be cut mid-line."""
-    pattern = _FIELD_PATTERNS.get(key)
-    if pattern is None:
-        pattern = _FIELD_PATTERNS[key] = _field_pattern(key)
-    for match in pattern.finditer(text):
-        raw = match.group(1)
-        if "\\" not in raw:
-            yield raw
-            continue
-        try:
-            value = json.loads(f'"{raw}"')
-        except ValueError:
-            value = raw
-        yield value if isinstance(value, str) else raw
-
-
-def _first_field(text: str, key: str) -> str | None:
-    return next(_field_values(text, key), None)
-
-
-def _last_field(text: str, key: str) -> str | None:
-    last = None
-    for last in _field_values(text, key):  # noqa: B007 (the loop keeps the last)
-        pass
-    return last
-
-
-# User lines that are not a prompt someone typed.
-_NOT_A_PROMPT = re.compile(
-    r"^(?:<local-command-stdout>|<session-start-hook>|<tick>|<goal>"
-    r"|\[Request interrupted by user[^\]]*\]"
-    r"|\s*<ide_opened_file>[\s\S]*</ide_opened_file>\s*$"
-    r"|\s*<ide_selection>[\s\S]*</ide_selection>\s*$)"
-)
-_COMMAND_NAME = re.compile(r"<command-name>(.*?)</command-name>")
-_USER_MARKS = ('"type":"user"', '"type": "user"')
-_SKIPPED_MARKS = (
-    '"tool_result"', '"isMeta":true', '"isMeta": true',
-    '"isCompactSummary":true', '"isCompactSummary": true',
-)
-
-
-def _user_texts(line: str) -> list[str]:
-    if not any(m in line for m in _USER_MARKS) or any(m in line for m in _SKIPPED_MARKS):
-        return []
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        return []
-    if not isinstance(entry, dict) or entry.get("type") != "user":
-        return []
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return [content]
-    if not isinstance(content, list):
-        return []
-    return [
-        b["text"] for b in content
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    ]
-
-
-def _first_prompt(head: str) -> str:
-    """The first prompt a person typed, on one line and cut to 200 characters; else the
-    name of the first slash command; else ""."""
-    command = ""
-    for line in head.split("\n"):
-        for raw in _user_texts(line):
-            text = raw.replace("\n", " ").strip()
-            if not text:
-                continue
-            named = _COMMAND_NAME.search(text)
-            if named:
-                command = command or named.group(1)
-                continue
-            if _NOT_A_PROMPT.match(text):
-                continue
-            if len(text) > FIRST_PROMPT_MAX:
-                text = text[:FIRST_PROMPT_MAX].rstrip() + "…"
-            return text
-    return command
-
-
-def _epoch_ms(iso: str | None) -> int | None:
-    if not iso:
-        return None
-    try:
-        return int(datetime.fromisoformat(iso).timestamp() * 1000)
-    except ValueError:
-        return None
-
-
-def _info(session_id: str, lite: _Lite, project_path: str | None) -> SDKSessionInfo | None:
+def _info(session_id: str, lite: Lite, project_path: str | None) -> SDKSessionInfo | None:
     """None for a subagent's transcript and for one with nothing to call it by."""
     head, tail = lite.head, lite.tail
     first_line = head.split("\n", 1)[0]
     if '"isSidechain":true' in first_line or '"isSidechain": true' in first_line:
         return None
     title = (
-        _last_field(tail, "customTitle") or _last_field(head, "customTitle")
-        or _last_field(tail, "aiTitle") or _last_field(head, "aiTitle") or None
+        last_field(tail, "customTitle") or last_field(head, "customTitle")
+        or last_field(tail, "aiTitle") or last_field(head, "aiTitle") or None
     )
-    prompt = _first_prompt(head) or None
+    prompt = first_prompt(head) or None
     summary = (
-        title or _last_field(tail, "lastPrompt") or _last_field(tail, "summary") or prompt
+        title or last_field(tail, "lastPrompt") or last_field(tail, "summary") or prompt
     )
     if not summary:
         return None
@@ -307,10 +109,10 @@ def _info(session_id: str, lite: _Lite, project_path: str | None) -> SDKSessionI
         file_size=lite.size,
         custom_title=title,
         first_prompt=prompt,
-        git_branch=_last_field(tail, "gitBranch") or _first_field(head, "gitBranch") or None,
-        cwd=_first_field(head, "cwd") or project_path or None,
-        tag=(_last_field(tag_line, "tag") or None) if tag_line else None,
-        created_at=_epoch_ms(_first_field(head, "timestamp")),
+        git_branch=last_field(tail, "gitBranch") or first_field(head, "gitBranch") or None,
+        cwd=first_field(head, "cwd") or project_path or None,
+        tag=(last_field(tag_line, "tag") or None) if tag_line else None,
+        created_at=epoch_ms(first_field(head, "timestamp")),
     )
 
 
@@ -324,7 +126,7 @@ def _sessions_in(project: Path, project_path: str | None) -> list[SDKSessionInfo
         stem = path.name.removesuffix(".jsonl")
         if stem == path.name or not paths.is_uuid(stem):
             continue
-        lite = _read_lite(path)
+        lite = read_lite(path)
         info = _info(stem, lite, project_path) if lite is not None else None
         if info is not None:
             found.append(info)
@@ -350,25 +152,25 @@ def _page(sessions: list[SDKSessionInfo], limit: int | None, offset: int) -> lis
 
 
 def _project_sessions(directory: str, include_worktrees: bool) -> list[SDKSessionInfo]:
-    canonical = _canonical(directory)
-    trees = _worktrees(canonical) if include_worktrees else []
+    folder = canonical(directory)
+    trees = worktrees(folder) if include_worktrees else []
     if len(trees) <= 1:
-        own = _project_dir(canonical)
-        return _sessions_in(own, canonical) if own is not None else []
-    root = _projects_root()
+        own = project_dir(folder)
+        return _sessions_in(own, folder) if own is not None else []
+    root = projects_root()
     try:
         projects = [d for d in root.iterdir() if d.is_dir()]
     except OSError:
-        own = _project_dir(canonical)
-        return _sessions_in(own, canonical) if own is not None else []
+        own = project_dir(folder)
+        return _sessions_in(own, folder) if own is not None else []
     # The most specific worktree first, so a nested worktree is not taken for its parent.
     keyed = sorted(((paths.project_key(t), t) for t in trees), key=lambda kt: -len(kt[0]))
     found: list[SDKSessionInfo] = []
     seen: set[str] = set()
-    own = _project_dir(canonical)  # a subdirectory of a worktree has its own sessions
+    own = project_dir(folder)  # a subdirectory of a worktree has its own sessions
     if own is not None:
         seen.add(own.name)
-        found.extend(_sessions_in(own, canonical))
+        found.extend(_sessions_in(own, folder))
     for project in projects:
         if project.name in seen:
             continue
@@ -394,7 +196,7 @@ def list_sessions(
         found = _project_sessions(directory, include_worktrees)
     else:
         try:
-            projects = [d for d in _projects_root().iterdir() if d.is_dir()]
+            projects = [d for d in projects_root().iterdir() if d.is_dir()]
         except OSError:
             projects = []
         found = _newest_per_id([s for p in projects for s in _sessions_in(p, None)])
@@ -406,225 +208,14 @@ def get_session_info(session_id: str, directory: str | None = None) -> SDKSessio
     is not found, is a subagent's, or has nothing to call it by."""
     if not paths.is_uuid(session_id):
         return None
-    for project, project_path in _candidate_dirs(directory):
-        lite = _read_lite(project / f"{session_id}.jsonl")
+    for project, project_path in candidate_dirs(directory):
+        lite = read_lite(project / f"{session_id}.jsonl")
         if lite is not None:
             return _info(session_id, lite, project_path)
     return None
 
 
 # The conversation ---------------------------------------------------------------------------
-
-_MESSAGE_TYPES = ("user", "assistant")
-_CHAIN_TYPES = frozenset({"user", "assistant", "attachment", "system", "progress"})
-
-
-def _leaf(entries: list[JSON], by_uuid: dict[str, JSON]) -> JSON | None:
-    """The newest user/assistant line ending a branch, preferring the main thread."""
-    parents = {e.get("parentUuid") for e in entries if e.get("parentUuid")}
-    position = {e["uuid"]: i for i, e in enumerate(entries)}
-    leaves: list[JSON] = []
-    for entry in entries:
-        if entry["uuid"] in parents:
-            continue
-        node: JSON | None = entry
-        walked: set[str] = set()
-        while node is not None and node["uuid"] not in walked:
-            walked.add(node["uuid"])
-            if node.get("type") in _MESSAGE_TYPES:
-                leaves.append(node)
-                break
-            parent = node.get("parentUuid")
-            node = by_uuid.get(parent) if parent else None
-    main = [
-        e for e in leaves if not (e.get("isSidechain") or e.get("teamName") or e.get("isMeta"))
-    ]
-    candidates = main or leaves
-    if not candidates:
-        return None
-    best = candidates[0]
-    for candidate in candidates[1:]:
-        if position.get(candidate["uuid"], -1) > position.get(best["uuid"], -1):
-            best = candidate
-    return best
-
-
-def _conversation_chain(entries: list[JSON]) -> list[JSON]:
-    """The lines from the root to the newest main-thread leaf, following `parentUuid`,
-    with the parts of a parallel tool turn that the chain skips put back."""
-    by_uuid = {e["uuid"]: e for e in entries}
-    leaf = _leaf(entries, by_uuid)
-    if leaf is None:
-        return []
-    chain: list[JSON] = []
-    seen: set[str] = set()
-    node: JSON | None = leaf
-    while node is not None and node["uuid"] not in seen:
-        seen.add(node["uuid"])
-        chain.append(node)
-        parent = node.get("parentUuid")
-        node = by_uuid.get(parent) if parent else None
-    chain.reverse()
-    return _ParallelTurns(by_uuid, chain, seen).restored()
-
-
-def _message_id(entry: JSON) -> str | None:
-    if entry.get("type") != "assistant":
-        return None
-    message = entry.get("message")
-    mid = message.get("id") if isinstance(message, dict) else None
-    return mid if isinstance(mid, str) and mid else None
-
-
-def _block_ids(entry: JSON, block_type: str, key: str) -> list[str]:
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, list):
-        return []
-    return [
-        b[key] for b in content
-        if isinstance(b, dict) and b.get("type") == block_type and isinstance(b.get(key), str)
-    ]
-
-
-def _is_tool_result(entry: JSON) -> bool:
-    """A user line carrying a tool result, with a parent."""
-    parent = entry.get("parentUuid")
-    if entry.get("type") != "user" or not isinstance(parent, str) or not parent:
-        return False
-    message = entry.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
-    )
-
-
-def _same_writer(a: JSON, b: JSON) -> bool:
-    return bool(a.get("isSidechain")) == bool(b.get("isSidechain")) and (
-        a.get("agentId") == b.get("agentId")
-    )
-
-
-def _timestamp(entry: JSON) -> str:
-    stamp = entry.get("timestamp")
-    return stamp if isinstance(stamp, str) else ""
-
-
-class _ParallelTurns:
-    """Claude Code writes a response with N tool calls as N chained assistant lines, and
-    each result's parent is its own call's line, so the results fork the file and the
-    `parentUuid` walk keeps only the branch the conversation went on from. This puts the
-    other calls and results of each response on the chain back, right after the response's
-    last line on the chain, siblings first, each group in timestamp order."""
-
-    def __init__(self, by_uuid: dict[str, JSON], chain: list[JSON], seen: set[str]) -> None:
-        self.by_uuid, self.chain, self.seen = by_uuid, chain, seen
-        self.responses: dict[str, list[JSON]] = {}  # message id -> its assistant lines
-        self.caller: dict[str, JSON | None] = {}  # tool_use id -> its line (None: ambiguous)
-        self.results_of: dict[str, list[JSON]] = {}  # assistant uuid -> results filed there
-        self._answered_on_chain: set[str] | None = None
-        self._position: dict[str, int] | None = None
-
-    def restored(self) -> list[JSON]:
-        assistants = [e for e in self.chain if e.get("type") == "assistant"]
-        anchors = {mid: e for e in assistants if (mid := _message_id(e))}
-        if not anchors:
-            return self.chain
-        self._index()
-        inserts: dict[str, list[JSON]] = {}
-        done: set[str] = set()
-        for entry in assistants:
-            mid = _message_id(entry)
-            if not mid or mid in done:
-                continue
-            done.add(mid)
-            recovered = self._recover(self.responses.get(mid, [entry]))
-            if recovered:
-                self.seen.update(e["uuid"] for e in recovered)
-                inserts[anchors[mid]["uuid"]] = recovered
-        if not inserts:
-            return self.chain
-        out: list[JSON] = []
-        for entry in self.chain:
-            out.append(entry)
-            out.extend(inserts.get(entry["uuid"], ()))
-        return out
-
-    def _index(self) -> None:
-        results: list[JSON] = []
-        for entry in self.by_uuid.values():
-            mid = _message_id(entry)
-            if mid:
-                self.responses.setdefault(mid, []).append(entry)
-                for call in _block_ids(entry, "tool_use", "id"):
-                    if call not in self.caller:
-                        self.caller[call] = entry
-                    else:
-                        owner = self.caller[call]
-                        same = owner is not None and _message_id(owner) == mid
-                        self.caller[call] = entry if same else None
-            elif _is_tool_result(entry):
-                results.append(entry)
-        for result in results:
-            self.results_of.setdefault(result["parentUuid"], []).append(result)
-            source = result.get("sourceToolAssistantUUID")
-            source_entry = self.by_uuid.get(source) if isinstance(source, str) else None
-            if source_entry is not None and _same_writer(result, source_entry):
-                self.results_of.setdefault(source_entry["uuid"], []).append(result)
-            for call in _block_ids(result, "tool_result", "tool_use_id"):
-                owner = self.caller.get(call)
-                if owner is not None and _same_writer(result, owner):
-                    self.results_of.setdefault(owner["uuid"], []).append(result)
-
-    def _recover(self, group: list[JSON]) -> list[JSON]:
-        members = {m["uuid"] for m in group}
-        siblings = [m for m in group if m["uuid"] not in self.seen]
-        results: list[JSON] = []
-        strays: list[JSON] = []  # filed under the response but parented elsewhere
-        collected: set[str] = set()
-        for member in group:
-            for result in self.results_of.get(member["uuid"], ()):
-                if result["uuid"] in self.seen or result["uuid"] in collected:
-                    continue
-                collected.add(result["uuid"])
-                (results if result["parentUuid"] in members else strays).append(result)
-        if strays:
-            results.extend(self._open_call_answers(strays, results, members))
-        if not siblings and not results:
-            return []
-        return sorted(siblings, key=_timestamp) + sorted(results, key=_timestamp)
-
-    def _open_call_answers(
-        self, strays: list[JSON], results: list[JSON], members: set[str]
-    ) -> list[JSON]:
-        """The strays that answer a call of this response nothing has answered yet."""
-        if self._answered_on_chain is None or self._position is None:
-            self._answered_on_chain = {
-                c for e in self.chain for c in _block_ids(e, "tool_result", "tool_use_id")
-            }
-            self._position = {uid: i for i, uid in enumerate(self.by_uuid)}
-        answered = set(self._answered_on_chain)
-        for result in results:
-            answered.update(_block_ids(result, "tool_result", "tool_use_id"))
-        position = self._position
-        taken = []
-        for stray in sorted(strays, key=lambda e: position[e["uuid"]]):
-            calls = _block_ids(stray, "tool_result", "tool_use_id")
-            if any(
-                c not in answered and (o := self.caller.get(c)) is not None
-                and o["uuid"] in members
-                for c in calls
-            ):
-                answered.update(calls)
-                taken.append(stray)
-        return taken
-
-
-def _is_visible(entry: JSON) -> bool:
-    return entry.get("type") in _MESSAGE_TYPES and not (
-        entry.get("isMeta") or entry.get("isSidechain") or entry.get("teamName")
-    )
-
 
 def get_session_messages(
     session_id: str,
@@ -637,7 +228,7 @@ def get_session_messages(
     page through them."""
     if not paths.is_uuid(session_id):
         return []
-    found = _session_file(session_id, directory)
+    found = session_file(session_id, directory)
     if found is None:
         return []
     try:
@@ -651,8 +242,8 @@ def get_session_messages(
             session_id=e.get("sessionId", ""),
             message=e.get("message"),
         )
-        for e in _conversation_chain(entries)
-        if _is_visible(e)
+        for e in conversation_chain(entries)
+        if is_visible(e)
     ]
     if limit is not None and limit > 0:
         return messages[offset : offset + limit]
@@ -666,7 +257,7 @@ def _append(session_id: str, line: JSON, directory: str | None) -> None:
     """Appends one metadata line to the session's transcript, in one write, starting a new
     line first if the file ends in a torn one. Never creates a file."""
     data = json.dumps(line, separators=(",", ":")) + "\n"
-    for project, _ in _candidate_dirs(directory):
+    for project, _ in candidate_dirs(directory):
         try:
             # No O_CREAT: a missing file fails here instead of being made.
             fd = os.open(project / f"{session_id}.jsonl", os.O_RDWR | os.O_APPEND)
@@ -735,7 +326,7 @@ def delete_session(session_id: str, directory: str | None = None) -> None:
     """Removes the session's transcript and its directory of subagent transcripts."""
     if not paths.is_uuid(session_id):
         raise ValueError(f"Invalid session_id: {session_id}")
-    found = _session_file(session_id, directory)
+    found = session_file(session_id, directory)
     if found is None:
         where = f" in project directory for {directory}" if directory else ""
         raise FileNotFoundError(f"Session {session_id} not found{where}")
@@ -770,7 +361,7 @@ def fork_session(
         raise ValueError(f"Invalid session_id: {session_id}")
     if up_to_message_id and not paths.is_uuid(up_to_message_id):
         raise ValueError(f"Invalid up_to_message_id: {up_to_message_id}")
-    found = _session_file(session_id, directory)
+    found = session_file(session_id, directory)
     if found is None:
         where = f" in project directory for {directory}" if directory else ""
         raise FileNotFoundError(f"Session {session_id} not found{where}")
@@ -788,9 +379,9 @@ def fork_session(
         head = raw[:LITE_READ_BUF_SIZE].decode("utf-8", errors="replace")
         tail = raw[-LITE_READ_BUF_SIZE:].decode("utf-8", errors="replace")
         derived = (
-            _last_field(tail, "customTitle") or _last_field(head, "customTitle")
-            or _last_field(tail, "aiTitle") or _last_field(head, "aiTitle")
-            or _first_prompt(head)
+            last_field(tail, "customTitle") or last_field(head, "customTitle")
+            or last_field(tail, "aiTitle") or last_field(head, "aiTitle")
+            or first_prompt(head)
         )
         name = f"{derived or 'Forked session'} (fork)"
     lines.append({"type": "custom-title", "sessionId": new_id, "customTitle": name,
@@ -816,7 +407,7 @@ def _fork_source(raw: bytes, session_id: str) -> tuple[list[JSON], list[Any]]:
         if not isinstance(entry, dict):
             continue
         kind = entry.get("type")
-        if kind in _CHAIN_TYPES and isinstance(entry.get("uuid"), str):
+        if kind in CHAIN_TYPES and isinstance(entry.get("uuid"), str):
             if not entry.get("isSidechain"):
                 entries.append(entry)
         elif (kind == "content-replacement" and entry.get("sessionId") == session_id
