@@ -8,22 +8,18 @@ from typing import Any
 
 import pytest
 
-from tests.sdk.conftest import sdk_env, wisp_executable
+# `work` is the official SDK tests' working-folder fixture, shared (imported to register it).
+from tests.sdk.conftest import sdk_env, wisp_executable, work
 from wisp.sdk import ClaudeAgentOptions
 from wisp.testing import ScriptedServer
 
 TRANSPORTS = ["inprocess", "subprocess"]
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
+__all__ = ["env", "make_options", "work"]
 
 
 @pytest.fixture
 def env(server: ScriptedServer, tmp_path: Path) -> dict[str, str]:
+    """The official SDK tests' environment, plus IS_SANDBOX for bypassPermissions as root."""
     home = tmp_path / "home"
     home.mkdir()
     return {**sdk_env(server, home), "IS_SANDBOX": "1"}
