@@ -165,14 +165,17 @@ class DuplexServer:
 
     async def _read(self, reader: FrameReader) -> None:
         while (line := await reader.queue.get()) is not None:
-            try:
-                self._route(line)
-            except Exception as exc:
-                # Leaving this loop reads as EOF and ends the session: one frame that trips
-                # a bug is answered like a malformed one instead.
-                self._input_error(
-                    line.number, f"could not handle stdin line {line.number}: {exc!r}"
-                )
+            self.receive(line)
+
+    def receive(self, line: Line) -> None:
+        """Handles one input line now (the reader's loop, or an in-process host that has
+        nothing queued ahead of it)."""
+        try:
+            self._route(line)
+        except Exception as exc:
+            # Leaving the read loop reads as EOF and ends the session: one frame that trips
+            # a bug is answered like a malformed one instead.
+            self._input_error(line.number, f"could not handle stdin line {line.number}: {exc!r}")
 
     def _route(self, line: Line) -> None:
         if line.frame is None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import marshal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -69,13 +70,15 @@ class DirectHost:
 
 
 class InputQueue:
-    """The session's input: the SDK puts lines here instead of stdin."""
+    """The session's input: the SDK puts lines here instead of stdin. `reading` once the
+    session reads it (its control handlers are registered by then)."""
 
     def __init__(self) -> None:
         self.queue: asyncio.Queue[Line | None] = asyncio.Queue()
+        self.reading = False
 
     def start(self) -> None:
-        pass
+        self.reading = True
 
 
 class InProcessLink:
@@ -90,6 +93,7 @@ class InProcessLink:
         self._out: asyncio.Queue[JSON | None] = asyncio.Queue()
         self._lines = 0
         self._serving: asyncio.Task[None] | None = None
+        self._context: contextvars.Context | None = None  # the session task's, for receive
         self._exit_code = 0
         self._errors: list[str] = []
 
@@ -118,6 +122,7 @@ class InProcessLink:
         # What the session says to a human (warnings, errors) goes to this host's `stderr`
         # callback, as a CLI's stderr would: this task and the tasks it starts.
         route_to(self._diagnostic)
+        self._context = contextvars.copy_context()
         try:
             self.server = self._build()
             self._exit_code = await self.server.serve(reader=self.input)
@@ -157,7 +162,15 @@ class InProcessLink:
         from wisp.wire.protocol import stdin_frame
 
         self._lines += 1
-        self.input.queue.put_nowait(Line(self._lines, frame, None, 0, stdin_frame(frame)))
+        line = Line(self._lines, frame, None, 0, stdin_frame(frame))
+        server, context = self.server, self._context
+        if server is not None and context is not None and self.input.reading \
+                and self.input.queue.empty():
+            # Nothing queued ahead: handled at once, as the session's read loop would, in
+            # the session's context (its diagnostics sink), saving a trip through the loop.
+            context.run(server.receive, line)
+            return
+        self.input.queue.put_nowait(line)
 
     async def end_input(self) -> None:
         self.input.queue.put_nowait(None)
