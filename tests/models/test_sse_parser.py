@@ -83,3 +83,37 @@ def test_other_stream_errors_are_not_retryable() -> None:
     shapeless = stream_error({"type": "error"})
     assert type(shapeless) is ModelAPIError
     assert shapeless.message == "The API reported an error"
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_batched_events_match_line_by_line_events_however_lines_are_grouped(seed: int) -> None:
+    import random
+
+    from wisp.models.sse import batched_events
+
+    rng = random.Random(seed)
+    payloads = [{"type": "content_block_delta", "index": i, "delta": {"text": "x" * i}}
+                for i in range(rng.randint(1, 9))]
+    body = b"".join(b": ping\n" * rng.randint(0, 1) + b"event: e\ndata: "
+                    + json.dumps(p).encode() + b"\n\n" for p in payloads)
+    lines = body.split(b"\n")[:-1]
+    batches: list[list[bytes]] = []
+    while lines:
+        cut = rng.randint(1, len(lines))
+        batches.append(lines[:cut])
+        lines = lines[cut:]
+
+    async def by_line() -> list[dict[str, object]]:
+        async def source() -> AsyncIterator[bytes]:
+            for batch in batches:
+                for line in batch:
+                    yield line
+        return [e async for e in events(source())]
+
+    async def by_batch() -> list[dict[str, object]]:
+        async def source() -> AsyncIterator[list[bytes]]:
+            for batch in batches:
+                yield batch
+        return [e async for e in batched_events(source())]
+
+    assert asyncio.run(by_batch()) == asyncio.run(by_line()) == payloads

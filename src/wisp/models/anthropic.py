@@ -21,7 +21,7 @@ from wisp.models import http
 from wisp.models.base import JSON, ModelRequest
 from wisp.models.body import BodyEncoder, encode_body
 from wisp.models.pool import ConnectionPool
-from wisp.models.sse import error_fields, events
+from wisp.models.sse import batched_events, error_fields
 
 __all__ = [
     "AnthropicConfig",
@@ -223,7 +223,7 @@ class AnthropicStream:
         if self._closed:
             return  # closed before iteration began: never (re)connect
         response = await self._open()
-        async for event in events(response.lines()):
+        async for event in batched_events(response.line_batches()):
             kind = event.get("type")
             if kind == "ping":
                 continue

@@ -88,6 +88,13 @@ class HTTPResponse:
 
     async def lines(self) -> AsyncIterator[bytes]:
         """Body lines without their `\\n` / `\\r\\n`. Lines of any length are fine."""
+        async for batch in self.line_batches():
+            for line in batch:
+                yield line
+
+    async def line_batches(self) -> AsyncIterator[list[bytes]]:
+        """The body's lines, a list per network read: a reader that walks each list
+        itself resumes this generator once per read instead of once per line."""
         pending: list[bytes] = []  # pieces of a line still missing its newline
         async for piece in self._source:
             parts = piece.split(b"\n")
@@ -98,10 +105,9 @@ class HTTPResponse:
             parts[0] = b"".join(pending)
             rest = parts.pop()
             pending = [rest] if rest else []
-            for line in parts:
-                yield line[:-1] if line.endswith(b"\r") else line
+            yield [line[:-1] if line.endswith(b"\r") else line for line in parts]
         if pending:
-            yield b"".join(pending)
+            yield [b"".join(pending)]
 
     async def finish(self, grace: float) -> None:
         """Read and discard what is left of the body (for a caller that has all it needs),

@@ -1,7 +1,7 @@
 """Server-sent events: body lines in, Anthropic event dicts out.
 
-Above: `wisp.models.anthropic` iterates `events(response.lines())`.
-Below: `wisp.models.http.HTTPResponse.lines()`, which already split the body on newlines.
+Above: `wisp.models.anthropic` iterates `batched_events(response.line_batches())`.
+Below: `wisp.models.http.HTTPResponse`, which already split the body on newlines.
 
 The decoder follows the WHATWG SSE rules that matter for the Messages API: `event:` and
 `data:` fields, multi-line data joined with "\\n", `:` comment lines, dispatch on a blank
@@ -92,6 +92,16 @@ async def events(lines: AsyncIterable[bytes]) -> AsyncIterator[JSON]:
     """Anthropic event dicts (including `ping`) from the body lines of an SSE response."""
     async for sse in sse_events(lines):
         yield decode_event(sse)
+
+
+async def batched_events(batches: AsyncIterable[list[bytes]]) -> AsyncIterator[JSON]:
+    """`events`, from the lines of each network read at once (see `line_batches`)."""
+    decoder = SSEDecoder()
+    async for batch in batches:
+        for line in batch:
+            sse = decoder.feed(line)
+            if sse is not None:
+                yield decode_event(sse)
 
 
 def stream_error(payload: JSON) -> ModelAPIError:
