@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from types import TracebackType
 
 from wisp import __version__
@@ -166,6 +166,9 @@ class AnthropicStream:
         self._response: http.HTTPResponse | None = None
         self._closed = False
         self._stopped = False  # message_stop was seen: the message is complete
+        # The generators reading the body, closed by aclose(): left to the garbage collector,
+        # each would cost a task of its own (asyncio's async-generator finalizer).
+        self._readers: list[AsyncGenerator[object, None]] = []
 
     async def __aenter__(self) -> AnthropicStream:
         await self._open()
@@ -180,10 +183,18 @@ class AnthropicStream:
         await self.aclose()
 
     def __aiter__(self) -> AsyncIterator[JSON]:
-        return self._events()
+        events: AsyncGenerator[JSON, None] = self._events()
+        self._readers.append(events)
+        return events
 
     async def aclose(self) -> None:
         self._closed = True
+        readers, self._readers = self._readers, []
+        for reader in readers:  # outermost first: each is suspended inside the next
+            # One another task is iterating right now ends on its own once the response
+            # below is closed; closing it from here would raise.
+            if not getattr(reader, "ag_running", False):
+                await reader.aclose()
         if self._response is not None:
             if self._stopped:  # only the final chunk is left: read it, to reuse the socket
                 await self._response.finish(_FINISH_GRACE)
@@ -219,11 +230,14 @@ class AnthropicStream:
         body = self._request.body()
         return encode_body(body) if self._encoder is None else self._encoder.encode(body)
 
-    async def _events(self) -> AsyncIterator[JSON]:
+    async def _events(self) -> AsyncGenerator[JSON, None]:
         if self._closed:
             return  # closed before iteration began: never (re)connect
         response = await self._open()
-        async for event in batched_events(response.line_batches()):
+        batches = response.line_batches()
+        stream = batched_events(batches)
+        self._readers += [stream, batches]
+        async for event in stream:
             kind = event.get("type")
             if kind == "ping":
                 continue

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import NamedTuple
 
 from wisp.errors import ModelAPIError, RetryableAPIError, StreamCutError
@@ -92,7 +92,7 @@ class HTTPResponse:
             for line in batch:
                 yield line
 
-    async def line_batches(self) -> AsyncIterator[list[bytes]]:
+    async def line_batches(self) -> AsyncGenerator[list[bytes], None]:
         """The body's lines, a list per network read: a reader that walks each list
         itself resumes this generator once per read instead of once per line."""
         pending: list[bytes] = []  # pieces of a line still missing its newline

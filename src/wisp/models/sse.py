@@ -13,7 +13,7 @@ end in "\n" or "\r\n"; a bare "\r" (legal SSE, never sent by the API) is not a l
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
 from typing import Any, NamedTuple
 
 from wisp.errors import ModelAPIError, RetryableAPIError
@@ -94,7 +94,7 @@ async def events(lines: AsyncIterable[bytes]) -> AsyncIterator[JSON]:
         yield decode_event(sse)
 
 
-async def batched_events(batches: AsyncIterable[list[bytes]]) -> AsyncIterator[JSON]:
+async def batched_events(batches: AsyncIterable[list[bytes]]) -> AsyncGenerator[JSON, None]:
     """`events`, from the lines of each network read at once (see `line_batches`)."""
     decoder = SSEDecoder()
     async for batch in batches:

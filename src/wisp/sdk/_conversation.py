@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
 from wisp.sdk._launch import Launch, plan_launch, sdk_servers
@@ -397,7 +397,7 @@ class Conversation:
         if self._session_state in (None, "idle") or not self.bidirectional:
             self._run_ended.set()
 
-    async def messages(self) -> AsyncIterator[Message]:
+    async def messages(self) -> AsyncGenerator[Message, None]:
         """Typed messages until the agent ends; its failure is raised after the last one."""
         while True:
             item = await self._messages.get()

@@ -71,10 +71,15 @@ class ClaudeSDKClient:
 
     async def receive_response(self) -> AsyncIterator[Message]:
         """Messages up to and including the next `ResultMessage`."""
-        async for message in self.receive_messages():
-            yield message
-            if isinstance(message, ResultMessage):
-                return
+        messages = self._connected().messages()
+        try:
+            async for message in messages:
+                yield message
+                if isinstance(message, ResultMessage):
+                    return
+        finally:
+            # Closed here, not left to the garbage collector (which costs a task a turn).
+            await messages.aclose()
 
     # Controls ------------------------------------------------------------------------
 
