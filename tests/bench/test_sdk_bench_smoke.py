@@ -55,3 +55,17 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     # The subprocess comparison ran when the official SDK is installed.
     compared = [w for w in rows if w.startswith("subprocess, cli=wisp")]
     assert compared or "claude-agent-sdk is not installed" in proc.stdout
+
+
+def test_sdk_layers_bench_prints_its_table() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "bench" / "sdk_layers.py"
+    done = subprocess.run([sys.executable, str(script), "--blocks", "1", "--turns", "2"],
+                          check=False, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if line.startswith("| ")]
+    assert len(rows) == 4 and "what the SDK layer adds" in rows[-1]
+    assert all(row.rstrip(" |").endswith("ms") for row in rows[1:])
