@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 Answer = Callable[[JSON], Awaitable[JSON]]
 STDERR_TAIL_LINES = 50  # kept for a ProcessError's text
+_FRESH_SUBTYPES = frozenset({"init", "session_state_changed"})
 
 
 def detached(frame: JSON) -> JSON:
@@ -155,7 +156,10 @@ class InProcessLink:
 
     # FrameSink: the session's output.
     def write(self, frame: JSON) -> None:
-        self._out.put_nowait(detached(frame))
+        # Two frames are built afresh every time and share nothing with the session; the
+        # rest (messages, results, stream events, control answers) are copied.
+        fresh = frame.get("type") == "system" and frame.get("subtype") in _FRESH_SUBTYPES
+        self._out.put_nowait(frame if fresh else detached(frame))
 
     async def send(self, frame: JSON) -> None:
         from wisp.control.stdin import Line
