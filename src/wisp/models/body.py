@@ -121,5 +121,11 @@ class BodyEncoder:
         return best
 
 
+_KEYS: dict[str, bytes] = {}  # a body's few key names, encoded once
+
+
 def _key(key: str) -> bytes:
-    return encode_value(key) + b":"
+    encoded = _KEYS.get(key)
+    if encoded is None:
+        encoded = _KEYS[key] = encode_value(key) + b":"
+    return encoded

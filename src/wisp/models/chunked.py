@@ -24,10 +24,31 @@ class ChunkedDecoder:
 
     def feed(self, data: bytes) -> bytes:
         """Adds bytes from the socket; returns the payload they completed (maybe b"")."""
-        self._buffer += data
+        buffer = self._buffer
+        buffer += data
         out = bytearray()
-        while self._step(out):
-            pass
+        pos = 0  # what is consumed is dropped once, at the end: no copying per chunk
+        while self._state != "end":
+            if self._state == "data":
+                n = min(self._remaining, len(buffer) - pos)
+                if n <= 0:
+                    break
+                out += buffer[pos:pos + n]
+                pos += n
+                self._remaining -= n
+                if self._remaining:
+                    break
+                self._state = "crlf"
+                continue
+            newline = buffer.find(b"\n", pos)
+            if newline < 0:
+                if len(buffer) - pos > MAX_FRAMING_LINE:
+                    raise StreamCutError("Malformed chunked encoding: overlong framing line")
+                break
+            line = bytes(buffer[pos:newline + 1])
+            pos = newline + 1
+            self._framing_line(line)
+        del buffer[:pos]
         return bytes(out)
 
     def missing(self) -> str:
@@ -36,13 +57,7 @@ class ChunkedDecoder:
             return f"{self._remaining} bytes of the body missing"
         return "connection closed inside chunked framing"
 
-    def _step(self, out: bytearray) -> bool:
-        """One state transition; False when the buffer holds too little to go on."""
-        if self._state == "data":
-            return self._take_data(out)
-        line = self._take_line()
-        if line is None:
-            return False
+    def _framing_line(self, line: bytes) -> None:
         if self._state == "size":
             self._start_chunk(line)
         elif self._state == "crlf":
@@ -50,29 +65,6 @@ class ChunkedDecoder:
         elif self._state == "trailers" and not line.strip():
             self._state = "end"
             self.complete = True
-            return False
-        return self._state != "end"
-
-    def _take_data(self, out: bytearray) -> bool:
-        if not self._buffer:
-            return False
-        n = min(self._remaining, len(self._buffer))
-        out += self._buffer[:n]
-        del self._buffer[:n]
-        self._remaining -= n
-        if self._remaining == 0:
-            self._state = "crlf"
-        return True
-
-    def _take_line(self) -> bytes | None:
-        end = self._buffer.find(b"\n")
-        if end < 0:
-            if len(self._buffer) > MAX_FRAMING_LINE:
-                raise StreamCutError("Malformed chunked encoding: overlong framing line")
-            return None
-        line = bytes(self._buffer[: end + 1])
-        del self._buffer[: end + 1]
-        return line
 
     def _start_chunk(self, line: bytes) -> None:
         size_text = line.partition(b";")[0].strip()
