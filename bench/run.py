@@ -29,6 +29,7 @@ from benchlib import clis, sdk
 from benchlib.clis import REFERENCE, WISP, Cli
 from benchlib.model import Ctx, RunResult, Scenario
 from benchlib.proc import BenchError
+from benchlib.provenance import git_head, log
 from benchlib.report import Notes, Samples, notes_block, table, write_json
 from benchlib.scenarios import SCENARIOS, run_initialize, run_print
 
@@ -94,7 +95,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
 def _select(args: argparse.Namespace) -> list[Scenario]:
     chosen = [s for s in SCENARIOS if not args.scenario or s.name in args.scenario]
     if any(s.needs_sdk for s in chosen) and sdk.available() is None:
-        _log("claude-agent-sdk is not installed: skipping the SDK scenarios")
+        log("claude-agent-sdk is not installed: skipping the SDK scenarios")
         chosen = [s for s in chosen if not s.needs_sdk]
     return chosen
 
@@ -106,7 +107,7 @@ def _reference(args: argparse.Namespace) -> Path | None:
     if found is None and args.install_reference:
         found = clis.find_reference(str(clis.install_reference()))
     if found is None:
-        _log("reference CLI not found: reporting wisp alone (--install-reference fetches it)")
+        log("reference CLI not found: reporting wisp alone (--install-reference fetches it)")
     return found
 
 
@@ -117,7 +118,7 @@ def _workdir(keep: bool) -> Iterator[Path]:
         yield work
     finally:
         if keep:
-            _log(f"scratch kept in {work}")
+            log(f"scratch kept in {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -170,7 +171,7 @@ def _run_scenario(bench: Bench, scenario: Scenario) -> None:
     for rep in range(reps):
         order = chosen if rep % 2 == 0 else chosen[::-1]
         for cli in order:
-            _log(f"{scenario.name}: {cli.name} run {rep + 1}/{reps}")
+            log(f"{scenario.name}: {cli.name} run {rep + 1}/{reps}")
             result = _attempt(scenario.run, cli, ctx)
             for key, value in result.values.items():
                 per_cli.setdefault(cli.name, {}).setdefault(key, []).append(value)
@@ -183,7 +184,7 @@ def _attempt(run: Callable[[Cli, Ctx], RunResult], cli: Cli, ctx: Ctx) -> RunRes
     try:
         return run(cli, ctx)
     except (BenchError, OSError, subprocess.SubprocessError) as exc:
-        _log(f"  {cli.name} failed: {exc}")
+        log(f"  {cli.name} failed: {exc}")
         return RunResult(notes={"failed": f"run failed: {str(exc)[:300]}"})
 
 
@@ -200,7 +201,7 @@ def _meta(args: argparse.Namespace, reference: Path | None) -> dict[str, object]
         "platform": platform.platform(),
         "python": platform.python_version(),
         "wisp": __version__,
-        "wisp_commit": _git_head() if args.wisp_src is None else f"src {clis.SRC}",
+        "wisp_commit": git_head() if args.wisp_src is None else f"src {clis.SRC}",
         "reference": clis.reference_version(reference) if reference else None,
         "claude_agent_sdk": sdk.available(),
     }
@@ -229,23 +230,7 @@ def _save(bench: Bench, meta: dict[str, object], scenarios: list[Scenario],
     write_json(out / f"{stamp}.json", meta, scenarios, bench.samples, bench.notes)
     shutil.copyfile(out / f"{stamp}.json", out / "latest.json")
     (out / "latest.md").write_text("\n".join(lines) + "\n")
-    _log(f"results: {out / (stamp + '.json')}")
-
-
-def _git_head() -> str:
-    """The commit, with "+changes" when src/ differs from it. Read-only plumbing only:
-    rev-parse and diff-index never write the index or the work tree."""
-    def git(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["git", *args], cwd=BENCH.parent, capture_output=True,
-                              text=True, check=False)
-
-    head = git("rev-parse", "--short", "HEAD").stdout.strip() or "unknown"
-    dirty = git("diff-index", "--quiet", "HEAD", "--", "src").returncode == 1
-    return f"{head}+changes" if dirty else head
-
-
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    log(f"results: {out / (stamp + '.json')}")
 
 
 if __name__ == "__main__":

@@ -53,6 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from benchlib import clis
 from benchlib.clis import Cli
+from benchlib.provenance import git_head, log
 
 BENCH = Path(__file__).resolve().parent
 WORKER = BENCH / "sdk_worker.py"
@@ -119,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(lines))
         if args.json:
             Path(args.json).write_text(json.dumps(payload, indent=1) + "\n")
-            _log(f"results: {args.json}")
+            log(f"results: {args.json}")
     return 0
 
 
@@ -182,7 +183,7 @@ class Bench:
         self._worker("first")  # discarded: fills the bytecode cache, warms the page cache
         runs = []
         for i in range(plan.fresh):
-            _log(f"first query: fresh process {i + 1}/{plan.fresh}")
+            log(f"first query: fresh process {i + 1}/{plan.fresh}")
             runs.append(self._worker("first"))
         samples["first"] = runs
         rows.append(Row("first `query()` in a fresh process (import + query)",
@@ -191,7 +192,7 @@ class Bench:
                         _median(r["import"] for r in runs), "s"))
 
     def inprocess(self, plan: Plan, rows: list[Row], samples: dict[str, Any]) -> None:
-        _log(f"in-process: {plan.n} queries, connects and {plan.steady_turns} turns")
+        log(f"in-process: {plan.n} queries, connects and {plan.steady_turns} turns")
         out = self._worker("inprocess", "--reps", str(plan.n), "--turns", str(plan.steady_turns))
         samples["inprocess"] = out
         query, exchange = _median(out["query"]), _median(out["query_exchange"])
@@ -219,7 +220,7 @@ class Bench:
     def concurrent(self, plan: Plan, rows: list[Row], samples: dict[str, Any]) -> None:
         runs = []
         for i in range(plan.runs):
-            _log(f"{plan.sessions} concurrent sessions: run {i + 1}/{plan.runs}")
+            log(f"{plan.sessions} concurrent sessions: run {i + 1}/{plan.runs}")
             runs.append(self._worker("concurrent", "--sessions", str(plan.sessions)))
         samples["concurrent"] = runs
         completed = min(r["completed"] for r in runs)
@@ -239,7 +240,7 @@ class Bench:
         few, many = plan.turns
         runs = []
         for i in range(plan.runs):
-            _log(f"memory: {many} turns, run {i + 1}/{plan.runs}")
+            log(f"memory: {many} turns, run {i + 1}/{plan.runs}")
             runs.append(self._worker("memory", "--turns", str(few), str(many)))
         samples["memory"] = runs
         ratios = [r["rss"][str(many)] / r["rss"][str(few)] for r in runs]
@@ -270,7 +271,7 @@ class Bench:
 
     def subprocess(self, plan: Plan, rows: list[Row], samples: dict[str, Any], *,
                    name: str, path: Path, reps: int) -> None:
-        _log(f"subprocess transport, cli={name}: {reps} reps per SDK")
+        log(f"subprocess transport, cli={name}: {reps} reps per SDK")
         cli = self._cli(name, path, wisp_bytecode=name == "wisp")
         out = self._worker("subprocess", "--cli", str(path), "--reps", str(reps),
                            "--turns", str(plan.sub_turns), cli=cli)
@@ -308,7 +309,7 @@ def _workdir(keep: bool) -> Iterator[Path]:
         yield work
     finally:
         if keep:
-            _log(f"scratch kept in {work}")
+            log(f"scratch kept in {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -386,25 +387,10 @@ def _meta(args: argparse.Namespace, plan: Plan, reference: Path | None) -> dict[
         "platform": platform.platform(),
         "python": platform.python_version(),
         "wisp": __version__,
-        "wisp_commit": _git_head(),
+        "wisp_commit": git_head(),
         "claude_agent_sdk": _official_sdk(),
         "reference": clis.reference_version(reference) if reference else None,
     }
-
-
-def _git_head() -> str:
-    """The commit, with "+changes" when src/ differs from it (read-only git plumbing)."""
-    def git(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["git", *args], cwd=BENCH.parent, capture_output=True,
-                              text=True, check=False)
-
-    head = git("rev-parse", "--short", "HEAD").stdout.strip() or "unknown"
-    dirty = git("diff-index", "--quiet", "HEAD", "--", "src").returncode == 1
-    return f"{head}+changes" if dirty else head
-
-
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
