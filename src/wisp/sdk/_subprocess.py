@@ -13,7 +13,6 @@ import asyncio
 import atexit
 import contextlib
 import json
-import os
 import signal
 import sys
 from collections import deque
@@ -22,6 +21,7 @@ from typing import Any
 
 from wisp.sdk._launch import Launch
 from wisp.sdk.errors import CLIConnectionError, CLINotFoundError
+from wisp.tools.processes import kill_group
 
 JSON = dict[str, Any]
 CHUNK = 1 << 16
@@ -32,16 +32,11 @@ STDERR_TAIL_LINES = 50
 _LIVE: set[asyncio.subprocess.Process] = set()
 
 
-def _kill_group(process: asyncio.subprocess.Process, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, sig)
-
-
 @atexit.register
 def _kill_leftovers() -> None:
     for process in list(_LIVE):
         if process.returncode is None:
-            _kill_group(process, signal.SIGKILL)
+            kill_group(process.pid, signal.SIGKILL)
 
 
 class SubprocessLink:
@@ -166,14 +161,14 @@ class SubprocessLink:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(process.wait(), GRACE_S)
             if process.returncode is None:
-                _kill_group(process, signal.SIGTERM)
+                kill_group(process.pid, signal.SIGTERM)
                 try:
                     await asyncio.wait_for(process.wait(), TERM_S)
                 except TimeoutError:
-                    _kill_group(process, signal.SIGKILL)
+                    kill_group(process.pid, signal.SIGKILL)
                     await process.wait()
             # The CLI is gone; anything its group left behind goes too.
-            _kill_group(process, signal.SIGKILL)
+            kill_group(process.pid, signal.SIGKILL)
         finally:
             _LIVE.discard(process)
             if self._stderr_task is not None:
