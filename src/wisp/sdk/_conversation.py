@@ -16,23 +16,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable
 from typing import Any, Protocol
 
-from wisp.sdk._launch import Launch, plan_launch, sdk_servers
+from wisp.sdk._host import HostAnswers
+from wisp.sdk._launch import Launch, plan_launch
 from wisp.sdk._parse import parse_message
 from wisp.sdk.errors import ClaudeSDKError, CLIConnectionError, ProcessError, ResultError
 from wisp.sdk.types import (
     Message,
-    PermissionResultAllow,
-    PermissionResultDeny,
-    PermissionRuleValue,
-    PermissionUpdate,
-    ToolPermissionContext,
 )
 
 JSON = dict[str, Any]
-Answer = Callable[[JSON], Awaitable[JSON]]
 END = object()  # the message stream is over
 
 
@@ -72,8 +67,8 @@ class Conversation:
                 "Please use one or the other.")
         self.options = options
         self.launch: Launch = plan_launch(options)
-        self.servers = _connections(sdk_servers(options))
-        self.hook_callbacks: dict[str, Any] = {}
+        self.host = HostAnswers(options)
+        self.answer = self.host.answer
         self.server_info: JSON | None = None
         self.link: Link = self._make_link()
         self._messages: asyncio.Queue[Any] = asyncio.Queue()
@@ -108,7 +103,7 @@ class Conversation:
     def bidirectional(self) -> bool:
         """Whether the agent may still ask us something: then its input stays open until
         the run is over (a closed input would fail those requests)."""
-        return bool(self.servers or self.options.hooks or self.options.can_use_tool)
+        return self.host.needed
 
     # Opening -------------------------------------------------------------------------
 
@@ -134,9 +129,7 @@ class Conversation:
     def _hook_entry(self, matcher: Any) -> JSON:
         ids = []
         for callback in matcher.hooks:
-            callback_id = f"hook_{len(self.hook_callbacks)}"
-            self.hook_callbacks[callback_id] = callback
-            ids.append(callback_id)
+            ids.append(self.host.register_hook(callback))
         entry: JSON = {"matcher": matcher.matcher, "hookCallbackIds": ids}
         if matcher.timeout is not None:
             entry["timeout"] = matcher.timeout
@@ -215,83 +208,6 @@ class Conversation:
         task.add_done_callback(self._tasks.discard)
 
     # Requests from the agent ---------------------------------------------------------
-
-    async def answer(self, request: JSON) -> JSON:
-        """The body of our answer to one of the agent's requests; raising makes it an error
-        answer. Called directly by the in-process link."""
-        subtype = request.get("subtype")
-        if subtype == "can_use_tool":
-            return await self._can_use_tool(request)
-        if subtype == "hook_callback":
-            return await self._hook_callback(request)
-        if subtype == "mcp_message":
-            return await self._mcp_message(request)
-        raise ClaudeSDKError(f"Unsupported control request subtype: {subtype}")
-
-    async def _can_use_tool(self, request: JSON) -> JSON:
-        callback = self.options.can_use_tool
-        if callback is None:
-            raise ClaudeSDKError("canUseTool callback is not provided")
-        context = ToolPermissionContext(
-            signal=None,
-            suggestions=[_permission_update(s) for s in
-                         request.get("permission_suggestions") or [] if isinstance(s, dict)],
-            tool_use_id=request.get("tool_use_id"),
-            agent_id=request.get("agent_id"),
-            blocked_path=request.get("blocked_path"),
-            decision_reason=request.get("decision_reason"),
-            title=request.get("title"),
-            display_name=request.get("display_name"),
-            description=request.get("description"),
-        )
-        original = request.get("input") or {}
-        result = await callback(str(request.get("tool_name")), original, context)
-        if isinstance(result, PermissionResultAllow):
-            body: JSON = {"behavior": "allow", "updatedInput": result.updated_input
-                          if result.updated_input is not None else original}
-            if result.updated_permissions is not None:
-                body["updatedPermissions"] = [_update_to_wire(u)
-                                              for u in result.updated_permissions]
-            return body
-        if isinstance(result, PermissionResultDeny):
-            body = {"behavior": "deny", "message": result.message}
-            if result.interrupt:
-                body["interrupt"] = True
-            return body
-        raise TypeError("can_use_tool must return PermissionResultAllow or "
-                        f"PermissionResultDeny, got {type(result).__name__}")
-
-    async def _hook_callback(self, request: JSON) -> JSON:
-        callback_id = str(request.get("callback_id"))
-        callback = self.hook_callbacks.get(callback_id)
-        if callback is None:
-            raise ClaudeSDKError(f"No hook callback found for ID: {callback_id}")
-        output = await callback(request.get("input"), request.get("tool_use_id"),
-                                {"signal": None})
-        if not isinstance(output, dict):
-            raise TypeError(f"hook callback {getattr(callback, '__name__', callback_id)} "
-                            f"must return a dict, got {type(output).__name__}")
-        # Python spells the reserved words with a trailing underscore.
-        renames = {"async_": "async", "continue_": "continue"}
-        raw: JSON = dict(output)
-        return {renames.get(key, key): value for key, value in raw.items()}
-
-    async def _mcp_message(self, request: JSON) -> JSON:
-        name, message = request.get("server_name"), request.get("message")
-        if not isinstance(name, str) or not isinstance(message, dict):
-            raise ClaudeSDKError("Missing server_name or message for MCP request")
-        server = self.servers.get(name)
-        if server is None:
-            reply: JSON | None = {"jsonrpc": "2.0", "id": message.get("id"), "error": {
-                "code": -32601, "message": f"Server '{name}' not found"}}
-        else:
-            try:
-                reply = await server.handle(message)
-            except Exception as exc:
-                reply = {"jsonrpc": "2.0", "id": message.get("id"), "error": {
-                    "code": -32603, "message": str(exc) or type(exc).__name__}}
-        # A notification has no reply, but the request that carried it wants one.
-        return {"mcp_response": reply if reply is not None else {"jsonrpc": "2.0", "result": {}}}
 
     def _answer_in_background(self, frame: JSON) -> None:
         request_id = str(frame.get("request_id"))
@@ -437,20 +353,6 @@ class Conversation:
             self.options.stderr(text.rstrip("\n"))
 
 
-def _connections(instances: dict[str, Any]) -> dict[str, Any]:
-    """A connection of this session to each in-process MCP server: a server shared by
-    several sessions keeps their request ids and cancellations apart."""
-    connections = {}
-    for name, instance in instances.items():
-        if not callable(getattr(instance, "connect", None)):
-            raise TypeError(
-                f"ClaudeAgentOptions.mcp_servers[{name!r}] has an instance wisp.sdk cannot "
-                f"serve ({type(instance).__name__}); build it with "
-                "wisp.sdk.create_sdk_mcp_server")
-        connections[name] = instance.connect()
-    return connections
-
-
 def _result_error_text(result: JSON) -> str:
     """The most telling text of an error result: its errors, its result text, a subtype
     other than "success", its HTTP status."""
@@ -466,24 +368,3 @@ def _result_error_text(result: JSON) -> str:
         return subtype
     status = result.get("api_error_status")
     return f"API error status {status}" if status is not None else "unknown error"
-
-
-def _permission_update(raw: JSON) -> PermissionUpdate:
-    rules = raw.get("rules")
-    return PermissionUpdate(
-        type=raw.get("type"),  # type: ignore[arg-type]
-        rules=[PermissionRuleValue(tool_name=str(r.get("toolName")),
-                                   rule_content=r.get("ruleContent"))
-               for r in rules if isinstance(r, dict)] if isinstance(rules, list) else None,
-        behavior=raw.get("behavior"),
-        mode=raw.get("mode"),
-        directories=raw.get("directories"),
-        destination=raw.get("destination"),
-    )
-
-
-def _update_to_wire(update: Any) -> JSON:
-    if isinstance(update, dict):
-        return update
-    wire: JSON = update.to_dict()
-    return wire

@@ -17,12 +17,13 @@ import contextlib
 import contextvars
 import marshal
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wisp.diagnostics import route_to
 from wisp.errors import RequestFailed
+from wisp.sdk._host import Answer
 from wisp.sdk._launch import Launch
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from wisp.wire.protocol import OutboundRequest
 
 JSON = dict[str, Any]
-Answer = Callable[[JSON], Awaitable[JSON]]
 STDERR_TAIL_LINES = 50  # kept for a ProcessError's text
 _FRESH_SUBTYPES = frozenset({"init", "session_state_changed"})
 
