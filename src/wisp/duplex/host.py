@@ -1,7 +1,8 @@
 """Requests wisp sends to the SDK host: `can_use_tool` and `hook_callback`.
 
 A host that errors, withdraws the request, or has closed stdin denies the tool call
-(it never hangs the run): the dispatcher fails pending requests at EOF.
+(it never hangs the run): the dispatcher fails pending requests at EOF. The requester is
+the dispatcher over stdout and stdin, or an in-process SDK's direct answer.
 """
 
 from __future__ import annotations
@@ -90,13 +91,13 @@ def _set_mode(policy: PermissionPolicy, mode: Any, may_bypass: bool) -> None:
 class HostBridge:
     def __init__(
         self,
-        dispatcher: Requester,
+        requester: Requester,
         state: StateReporter,
         policy: PermissionPolicy,
         on_interrupt: Callable[[], object],
         may_bypass: bool = False,
     ) -> None:
-        self.dispatcher = dispatcher
+        self.requester = requester
         self.may_bypass = may_bypass
         self.state = state
         self.policy = policy
@@ -123,7 +124,7 @@ class HostBridge:
             request["blocked_path"] = paths[0]
         self.state.begin_wait()
         try:
-            answer = await self.dispatcher.request(request)
+            answer = await self.requester.request(request)
         except RequestFailed as exc:
             return Verdict("deny", f"Permission request failed: {exc}", "host"), tool_input
         finally:
@@ -154,4 +155,4 @@ class HostBridge:
             "input": hook_input,
             "tool_use_id": tool_use_id or new_uuid(),
         }
-        return await self.dispatcher.request(request, timeout)
+        return await self.requester.request(request, timeout)
