@@ -82,7 +82,10 @@ class HookRunner:
         self._event("hook_started", hook_id=hook_id, hook_name=name, hook_event=event)
         if isinstance(action, CallbackHook):
             output, report = await self._callback(action, payload, tool_use_id)
-            if report["outcome"] not in ("success", "skipped"):
+            # A host that is gone is no failure to report, but a guard that must block on
+            # failure still blocks: nobody cleared the call.
+            quiet = report["outcome"] == "skipped" and not action.blocks_on_failure
+            if report["outcome"] != "success" and not quiet:
                 output = self._failed(action, event, report)
         else:
             def progress(line: str) -> None:
