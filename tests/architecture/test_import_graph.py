@@ -25,6 +25,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "permissions": ("cli", "duplex", "runtime"),
     "hooks": ("cli", "duplex", "runtime"),
     "sessions": ("cli", "duplex", "runtime"),
+    # Custom slash commands: shared by every front end, so it imports none of them.
+    "commands": ("cli", "duplex", "runtime", "tui"),
 }
 # Writes to the process's environment or cwd: allowed in cli/ only.
 PROCESS_WRITES = re.compile(

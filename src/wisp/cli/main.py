@@ -120,6 +120,6 @@ def _dispatch(opts: object) -> int:
         from wisp.cli.print_mode import run_print
 
         return run_print(opts)
-    from wisp.errors import UsageError
+    from wisp.cli.interactive import run_interactive
 
-    raise UsageError("the interactive terminal UI is not available yet; use -p/--print")
+    return run_interactive(opts)

@@ -118,9 +118,9 @@ class Handlers:
         )
 
     async def get_context_usage(self, request: p.GetContextUsage) -> JSON:
-        from wisp.duplex.context_usage import context_usage
+        from wisp.runtime.context_usage import context_usage
 
-        return context_usage(self.server)
+        return context_usage(self.server.ctx)
 
     async def get_settings(self, request: p.GetSettings) -> JSON:
         return server_settings(self.server)

@@ -69,13 +69,25 @@ async def maybe_compact(ctx: RunContext, last_usage: JSON | None) -> bool:
     used = context_tokens(last_usage)
     if used < threshold_tokens(ctx.session.model, ctx.config.env):
         return False
+    return await compact(ctx, "auto", None, used)
+
+
+async def compact(ctx: RunContext, trigger: str, instructions: str | None, used: int) -> bool:
+    """Replaces the history but its latest exchange with a summary. `trigger` is "auto"
+    (near the window) or "manual" (/compact, whose `instructions` steer the summary);
+    `used` is the context size before, for the report. False when there is too little
+    to summarise, a PreCompact hook vetoes, or the model fails (CompactionFailed)."""
     head, tail = split_tail(ctx.session.history)
+    if trigger == "manual" and ctx.session.history and ctx.session.history[-1].get(
+            "role") == "assistant":
+        head, tail = list(ctx.session.history), []  # between turns: all of it
     if len(head) < 2:
         return False
-    hooked = await fire(ctx, "PreCompact", trigger="auto", custom_instructions=None)
+    hooked = await fire(ctx, "PreCompact", trigger=trigger, custom_instructions=instructions)
     if hooked.blocked or hooked.stop:
         return False
-    summary = await _summarise(ctx, head, "\n".join(hooked.additional_context))
+    extra = [instructions] if instructions else []
+    summary = await _summarise(ctx, head, "\n".join([*extra, *hooked.additional_context]))
     if not summary:
         return False
     history: list[JSON] = [{"role": "user", "content": SUMMARY_PREFIX + summary}]
@@ -85,7 +97,7 @@ async def maybe_compact(ctx: RunContext, last_usage: JSON | None) -> bool:
         else:
             history.append(message)
     ctx.session.history[:] = history
-    ctx.emit(Compacted("auto", used))
+    ctx.emit(Compacted(trigger, used))
     return True
 
 

@@ -87,13 +87,15 @@ class Runtime:
     def running(self) -> bool:
         return self._current is not None and not self._current.done()
 
-    def connect_host(self, can_use_tool: AskHost | None, hook_callback: CallbackTransport
-                     ) -> None:
-        """A host on a control channel answers permission prompts and SDK hook callbacks."""
+    def connect_host(self, can_use_tool: AskHost | None,
+                     hook_callback: CallbackTransport | None = None) -> None:
+        """A host answers permission prompts (an SDK over its control channel, the
+        terminal UI's dialog) and, over a control channel, SDK hook callbacks."""
         if can_use_tool is not None:
             self.tool_state.ask_host = can_use_tool
-        assert self.ctx.hooks is not None  # build_run installs the settings hooks
-        self.ctx.hooks.callback = hook_callback
+        if hook_callback is not None:
+            assert self.ctx.hooks is not None  # build_run installs the settings hooks
+            self.ctx.hooks.callback = hook_callback
 
     # Running -------------------------------------------------------------------------
 
@@ -177,6 +179,17 @@ class Runtime:
         whoever asked for it has had its answer."""
         self.session.permission_mode = mode
         asyncio.get_running_loop().call_soon(self.sink.emit, StatusChanged(None, mode))
+
+    async def compact(self, instructions: str | None = None) -> bool:
+        """A manual compaction between turns (/compact): the conversation so far becomes
+        a model-written summary. False when there is nothing to compact, a PreCompact
+        hook vetoed, or the model failed (a `CompactionFailed` event says why)."""
+        from wisp.engine.compaction import compact, context_tokens
+
+        await self.prepare()
+        last = self.session.last_usage
+        return await compact(self.ctx, "manual", instructions,
+                             context_tokens(last) if last else 0)
 
     def set_max_thinking_tokens(self, tokens: int | None) -> None:
         self.ctx.config.thinking = thinking_config(tokens if tokens and tokens > 0 else None)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from wisp.models import catalog
 
 if TYPE_CHECKING:
-    from wisp.duplex.server import DuplexServer
+    from wisp.engine.context import RunContext
 
 JSON = dict[str, Any]
 CHARS_PER_TOKEN = 4
@@ -23,8 +23,9 @@ def _tokens(value: Any) -> int:
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
-def context_usage(server: DuplexServer) -> JSON:
-    config, session = server.ctx.config, server.session
+def context_usage(ctx: RunContext) -> JSON:
+    """For any front end: the duplex `get_context_usage` answer, the UI's /context."""
+    config, session = ctx.config, ctx.session
     builtin = [t.api_definition() for n, t in config.tools.items() if not n.startswith("mcp__")]
     mcp = [t.api_definition() for n, t in config.tools.items() if n.startswith("mcp__")]
     categories = [

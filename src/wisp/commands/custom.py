@@ -1,0 +1,272 @@
+"""Custom slash commands: Markdown prompt templates in the layout Claude Code uses.
+
+Users already keep these files for Claude Code, so wisp reads the same places and the same
+format rather than inventing its own:
+
+- `<cwd>/.claude/commands/**/*.md` (project) and `<config_dir>/commands/**/*.md` (user);
+  `frontend/component.md` is the command `/frontend:component`;
+- optional front matter between `---` lines (`description`, `argument-hint`, `model`,
+  `allowed-tools`), then the prompt body with `$ARGUMENTS` and `$1`, `$2`, … placeholders.
+
+The front matter is read by a small line parser instead of a YAML library: the keys are
+few and flat, and this module loads when the UI starts. Loading never raises on a bad
+file: a file that cannot be read is skipped, broken front matter makes the whole file the
+body. One user's stray file must not take the command menu down.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from pathlib import Path
+from typing import Literal
+
+Source = Literal["project", "user"]
+
+# Patterns are kept as strings and compiled by `re` on first use (and cached there):
+# compiling them at import would add milliseconds to every UI start-up.
+#
+# What may follow the `/`. The first character must be a letter, digit or `_` so that
+# paths such as `/..` or `/.config` are not taken for commands.
+_NAME = r"[A-Za-z0-9_][A-Za-z0-9_:.-]*"
+_SLASH = rf"/({_NAME})(?:\s+(.*))?"
+# One pass over both kinds of placeholder, so text substituted for one is never expanded
+# again (an argument that itself contains `$1` stays as typed).
+_PLACEHOLDER = r"\$ARGUMENTS|\$([1-9][0-9]*)"
+_KEY_LINE = r"([A-Za-z][A-Za-z0-9_-]*)\s*:(?:\s*(.*))?"
+_BLOCK_MARKERS = frozenset({"|", ">", "|-", ">-", "|+", ">+"})
+_DESCRIPTION_LIMIT = 80
+# Longer runs of digits cannot be a real argument index (and int() refuses > 4300 digits).
+_MAX_INDEX_DIGITS = 6
+
+
+class CustomCommand:
+    """One loaded command. A plain slotted class: built for every file at UI start-up,
+    where importing `dataclasses` would cost more than all the parsing."""
+
+    __slots__ = ("allowed_tools", "argument_hint", "body", "description", "model", "name",
+                 "path", "source")
+
+    def __init__(self, name: str, description: str, body: str, source: Source, path: Path, *,
+                 argument_hint: str | None = None, model: str | None = None,
+                 allowed_tools: tuple[str, ...] = ()) -> None:
+        self.name = name
+        self.description = description
+        self.body = body
+        self.source: Source = source
+        self.path = path
+        self.argument_hint = argument_hint
+        self.model = model
+        self.allowed_tools = allowed_tools
+
+    def __repr__(self) -> str:
+        return (f"CustomCommand(name={self.name!r}, source={self.source!r}, "
+                f"path={str(self.path)!r}, description={self.description!r})")
+
+
+def load_commands(cwd: Path, config_dir: Path) -> dict[str, CustomCommand]:
+    """Every command from the user's and the project's folders, by name, sorted. A project
+    command replaces a user command of the same name: the project knows its own needs."""
+    found: dict[str, CustomCommand] = {}
+    roots: tuple[tuple[Source, Path], ...] = (
+        ("user", config_dir / "commands"), ("project", cwd / ".claude" / "commands"))
+    for source, root in roots:  # user first, so project commands overwrite them
+        for name, path in _command_files(root):
+            command = read_command(name, path, source)
+            if command is not None:
+                found[name] = command
+    return dict(sorted(found.items()))
+
+
+def _command_files(root: Path) -> list[tuple[str, Path]]:
+    """(name, path) of each `*.md` below `root`. Hidden files and folders are skipped
+    (editor swap folders, `.git`), and so are names no one could type after a `/`."""
+    files: list[tuple[str, Path]] = []
+    # os.walk rather than rglob: it does not follow folder symlinks (no loops) and
+    # ignores folders it cannot list instead of raising.
+    for folder, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for filename in sorted(filenames):
+            if filename.startswith(".") or not filename.endswith(".md"):
+                continue
+            path = Path(folder, filename)
+            parts = path.relative_to(root).with_suffix("").parts
+            name = ":".join(parts)
+            if re.fullmatch(_NAME, name):
+                files.append((name, path))
+    return files
+
+
+def read_command(name: str, path: Path, source: Source) -> CustomCommand | None:
+    """The command in `path`, or None when the file cannot be read as UTF-8 text."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    fields, body = split_front_matter(text.removeprefix("\ufeff").replace("\r\n", "\n"))
+    body = body.strip()
+    description = _scalar(fields.get("description")) or _first_line(body)
+    return CustomCommand(
+        name=name, description=description, body=body, source=source, path=path,
+        argument_hint=_scalar(fields.get("argument-hint")),
+        model=_scalar(fields.get("model")),
+        allowed_tools=_tool_list(fields.get("allowed-tools")))
+
+
+# ---- front matter -------------------------------------------------------------------------
+
+FieldValue = str | list[str]
+
+
+def split_front_matter(text: str) -> tuple[dict[str, FieldValue], str]:
+    """(fields, body). Without a well-formed block the whole text is the body and there
+    are no fields: a half-parsed header would silently drop prompt text."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return {}, text
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if end is None:
+        return {}, text
+    fields = _parse_fields(lines[1:end])
+    if fields is None:
+        return {}, text
+    return fields, "\n".join(lines[end + 1:])
+
+
+def _parse_fields(lines: list[str]) -> dict[str, FieldValue] | None:
+    """`key: value` lines, with indented continuation lines and `- item` lists under a
+    key. Keys are lower-cased; None when a line fits none of these forms."""
+    fields: dict[str, FieldValue] = {}
+    key: str | None = None
+    separator = " "  # how continuation lines join: "\n" after a `|` block marker
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = re.fullmatch(_KEY_LINE, line)
+        if match is not None:
+            key, raw = match.group(1).lower(), (match.group(2) or "").strip()
+            separator = "\n" if raw.startswith("|") else " "
+            fields[key] = "" if raw in _BLOCK_MARKERS else _unquote(raw)
+        elif key is not None and (line[0].isspace() or stripped.startswith("-")):
+            fields[key] = _continue(fields[key], stripped, separator)
+        else:
+            return None
+    return fields
+
+
+def _continue(value: FieldValue, stripped: str, separator: str) -> FieldValue:
+    """Adds one continuation line to a field: a list item, or more text."""
+    if stripped == "-" or stripped.startswith("- "):
+        item = _unquote(stripped[1:].strip())
+        if isinstance(value, list):
+            return [*value, item]
+        return [value, item] if value else [item]
+    if isinstance(value, list):
+        return [*value[:-1], f"{value[-1]} {stripped}"] if value else [stripped]
+    return f"{value}{separator}{stripped}" if value else stripped
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    return value
+
+
+def _scalar(value: FieldValue | None) -> str | None:
+    """A field as one string; None when absent or blank."""
+    if value is None:
+        return None
+    text = ", ".join(value) if isinstance(value, list) else value
+    return text.strip() or None
+
+
+def _tool_list(value: FieldValue | None) -> tuple[str, ...]:
+    """`allowed-tools` as a YAML list, a `[a, b]` flow list or a comma-separated string.
+    Commas inside a rule's parentheses (`Bash(git commit -m "a, b")`) do not split."""
+    if value is None:
+        return ()
+    if isinstance(value, list):
+        items = value
+    else:
+        text = value.strip()
+        if text.startswith("[") and text.endswith("]"):
+            text = text[1:-1]
+        items = _split_top_level(text)
+    return tuple(tool for item in items if (tool := _unquote(item.strip())))
+
+
+def _split_top_level(text: str) -> list[str]:
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return items
+
+
+def _first_line(body: str) -> str:
+    """The first line with text, heading marks removed, cut to fit a menu row."""
+    for line in body.split("\n"):
+        text = line.strip().lstrip("#").strip()
+        if text:
+            if len(text) > _DESCRIPTION_LIMIT:
+                return text[: _DESCRIPTION_LIMIT - 1] + "…"
+            return text
+    return ""
+
+
+# ---- invocation ---------------------------------------------------------------------------
+
+
+def expand(command: CustomCommand, arguments: str) -> str:
+    """The prompt `command` sends for `arguments`: `$ARGUMENTS` is the whole argument text,
+    `$1`, `$2`, … its shell-like words (a missing one is empty). A body without any
+    placeholder gets the arguments appended, so what the user typed is never dropped."""
+    arguments = arguments.strip()
+    body = command.body
+    if re.search(_PLACEHOLDER, body) is None:
+        if not arguments:
+            return body
+        return f"{body}\n\nARGUMENTS: {arguments}" if body else f"ARGUMENTS: {arguments}"
+    words = split_arguments(arguments)
+
+    def substitute(match: re.Match[str]) -> str:
+        digits = match.group(1)
+        if digits is None:
+            return arguments
+        index = int(digits) - 1 if len(digits) <= _MAX_INDEX_DIGITS else len(words)
+        return words[index] if index < len(words) else ""
+
+    return re.sub(_PLACEHOLDER, substitute, body)
+
+
+def split_arguments(arguments: str) -> list[str]:
+    """Shell-like words (`"two words"` is one); plain whitespace splitting when the text
+    does not parse as shell words (an unclosed quote), so an argument is never refused."""
+    try:
+        return shlex.split(arguments)
+    except ValueError:
+        return arguments.split()
+
+
+def parse_slash(text: str) -> tuple[str, str] | None:
+    """`"/name rest"` → `("name", "rest")`; None for anything else.
+
+    The name must follow the `/` at once (`"/ foo"` is None) and end at whitespace or the
+    end, so a path such as `"/tmp/x"` is None. A bare `"/usr"` still parses as `("usr", "")`:
+    only the caller knows whether such a command exists. Leading whitespace means the
+    text is not a command (`" /help"` is None); trailing whitespace is ignored.
+    """
+    match = re.fullmatch(_SLASH, text.rstrip(), re.DOTALL)
+    if match is None:
+        return None
+    return match.group(1), (match.group(2) or "").strip()
