@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import time
 import tracemalloc
 from pathlib import Path
@@ -314,3 +315,20 @@ def test_capped_text_and_clip() -> None:
 def test_last_program_names_the_command_whose_status_the_line_returns(command: str,
                                                                       program: str) -> None:
     assert last_program(command) == program
+
+
+def test_clipped_output_is_saved_whole_in_a_file_named_in_the_marker(
+        call: Caller, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BASH_MAX_OUTPUT_LENGTH", "1000")
+    result = call(Bash(), {"command": "seq 1 200000"})
+    text = str(result.content)
+    assert len(text) <= 1000
+    match = re.search(r"all of it is in (\S+)\]", text)
+    assert match is not None, text
+    saved = Path(match.group(1)).read_text()
+    assert saved == "".join(f"{n}\n" for n in range(1, 200001))
+
+
+def test_short_output_writes_no_file(call: Caller) -> None:
+    result = call(Bash(), {"command": "echo small"})
+    assert "all of it is in" not in str(result.content)

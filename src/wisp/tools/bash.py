@@ -156,8 +156,8 @@ class Bash(Tool):
                 cwd=ctx.cwd,
                 env=ctx.env if ctx.env is not None else dict(os.environ),
                 timeout_s=limit_ms / 1000,
-                stdout=CappedText(max_output_chars(ctx.env)),
-                stderr=CappedText(max_output_chars(ctx.env)),
+                stdout=CappedText(max_output_chars(ctx.env), spill=True),
+                stderr=CappedText(max_output_chars(ctx.env), spill=True),
                 abort=ctx.abort,
                 registry=ctx.processes,
             )
@@ -171,8 +171,13 @@ def _present(command: str, outcome: Outcome, limit_ms: int, background: bool,
              limit: int) -> ToolResult:
     out = strip_trailing_newlines(outcome.stdout.segments())
     err = strip_trailing_newlines(outcome.stderr.segments())
+    outcome.stdout.close()
+    outcome.stderr.close()
     joiner: list[Segment] = ["\n"] if seg_len(out) and seg_len(err) else []
-    text, _ = clip([*out, *joiner, *err], limit)
+    # A huge output is clipped for the model; the file with all of it is named in the
+    # marker, so the model (and the user) can still read any part of it.
+    saved_in = outcome.stdout.spill_path or outcome.stderr.spill_path
+    text, _ = clip([*out, *joiner, *err], limit, saved_in)
     notes: list[str] = []
     is_error = False
     data: JSON = {

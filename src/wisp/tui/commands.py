@@ -65,6 +65,13 @@ def _table(*columns: str) -> Table:
     return table
 
 
+def _add(table: Table, *cells: str) -> None:
+    """Cells as plain text: a rule like `Bash(ls [x]:*)` or "[name]" is not rich markup."""
+    from rich.text import Text
+
+    table.add_row(*(Text(cell) for cell in cells))
+
+
 def _show(app: TuiApp, *items: Any) -> None:
     from wisp.tui import render
 
@@ -72,10 +79,11 @@ def _show(app: TuiApp, *items: Any) -> None:
 
 
 async def cmd_help(app: TuiApp, args: str) -> None:
+    from rich.text import Text
+
     table = _table("command", "")
     for name, description in sorted(app.commands.descriptions().items()):
-        table.add_row(f"/{name}", description)
-    from rich.text import Text
+        _add(table, f"/{name}", description)
 
     keys = Text(
         "\nenter send · \\+enter or alt+enter newline · ↑↓ history · ctrl+r search history"
@@ -134,7 +142,7 @@ async def cmd_context(app: TuiApp, args: str) -> None:
     table = _table("", "tokens", "")
     for row in usage["categories"]:
         share = 100 * row["tokens"] / max(1, usage["maxTokens"])
-        table.add_row(row["name"], f"{row['tokens']:,}", f"{share:.1f}%")
+        _add(table, row["name"], f"{row['tokens']:,}", f"{share:.1f}%")
     from rich.text import Text
 
     title = Text(f"Context: {usage['totalTokens']:,} of {usage['maxTokens']:,} tokens "
@@ -183,7 +191,7 @@ async def cmd_permissions(app: TuiApp, args: str) -> None:
     for behaviour, listed in (("deny", policy.deny), ("ask", policy.ask),
                               ("allow", policy.allow)):
         for rule in listed:
-            table.add_row(behaviour, str(rule))
+            _add(table, behaviour, str(rule))
     from rich.text import Text
 
     hint = Text("/permissions allow|deny|ask <rule> adds a rule to .claude/settings.local.json;"
@@ -199,7 +207,7 @@ async def cmd_mcp(app: TuiApp, args: str) -> None:
     table = _table("server", "status", "tools")
     for entry in app.runtime.mcp.status():
         tools = ", ".join(t.get("name", "") for t in entry.get("tools") or [])
-        table.add_row(str(entry.get("name")), str(entry.get("status")), tools or "-")
+        _add(table, str(entry.get("name")), str(entry.get("status")), tools or "-")
     _show(app, table)
 
 
@@ -207,7 +215,7 @@ async def cmd_agents(app: TuiApp, args: str) -> None:
     runner = app.runtime.ctx.subagents
     table = _table("agent", "description")
     for name, description in sorted((runner.listing() if runner else {}).items()):
-        table.add_row(name, description)
+        _add(table, name, description)
     _show(app, table)
 
 
@@ -218,7 +226,7 @@ async def cmd_hooks(app: TuiApp, args: str) -> None:
         for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
             for group in groups if isinstance(groups, list) else []:
                 for hook in group.get("hooks") or [] if isinstance(group, dict) else []:
-                    table.add_row(event, str(group.get("matcher") or "*"),
+                    _add(table, event, str(group.get("matcher") or "*"),
                                   str(hook.get("command") or hook.get("type")), source.name)
     if not table.row_count:
         app.view.print_text("No hooks are configured.")

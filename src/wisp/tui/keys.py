@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.buffer import Buffer
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, is_searching
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.key_binding.bindings.basic import load_basic_bindings
@@ -50,7 +50,8 @@ def key_bindings(app: TuiApp) -> KeyBindingsBase:
 
 def _input_keys(app: TuiApp) -> KeyBindings:
     kb = KeyBindings()
-    no_dialog = Condition(lambda: app.dialog is None)
+    # While Ctrl+R searches, Enter and pastes belong to the search.
+    no_dialog = Condition(lambda: app.dialog is None) & ~is_searching
 
     @kb.add("enter", filter=no_dialog)
     def _submit(event: KeyPressEvent) -> None:

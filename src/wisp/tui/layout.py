@@ -149,7 +149,8 @@ def build_layout(app: TuiApp) -> Layout:
     editing_rule = Condition(lambda: app.dialog is not None and app.dialog.editing)
     search = SearchToolbar()
     input_window = Window(
-        BufferControl(app.input, search_buffer_control=search.control),
+        BufferControl(app.input, search_buffer_control=search.control,
+                      preview_search=True),
         get_line_prefix=_line_prefix, wrap_lines=True, dont_extend_height=True,
         height=Dimension(min=1, max=12))
     from wisp.tui.keys import rule_buffer

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +31,9 @@ PREVIEW_LINES = 4
 LINE_CAP = 400  # characters of one line shown in a preview
 
 
+_PADDING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+
+
 def safe(text: str) -> str:
     return text.translate(_SAFE)
 
@@ -43,14 +47,17 @@ class Renderer:
         out = io.StringIO()
         console = Console(file=out, force_terminal=True, width=max(20, self.width),
                           no_color=self._no_color, highlight=False, soft_wrap=False,
-                          color_system=None if self._no_color else "truecolor",
+                          color_system="truecolor",
                           legacy_windows=False)
         for item in items:
             console.print(item)
-        return out.getvalue()
+        # rich pads every line to the full width: drop the padding, or a terminal that
+        # reflows on resize would wrap each of those lines.
+        return _PADDING.sub(r"\1", out.getvalue())
 
     def piece(self, piece: Piece, indent: int = 0) -> str:
-        return self.ansi(_indented(piece_renderable(piece), indent))
+        """Gaps between pieces are the caller's: rich's own leading blank lines go."""
+        return self.ansi(_indented(piece_renderable(piece), indent)).lstrip("\n")
 
 
 def piece_renderable(piece: Piece) -> RenderableType:
@@ -114,17 +121,21 @@ def result_text(data: Any) -> str:
     return "" if data is None else str(data)
 
 
-def preview(text: str, lines: int = PREVIEW_LINES) -> tuple[list[str], int]:
-    """The first `lines` lines (each cut to LINE_CAP) and how many lines there are. Never
-    splits all of a huge output: only as much as the preview needs."""
+def preview(text: str, lines: int = PREVIEW_LINES, cap: int = LINE_CAP
+            ) -> tuple[list[str], int]:
+    """The first `lines` lines (each cut to `cap` characters) and how many lines there
+    are. Never splits all of a huge output: only as much as the preview needs."""
     total = text.count("\n") + 1 if text else 0
     head = text.split("\n", lines)[:lines]
-    return [line[:LINE_CAP] + ("…" if len(line) > LINE_CAP else "") for line in head], total
+    return [line[:cap] + ("…" if len(line) > cap else "") for line in head], total
 
 
-def result_block(text: str, is_error: bool, indent: int = 0, full_path: str | None = None,
-                 expanded: bool = False) -> Text:
-    shown, total = preview(safe(text), 2000 if expanded else PREVIEW_LINES)
+def result_block(text: str, is_error: bool, indent: int = 0, *, full_path: str | None = None,
+                 expanded: bool = False, width: int = 0) -> Text:
+    """A result's first lines under its call. Shortened lines fit the width (so the
+    `⎿` column holds); an expanded result wraps instead."""
+    cap = LINE_CAP if expanded or width <= 0 else max(10, width - indent - 8)
+    shown, total = preview(safe(text), 2000 if expanded else PREVIEW_LINES, cap)
     out = Text()
     style = "red" if is_error else "dim"
     if not shown or not any(s.strip() for s in shown):

@@ -51,7 +51,11 @@ class SyncOutput(Vt100_Output):
 
 
 def make_output(env: Mapping[str, str]) -> SyncOutput:
-    output = SyncOutput.from_pty(sys.stdout, term=env.get("TERM"))
+    from prompt_toolkit.output.color_depth import ColorDepth
+
+    # NO_COLOR: no colour, but bold, dim and reverse stay (https://no-color.org).
+    depth = ColorDepth.DEPTH_1_BIT if env.get("NO_COLOR") else ColorDepth.from_env()
+    output = SyncOutput.from_pty(sys.stdout, term=env.get("TERM"), default_color_depth=depth)
     assert isinstance(output, SyncOutput)
     output.sync = env.get("WISP_SYNC_OUTPUT", "1") != "0" and env.get("TERM") != "dumb"
     return output

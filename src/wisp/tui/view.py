@@ -10,6 +10,7 @@ events arrive wrapped in `TaskProgress` and are shown indented under its Task ca
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from typing import Any, Protocol
 
@@ -21,6 +22,8 @@ from wisp.tui.stream_text import Piece, StreamingMarkdown
 
 JSON = dict[str, Any]
 BIG_OUTPUT_CHARS = 20_000  # a result this long is also saved whole to a file
+# Bash's marker for clipped output, naming the file that holds all of it.
+_SAVED_IN = re.compile(r"characters truncated; all of it is in (\S+)\] \.\.\.")
 INDENT = 4  # per subagent level
 
 
@@ -101,8 +104,8 @@ class ConversationView:
         elif isinstance(event, ev.ModelFallback):
             self._note(f"⚠ {event.original} unavailable ({event.reason}): using "
                        f"{event.fallback}", depth, "yellow")
-        elif isinstance(event, ev.PermissionDenied):
-            self._note(f"  ⎿ {event.tool_name} denied: {event.message}", depth, "red")
+        # PermissionDenied needs no line of its own: the refused call's error result
+        # follows and says the same.
         elif isinstance(event, ev.Compacted):
             self._note(f"✻ Conversation compacted ({event.trigger}; it was "
                        f"{event.pre_tokens:,} tokens)", depth)
@@ -197,13 +200,21 @@ class ConversationView:
         text = render.result_text(block.get("content"))
         is_error = bool(block.get("is_error"))
         indent = depth * INDENT
-        full_path = self._save_big(text, str(block.get("tool_use_id"))) if len(
-            text) > BIG_OUTPUT_CHARS else None
+        full_path = self._whole_output(text, str(block.get("tool_use_id")))
         self.collapsed = Collapsed("result", text, is_error, indent)
-        self._print(render.result_block(text, is_error, indent, full_path, self.verbose))
+        self._print(render.result_block(text, is_error, indent, full_path=full_path,
+                                        expanded=self.verbose, width=self.screen.width()))
+
+    def _whole_output(self, text: str, tool_use_id: str) -> str | None:
+        """Where a long result can be read whole: the file a tool saved its clipped output
+        in (Bash names it in its marker), or else, past BIG_OUTPUT_CHARS, a file of the
+        result's text written here."""
+        saved = _SAVED_IN.search(text)
+        if saved:
+            return saved.group(1)
+        return self._save_big(text, tool_use_id) if len(text) > BIG_OUTPUT_CHARS else None
 
     def _save_big(self, text: str, tool_use_id: str) -> str | None:
-        """A huge result is shown shortened; its whole text stays reachable in a file."""
         folder = self.output_dir or tempfile.gettempdir()
         try:
             os.makedirs(folder, exist_ok=True)
