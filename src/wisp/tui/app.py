@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sys
 import time
 from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from wisp.tui.view import ConversationView
 
 JSON = dict[str, Any]
+FRAME_S = 1 / 30
 MODE_CYCLE: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan")
 SPINNER = "✻✳✢·✢✳"
 
@@ -84,12 +86,22 @@ class TuiApp:
         self._turn: asyncio.Task[None] | None = None
         self._spinner: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self._frame_pending = False
+        self._last_frame = 0.0
+        self.tail_due = True  # the streaming tail changed since it was last rendered
 
     # Building ---------------------------------------------------------------------------
 
     async def _load(self) -> None:
         """The engine, the view and the session, made after the first frame is up."""
-        await asyncio.to_thread(_import_the_rest)
+        # The thread holds the GIL while it imports; a short switch interval hands it
+        # back to the input loop quickly, so typing stays live meanwhile.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(0.0005)
+        try:
+            await asyncio.to_thread(_import_the_rest)
+        finally:
+            sys.setswitchinterval(interval)
         from wisp.tui.permission import PermissionPrompt
         from wisp.tui.view import ConversationView
 
@@ -128,17 +140,36 @@ class TuiApp:
         return Application(
             layout=build_layout(self), key_bindings=key_bindings(self), style=STYLE,
             full_screen=False, output=self.output, mouse_support=False,
-            # ≤ 30 redraws a second however fast tokens come; no size polling (SIGWINCH
-            # tells us), so an idle UI wakes for nothing.
-            min_redraw_interval=1 / 30, terminal_size_polling_interval=None,
+            # No redraw throttle here (a key must be drawn at once; `invalidate` below
+            # throttles the engine's output instead), and no size polling (SIGWINCH tells
+            # us), so an idle UI wakes for nothing.
+            terminal_size_polling_interval=None, max_render_postpone_time=0,
             erase_when_done=False, include_default_pygments_style=False)
 
     # Screen (for the view) -------------------------------------------------------------
 
     def print(self, ansi: str) -> None:
+        self.tail_due = True  # the region drawn under it must not show what it printed
         print_above(self.app, self.output, ansi)  # type: ignore[arg-type]
 
     def invalidate(self) -> None:
+        """The engine's output asks for a redraw: at most one per frame (1/30 s), however
+        fast tokens come. Keys are not throttled: prompt_toolkit redraws after each one
+        at once, reusing the streaming tail rendered for the last frame."""
+        if self._frame_pending:
+            return
+        loop = asyncio.get_running_loop()
+        delay = self._last_frame + FRAME_S - loop.time()
+        if delay <= 0:
+            self._frame()
+        else:
+            self._frame_pending = True
+            loop.call_later(delay, self._frame)
+
+    def _frame(self) -> None:
+        self._frame_pending = False
+        self._last_frame = asyncio.get_running_loop().time()
+        self.tail_due = True
         self.app.invalidate()
 
     def width(self) -> int:

@@ -53,20 +53,27 @@ class LiveTail:
 
     def __init__(self, app: TuiApp) -> None:
         self.app = app
-        self._key: tuple[object, ...] = ()
+        self._key: tuple[int, int] = (0, 0)  # the size it was rendered for
         self._text = ""
+        self._fragments = ANSI("")  # parsed once per frame, not once per key
 
     def text(self) -> str:
         if not self.app.loaded.is_set():
             return ""
+        size = self.app.output.get_size()
+        if not self.app.tail_due and self._key == (size.columns, size.rows):
+            return self._text  # a key's redraw: the tail as the last frame drew it
+        self.app.tail_due = False
         piece, thinking, depth = self.app.view.live_tail()
-        width = self.app.width()
-        rows = max(3, self.app.output.get_size().rows - 8)
-        key = (piece and (piece.kind, piece.text), thinking, depth, width, rows)
-        if key != self._key:
-            self._key = key
-            self._text = self._render(piece, thinking, depth, width, rows)
+        self._key = (size.columns, size.rows)
+        self._text = self._render(piece, thinking, depth, size.columns,
+                                  max(3, size.rows - 8))
+        self._fragments = ANSI(self._text)
         return self._text
+
+    def fragments(self) -> ANSI:
+        self.text()
+        return self._fragments
 
     def _render(self, piece: Piece | None, thinking: str, depth: int, width: int,
                 rows: int) -> str:
@@ -78,7 +85,17 @@ class LiveTail:
             return renderer.ansi(render.note(" " * depth * 4 + f"✻ Thinking… {last}"))
         if piece is None:
             return ""
-        lines = renderer.piece(piece, depth * 4).rstrip("\n").split("\n")
+        if piece.kind == "code":
+            # Plain while it streams: highlighting costs ~1 ms a line per frame, and the
+            # lines are highlighted once they are committed, a dozen at a time.
+            from rich.text import Text
+
+            pad = " " * depth * 4
+            code = Text("\n".join(pad + line for line in render.safe(piece.text).split("\n")),
+                        style="dim")
+            lines = renderer.ansi(code).rstrip("\n").split("\n")
+        else:
+            lines = renderer.piece(piece, depth * 4).rstrip("\n").split("\n")
         return "\n".join(lines[-rows:]) + "\n"
 
 
@@ -157,7 +174,7 @@ def build_layout(app: TuiApp) -> Layout:
 
     body = HSplit([
         ConditionalContainer(
-            Window(FormattedTextControl(lambda: ANSI(tail.text())), dont_extend_height=True,
+            Window(FormattedTextControl(tail.fragments), dont_extend_height=True,
                    wrap_lines=False),
             filter=Condition(lambda: bool(tail.text()))),
         ConditionalContainer(

@@ -17,7 +17,6 @@ from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.markdown import Markdown
-from rich.syntax import Syntax
 from rich.text import Text
 
 from wisp.tui.stream_text import Piece
@@ -57,13 +56,16 @@ class Renderer:
 
     def piece(self, piece: Piece, indent: int = 0) -> str:
         """Gaps between pieces are the caller's: rich's own leading blank lines go."""
+        if piece.kind == "code":
+            from wisp.tui.highlight import highlight_code
+
+            return highlight_code(safe(piece.text), piece.language, indent,
+                                  colour=not self._no_color)
         return self.ansi(_indented(piece_renderable(piece), indent)).lstrip("\n")
 
 
 def piece_renderable(piece: Piece) -> RenderableType:
-    if piece.kind == "code":
-        return Syntax(safe(piece.text), piece.language or "text", theme=CODE_THEME,
-                      background_color="default", word_wrap=True)
+    """Prose as Markdown (code pieces go to `wisp.tui.highlight`)."""
     return Markdown(safe(piece.text), code_theme=CODE_THEME)
 
 
