@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -250,6 +251,36 @@ def test_bang_runs_a_shell_command_and_passes_its_output_on(tui: TuiSetup) -> No
     assert "hello-shell" in sent and "echo hello-shell" in sent
     assert "what did it print?" in sent
     term.wait_for("noted")
+
+
+def test_esc_ends_a_running_bang_command(tui: TuiSetup) -> None:
+    seconds = f"30.{uuid.uuid4().int % 10**6:06d}"
+    term = started(tui)
+    term.submit(f"!sleep {seconds}")
+    running = lambda: subprocess.run(  # noqa: E731
+        ["pgrep", "-f", f"sleep {seconds}"], capture_output=True, check=False).returncode == 0
+    deadline = time.monotonic() + 10
+    while not running():
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.02)
+    term.keys("Escape")
+    term.wait_for("Interrupted", timeout=5)
+    deadline = time.monotonic() + 5
+    while running():
+        assert time.monotonic() < deadline, "the command outlived Esc"
+        time.sleep(0.02)
+    term.submit("!echo still-here")
+    term.wait_for(r"⎿\s+still-here")
+
+
+def test_a_huge_bang_output_is_shortened_and_saved_whole(tui: TuiSetup) -> None:
+    term = started(tui)
+    term.submit("!seq 1 200000")
+    screen = term.wait_for(r"full output: ")
+    flat = screen.replace("\n", "")
+    path = re.search(r"full output: (\S+)\)", flat)
+    assert path, screen
+    assert Path(path.group(1)).read_text() == "".join(f"{n}\n" for n in range(1, 200001))
 
 
 # 6. `@file` -------------------------------------------------------------------------------

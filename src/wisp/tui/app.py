@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import sys
 import time
 from collections.abc import Coroutine, Mapping
@@ -86,6 +87,7 @@ class TuiApp:
         self._turn: asyncio.Task[None] | None = None
         self._spinner: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self._shell: asyncio.Future[None] | None = None  # a running `!cmd`
         self._frame_pending = False
         self._last_frame = 0.0
         self.tail_due = True  # the streaming tail changed since it was last rendered
@@ -114,6 +116,9 @@ class TuiApp:
             self.print(f"Error: {exc}\n")
             self.exit(1)
             return
+        # What loading built lives as long as the UI: out of the collector's sight, so a
+        # full collection mid-answer does not walk it all (a pause of tens of ms).
+        gc.freeze()
         self.loaded.set()
         if self.config.resumed:
             from wisp.tui.replay import replay_history
@@ -144,7 +149,8 @@ class TuiApp:
             # throttles the engine's output instead), and no size polling (SIGWINCH tells
             # us), so an idle UI wakes for nothing.
             terminal_size_polling_interval=None, max_render_postpone_time=0,
-            erase_when_done=False, include_default_pygments_style=False)
+            erase_when_done=True,  # the input and footer go; the conversation stays
+            include_default_pygments_style=False)
 
     # Screen (for the view) -------------------------------------------------------------
 
@@ -225,6 +231,11 @@ class TuiApp:
     def busy(self) -> bool:
         return self._turn is not None and not self._turn.done()
 
+    @property
+    def interruptible(self) -> bool:
+        """A turn or a `!cmd` is running: Esc and Ctrl+C end it."""
+        return self.busy or (self._shell is not None and not self._shell.done())
+
     def submit(self, raw: str) -> None:
         text = self.pastes.expand(raw).strip("\n")
         if not text.strip():
@@ -238,7 +249,7 @@ class TuiApp:
         if text.startswith("!"):
             from wisp.tui.shell import run_shell
 
-            self.background(run_shell(self, text[1:].strip()))
+            self._shell = asyncio.ensure_future(run_shell(self, text[1:].strip()))
             return
         self.send(text)
 
@@ -313,6 +324,8 @@ class TuiApp:
     def interrupt(self) -> None:
         if self.dialog is not None:
             self.dialog.pick(None)
+        if self._shell is not None and not self._shell.done():
+            self._shell.cancel()
         if self.loaded.is_set():
             self.runtime.interrupt()
 

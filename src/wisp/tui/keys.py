@@ -92,7 +92,7 @@ def _input_keys(app: TuiApp) -> KeyBindings:
 def _control_keys(app: TuiApp) -> KeyBindings:
     kb = KeyBindings()
     no_dialog = Condition(lambda: app.dialog is None)
-    busy = Condition(lambda: app.busy)
+    busy = Condition(lambda: app.interruptible)
 
     @kb.add("escape", filter=no_dialog & busy, eager=True)
     def _interrupt(event: KeyPressEvent) -> None:
@@ -100,7 +100,7 @@ def _control_keys(app: TuiApp) -> KeyBindings:
 
     @kb.add("c-c", filter=no_dialog)
     def _ctrl_c(event: KeyPressEvent) -> None:
-        if app.busy:
+        if app.interruptible:
             app.interrupt()
         elif app.input.text:
             app.input.reset()

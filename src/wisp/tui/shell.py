@@ -2,20 +2,21 @@
 context with the next prompt (nothing is sent to the model by itself).
 
 The command runs in the session's environment and working folder, in its own process
-group, and is killed with its group on Esc/Ctrl+C or when the UI exits. Its output is
-read in full but shown shortened, like a tool result.
+group (registered with the session, so closing the UI ends it), and Esc or Ctrl+C kills
+it. Its output is captured like the Bash tool's: the head and tail are kept, and a long
+output is saved whole to a file named in the result.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import signal
+import codecs
 from typing import TYPE_CHECKING
 
 from rich.text import Text
 
+from wisp.tools._output import CappedText, clip
+from wisp.tools.processes import kill_group
 from wisp.tui import render
 
 if TYPE_CHECKING:
@@ -35,24 +36,31 @@ async def run_shell(app: TuiApp, command: str) -> None:
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT)
     app.runtime.session.processes.add(proc.pid)
+    captured = CappedText(CONTEXT_CAP // 2, spill=True)
     try:
-        data, _ = await proc.communicate()
+        await _read(proc, captured)
+        await proc.wait()
     except asyncio.CancelledError:
-        _kill(proc.pid)
+        kill_group(proc.pid)
+        app.view.print_text("  ⎿ Interrupted", "yellow")
         raise
     finally:
         app.runtime.session.processes.discard(proc.pid)
-    output = data.decode("utf-8", "replace")
+        captured.close()
+    output, _ = clip(captured.segments(), CONTEXT_CAP, captured.spill_path)
     failed = proc.returncode != 0
-    shown = output if not failed else f"{output}\n(exit status {proc.returncode})"
+    shown = output.strip("\n") + (f"\n(exit status {proc.returncode})" if failed else "")
     app.view.collapsed = None
     app.print(render.Renderer(app.width(), app.env).ansi(
-        render.result_block(shown.strip("\n"), failed)))
+        render.result_block(shown, failed, full_path=captured.spill_path,
+                            width=app.width())))
     app.pending_context.append(
-        f"<bash-input>{command}</bash-input>\n"
-        f"<bash-stdout>{output[:CONTEXT_CAP]}</bash-stdout>")
+        f"<bash-input>{command}</bash-input>\n<bash-stdout>{output}</bash-stdout>")
 
 
-def _kill(pgid: int) -> None:
-    with contextlib.suppress(OSError):
-        os.killpg(pgid, signal.SIGKILL)
+async def _read(proc: asyncio.subprocess.Process, captured: CappedText) -> None:
+    assert proc.stdout is not None
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    while chunk := await proc.stdout.read(65536):
+        captured.add(decoder.decode(chunk))
+    captured.add(decoder.decode(b"", final=True))
