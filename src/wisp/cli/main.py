@@ -9,7 +9,8 @@ import sys
 HELP = """\
 Usage: wisp [options] [prompt]
 
-An open agent runtime, wire-compatible with the Claude Agent SDKs.
+An open agent runtime, wire-compatible with the Claude Agent SDKs. In a terminal, without
+-p, it starts the interactive UI (with the prompt already sent, if one is given).
 
 Common options:
   -p, --print                     Run one prompt headless and print the result
