@@ -11,7 +11,7 @@ import asyncio
 import time
 from typing import Any
 
-from wisp.engine.compaction import maybe_compact
+from wisp.engine.compaction import compact, maybe_compact
 from wisp.engine.context import RunContext
 from wisp.engine.decide import (
     RECOVERY_PROMPT,
@@ -26,7 +26,7 @@ from wisp.engine.decide import (
 )
 from wisp.engine.events import ApiErrorShown, Interrupted, RunFinished, ToolResultReady
 from wisp.engine.hook_points import fire
-from wisp.engine.model_call import ModelCaller, close_abandoned, flush_aborted
+from wisp.engine.model_call import Completed, ModelCaller, close_abandoned, flush_aborted
 from wisp.engine.outcome import (
     Aborted,
     ApiFailed,
@@ -48,6 +48,9 @@ from wisp.hooks.model import HookEvent, HookOutcome
 from wisp.models import catalog
 from wisp.models.base import ModelRequest
 from wisp.stamps import new_uuid
+
+# The error type providers give a request the model's context cannot hold.
+CONTEXT_FULL = "context_length_exceeded"
 
 JSON = dict[str, Any]
 INTERRUPTED = "[Request interrupted by user]"
@@ -131,7 +134,7 @@ class AgentLoop:
             state.phase = "streaming"
             started = time.monotonic()
             try:
-                completed = await self.caller.call(build_request(ctx))
+                completed = await self._call_compacting_once()
             except ModelAPIError as error:
                 self._emit_api_error(error)
                 return ApiFailed(error)
@@ -146,6 +149,21 @@ class AgentLoop:
             outcome = await self._after_message(message)
             if outcome is not None:
                 return outcome
+
+    async def _call_compacting_once(self) -> Completed:
+        """A server that says the context is full (error_type `context_length_exceeded`,
+        which OpenAI-compatible providers report in all their spellings) gets one retry
+        after the history is compacted."""
+        ctx = self.ctx
+        try:
+            return await self.caller.call(build_request(ctx))
+        except ModelAPIError as error:
+            if error.error_type != CONTEXT_FULL:
+                raise
+            window = catalog.context_window(ctx.session.model)
+            if not await compact(ctx, "auto", None, window):
+                raise
+        return await self.caller.call(build_request(ctx))
 
     async def _after_message(self, message: JSON) -> Outcome | None:
         state = self.state

@@ -84,6 +84,8 @@ def resolve_model(name: str | None, env: Mapping[str, str]) -> str:
     """Map an alias (or None, meaning the default) to a concrete model id."""
     if not name or name == "default":
         name = env.get("ANTHROPIC_MODEL") or DEFAULT_ALIAS
+    if name.startswith("anthropic:"):  # the explicit spelling of the default provider
+        return "anthropic:" + resolve_model(name[len("anthropic:"):] or None, env)
     alias = name.lower()
     if alias in DEFAULT_ALIASES:
         return env.get(f"ANTHROPIC_DEFAULT_{alias.upper()}_MODEL") or DEFAULT_ALIASES[alias]
@@ -108,16 +110,70 @@ def _lookup(table: Mapping[str, T], model: str) -> T | None:
     return value
 
 
+# Models behind other providers, by spec ("openai:gpt-4.1", "local:qwen3-coder"): what
+# settings' `providers.<name>.models` say, registered when a session builds its model
+# (`wisp.models.route`), and a few OpenAI list prices. A spec found in neither costs 0.
+class ModelFacts:
+    __slots__ = ("context_window", "max_output", "price")
+
+    def __init__(self, price: Price | None, context_window: int | None,
+                 max_output: int | None) -> None:
+        self.price = price
+        self.context_window = context_window
+        self.max_output = max_output
+
+
+OTHER_MODELS: dict[str, ModelFacts] = {
+    "openai:gpt-4.1": ModelFacts(Price(2, 8, 2, 0.5), 1_047_576, 32_768),
+    "openai:gpt-4.1-mini": ModelFacts(Price(0.4, 1.6, 0.4, 0.1), 1_047_576, 32_768),
+    "openai:gpt-4o": ModelFacts(Price(2.5, 10, 2.5, 1.25), 128_000, 16_384),
+    "openai:gpt-4o-mini": ModelFacts(Price(0.15, 0.6, 0.15, 0.075), 128_000, 16_384),
+    "openai:o3": ModelFacts(Price(2, 8, 2, 0.5), 200_000, 100_000),
+    "openai:o4-mini": ModelFacts(Price(1.1, 4.4, 1.1, 0.275), 200_000, 100_000),
+}
+# A server we know nothing about: a window most local models have, and an output cap
+# that fits inside it (sending max_tokens beyond a small server's context is a 400).
+OTHER_CONTEXT_DEFAULT = 128_000
+OTHER_MAX_OUTPUT_DEFAULT = 8_192
+
+
+def register_model(spec: str, facts: ModelFacts) -> None:
+    OTHER_MODELS[spec] = facts
+    _FOUND.clear()
+
+
+def _bare(model: str) -> str:
+    return model[len("anthropic:"):] if model.startswith("anthropic:") else model
+
+
+def is_other_provider(model: str) -> bool:
+    """A spec whose provider is not Anthropic's Messages API (see wisp.models.route)."""
+    head, sep, _ = model.partition(":")
+    return bool(sep) and head != "anthropic" and (head == "openai" or head in PROVIDER_NAMES)
+
+
+PROVIDER_NAMES: set[str] = set()  # named providers from settings, registered by route
+
+
 def price_for(model: str) -> Price | None:
-    return _lookup(PRICES, model)
+    if is_other_provider(model):
+        facts = OTHER_MODELS.get(model)
+        return facts.price if facts else None
+    return _lookup(PRICES, _bare(model))
 
 
 def context_window(model: str) -> int:
-    return _lookup(CONTEXT_WINDOWS, model) or CONTEXT_WINDOW_DEFAULT
+    if is_other_provider(model):
+        facts = OTHER_MODELS.get(model)
+        return (facts.context_window if facts else None) or OTHER_CONTEXT_DEFAULT
+    return _lookup(CONTEXT_WINDOWS, _bare(model)) or CONTEXT_WINDOW_DEFAULT
 
 
 def max_output_tokens(model: str) -> int:
-    return _lookup(MAX_OUTPUT, model) or MAX_OUTPUT_DEFAULT
+    if is_other_provider(model):
+        facts = OTHER_MODELS.get(model)
+        return (facts.max_output if facts else None) or OTHER_MAX_OUTPUT_DEFAULT
+    return _lookup(MAX_OUTPUT, _bare(model)) or MAX_OUTPUT_DEFAULT
 
 
 def cost_usd(model: str, usage: Mapping[str, int]) -> float:

@@ -105,13 +105,23 @@ def engine_config(config: RuntimeConfig, env: Mapping[str, str]) -> EngineConfig
     return engine
 
 
-def model_provider(env: Mapping[str, str], betas: tuple[str, ...]) -> Model:
-    from wisp.models.anthropic import AnthropicConfig, AnthropicModel
+def model_provider(env: Mapping[str, str], betas: tuple[str, ...],
+                   settings: Settings | None = None) -> Model:
+    """The session's model: requests routed by spec (`wisp.models.route`) to the Anthropic
+    API or an OpenAI-compatible server, each provider made when first used."""
+    from wisp.models.route import RoutingModel, provider_entries, register_facts
 
-    provider = AnthropicConfig.from_env(env)
-    if betas:
-        provider = AnthropicConfig(**{**provider.__dict__, "betas": betas})
-    return AnthropicModel(provider, env)
+    def anthropic() -> Model:
+        from wisp.models.anthropic import AnthropicConfig, AnthropicModel
+
+        provider = AnthropicConfig.from_env(env)
+        if betas:
+            provider = AnthropicConfig(**{**provider.__dict__, "betas": betas})
+        return AnthropicModel(provider, env)
+
+    entries = provider_entries(settings.scalar("providers") if settings else None, env)
+    register_facts(entries)
+    return RoutingModel(anthropic, entries, env)
 
 
 def build_run(config: RuntimeConfig, sink: EventSink, env: Mapping[str, str],
@@ -125,7 +135,7 @@ def build_run(config: RuntimeConfig, sink: EventSink, env: Mapping[str, str],
     policy = permission_policy(config, mode, settings, env)
     session = new_session(config, env, settings, policy)
     engine = engine_config(config, env)
-    model = model if model is not None else model_provider(env, config.betas)
+    model = model if model is not None else model_provider(env, config.betas, settings)
     ctx = RunContext(session=session, config=engine, model=model, sink=sink)
 
     def hook_event(phase: str, fields: JSON) -> None:
