@@ -267,3 +267,29 @@ def test_splitter_holds_a_partial_tag_until_it_is_known() -> None:
     splitter = ThinkSplitter(False)
     assert splitter.feed("abc<thi") == [("text", "abc")]
     assert splitter.feed("nk>x") == [("thinking", "x")]
+
+
+FALLBACK = PRESETS["generic"].with_overrides(
+    {"text_tool_call_fallback": ["hermes_xml", "qwen_xml", "json"]}, "test")
+
+
+def test_hermes_tool_calls_in_text_are_read_when_the_fallback_is_on() -> None:
+    text = 'Let me look.\n<tool_call>{"name": "Read", "arguments": {"file_path": "a"}}</tool_call>'
+    message = run([chunk({"content": text[:20]}), chunk({"content": text[20:]}),
+                   chunk(finish="stop")], compat=FALLBACK)
+    assert tool_uses(message) == [("Read", {"file_path": "a"})]
+    assert message["content"][0] == {"type": "text", "text": "Let me look."}
+    assert message["stop_reason"] == "tool_use"
+
+
+def test_qwen_xml_tool_calls_in_text() -> None:
+    text = "<function=Bash><parameter=command>ls -la</parameter></function>"
+    assert tool_uses(run([chunk({"content": text}), chunk(finish="stop")],
+                         compat=FALLBACK)) == [("Bash", {"command": "ls -la"})]
+
+
+def test_with_the_fallback_off_a_text_call_stays_text() -> None:
+    text = '<tool_call>{"name": "Read", "arguments": {}}</tool_call>'
+    message = run([chunk({"content": text}), chunk(finish="stop")])
+    assert tool_uses(message) == []
+    assert message["content"][0]["text"] == text

@@ -26,6 +26,7 @@ import secrets
 from typing import Any
 
 from wisp.errors import RetryableAPIError, StreamCutError
+from wisp.models.openai import text_calls
 from wisp.models.openai.presets import Compat
 
 JSON = dict[str, Any]
@@ -126,6 +127,8 @@ class Normaliser:
         self.finish_reason: str | None = None
         self.usage: JSON | None = None
         self._chars = {"text": 0, "thinking": 0}
+        self._texts: list[str] = []  # the answer's text, for tool calls written into it
+        self._hold_text = bool(compat.text_tool_call_fallback)
         self.message_id = ""
 
     # Feeding ----------------------------------------------------------------------------
@@ -164,6 +167,13 @@ class Normaliser:
                     self._tool_delta(call)
 
     def _text(self, kind: str, text: str, out: list[JSON]) -> None:
+        if kind == "text":
+            self._texts.append(text)
+            if self._hold_text:
+                return  # read for tool calls at the end (quirk 11)
+        self._emit_text(kind, text, out)
+
+    def _emit_text(self, kind: str, text: str, out: list[JSON]) -> None:
         if self._open != kind:
             self._close(out)
             self._index += 1
@@ -228,6 +238,7 @@ class Normaliser:
         if self.splitter is not None:
             for kind, text in self.splitter.flush():
                 self._text(kind, text, out)
+        self._calls_in_text(out)
         if not self._slots and not self._chars["text"] and self._chars["thinking"] and (
                 _STOP_REASONS.get(self.finish_reason or "") != "max_tokens"):
             raise RetryableAPIError("The model answered with reasoning only and no text or "
@@ -240,6 +251,22 @@ class Normaliser:
                     "usage": self._usage()})
         out.append({"type": "message_stop"})
         return out
+
+    def _calls_in_text(self, out: list[JSON]) -> None:
+        """Quirk 11: with the fallback on, the held text is read for tool calls; with it
+        off, text that looks like one earns a warning (once)."""
+        text = "".join(self._texts)
+        if self._hold_text:
+            rest, calls = (text, []) if self._slots else text_calls.parse(
+                text, self.compat.text_tool_call_fallback)
+            if rest:
+                self._emit_text("text", rest, out)
+            for name, arguments in calls:
+                slot = _Slot()
+                slot.name, slot.obj = name, arguments
+                self._slots.append(slot)
+        elif not self._slots and text_calls.LOOKS_LIKE_A_CALL.search(text):
+            _warn_text_calls()
 
     def _tool_block(self, slot: _Slot) -> list[JSON]:
         self._index += 1
@@ -283,6 +310,20 @@ class Normaliser:
                    "model": self.model, "content": [], "stop_reason": None,
                    "stop_sequence": None, "usage": {"input_tokens": 0, "output_tokens": 0}}
         return {"type": "message_start", "message": message}
+
+
+_WARNED: list[bool] = []
+
+
+def _warn_text_calls() -> None:
+    if not _WARNED:
+        from wisp.diagnostics import warn
+
+        _WARNED.append(True)
+        warn("wisp: warning: the model wrote a tool call as text instead of calling the tool. "
+             "The server probably needs tool support turned on (llama.cpp: --jinja; vLLM: "
+             "--enable-auto-tool-choice --tool-call-parser …), or set the provider's "
+             "compat.text_tool_call_fallback to [\"hermes_xml\", \"qwen_xml\", \"json\"].\n")
 
 
 def _reasoning_text(delta: JSON) -> str:

@@ -25,6 +25,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "reasoning_echo": ("none", "tool_turns", "all"),
     "reasoning_echo_field": ("reasoning_content", "reasoning", "reasoning_details"),
 }
+FALLBACKS = ("hermes_xml", "qwen_xml", "json")
 BOOLEANS = ("tool_message_name", "send_parallel_tool_calls", "vision", "think_tags",
             "think_implicit_open", "allow_missing_done", "strip_unknown_fields_retry")
 
@@ -51,6 +52,10 @@ class Compat:
     allow_missing_done = False  # a stream may end without [DONE] or a finish_reason
     strip_unknown_fields_retry = True  # a 400 naming a field: resend once without it
     extra_body: dict[str, Any]
+    # Tool calls a server wrote as text (quirk 11): formats to read them from, only when
+    # no native tool_calls came: "hermes_xml" (<tool_call>{json}</tool_call>),
+    # "qwen_xml" (<function=name><parameter=k>v</parameter></function>), "json".
+    text_tool_call_fallback: tuple[str, ...] = ()
 
     def __init__(self, name: str, **fields: Any) -> None:
         self.name = name
@@ -62,11 +67,11 @@ class Compat:
         fields = {k: v for k, v in vars(self).items() if k != "name"}
         for key, value in overrides.items():
             _check(key, value, where)
-            fields[key] = value
+            fields[key] = tuple(value) if key == "text_tool_call_fallback" else value
         return Compat(self.name, **fields)
 
     def describe(self) -> dict[str, Any]:
-        keys = [*CHOICES, *BOOLEANS, "send_reasoning", "extra_body"]
+        keys = [*CHOICES, *BOOLEANS, "send_reasoning", "extra_body", "text_tool_call_fallback"]
         return {"preset": self.name, **{k: getattr(self, k) for k in keys}}
 
 
@@ -81,8 +86,13 @@ def _check(key: str, value: Any, where: str) -> None:
     elif key == "extra_body":
         if not isinstance(value, dict):
             raise UsageError(f"{where}: compat.extra_body must be an object")
+    elif key == "text_tool_call_fallback":
+        if not isinstance(value, list | tuple) or any(v not in FALLBACKS for v in value):
+            raise UsageError(f"{where}: compat.text_tool_call_fallback must be a list of "
+                             f"{', '.join(FALLBACKS)}")
     else:
-        known = ", ".join(sorted([*CHOICES, *BOOLEANS, "send_reasoning", "extra_body"]))
+        known = ", ".join(sorted([*CHOICES, *BOOLEANS, "send_reasoning", "extra_body",
+                                  "text_tool_call_fallback"]))
         raise UsageError(f"{where}: unknown compat key {key!r} (known: {known})")
 
 
