@@ -130,3 +130,10 @@ def test_a_thinking_history_is_sent_back_with_its_signature(wisp, server):
     assert wisp("-p", "x").returncode == 0
     sent = server.requests[1].body["messages"][1]["content"]
     assert sent[0] == {"type": "thinking", "thinking": "plan", "signature": "sig-2"}
+
+
+def test_text_output_of_an_api_error_says_what_failed(wisp, server):
+    server.script(reply.error(400, "bad request here"))
+    run = wisp("-p", "hi", "--output-format", "text")
+    assert run.returncode == 1
+    assert run.stdout == "API Error: 400 bad request here\n"

@@ -167,11 +167,14 @@ def text_output(outcome: Outcome) -> str:
     """`--output-format text`: the answer, or the error line, read off the typed outcome.
     Max turns gets the reference's short form (printed without a trailing newline)."""
     from wisp.engine.decide import MaxTurnsReached
-    from wisp.engine.outcome import LimitHit, Success, ending
+    from wisp.engine.outcome import ApiFailed, LimitHit, Success, api_error_text, ending
 
     match outcome:
         case Success(text=text):
             return text
+        case ApiFailed(error=error):
+            # The result's words, as json output gives them (its subtype says "success").
+            return api_error_text(error)
         case LimitHit(limit=MaxTurnsReached(max_turns=n)):
             return f"Error: Reached max turns ({n})"
     subtype, _, errors = ending(outcome)
