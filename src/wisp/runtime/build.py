@@ -121,6 +121,10 @@ def model_provider(env: Mapping[str, str], betas: tuple[str, ...],
 
     entries = provider_entries(settings.scalar("providers") if settings else None, env)
     register_facts(entries)
+    if env.get("WISP_RECORD") or env.get("WISP_REPLAY"):
+        from wisp.models.cassette import wrap_for_env
+
+        return wrap_for_env(lambda: RoutingModel(anthropic, entries, env), env)
     return RoutingModel(anthropic, entries, env)
 
 

@@ -5,6 +5,9 @@
     with ScriptedServer(reply.tool_use("Bash", {"command": "ls"}), reply.text("done")) as api:
         ...  # point the agent at api.url, then inspect api.requests
 
+The same server speaks Chat Completions at `api.openai_url` (same replies, one queue);
+`reply.openai_raw(frames, ...)` scripts the byte-level quirks of OpenAI-compatible servers.
+
 In process, with no server: `ScriptedModel(*replies)` and `FunctionModel(fn)` are
 `wisp.models.base.Model`s that answer with the same `reply.*` scripts, and
 `ControlChannel` connects two control dispatchers through in-memory queues.
@@ -20,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from wisp.testing import reply
+    from wisp.testing.cassette import RecordingModel, ReplayMismatch, ReplayModel, load_cassette
     from wisp.testing.channel import ControlChannel
     from wisp.testing.model import FunctionModel, ScriptedModel
     from wisp.testing.reply import Reply
@@ -29,9 +33,13 @@ __all__ = [
     "ControlChannel",
     "FunctionModel",
     "RecordedRequest",
+    "RecordingModel",
+    "ReplayMismatch",
+    "ReplayModel",
     "Reply",
     "ScriptedModel",
     "ScriptedServer",
+    "load_cassette",
     "reply",
 ]
 
@@ -42,6 +50,10 @@ _HOMES = {
     "ScriptedModel": "wisp.testing.model",
     "ScriptedServer": "wisp.testing.server",
     "Reply": "wisp.testing.reply",
+    "RecordingModel": "wisp.testing.cassette",
+    "ReplayMismatch": "wisp.testing.cassette",
+    "ReplayModel": "wisp.testing.cassette",
+    "load_cassette": "wisp.testing.cassette",
 }
 
 

@@ -1,7 +1,8 @@
-"""A scripted Messages API server on 127.0.0.1, for testing agents over real sockets.
+"""A scripted Messages API (and Chat Completions API) server on 127.0.0.1, for testing
+agents over real sockets.
 
     with ScriptedServer(reply.text("hello")) as server:
-        run_agent(base_url=server.url)
+        run_agent(base_url=server.url)  # or an OpenAI client at server.openai_url
         assert server.requests[0].body["messages"][-1]["role"] == "user"
 
 Above: a test (or `python -m wisp.testing.server`) scripts replies and inspects requests.
@@ -11,7 +12,11 @@ it is ready, as the real API does. Connections are kept alive between requests (
 except after a cut reply; each request records which connection it came on. It answers
 what the reference CLI was seen to call: `POST /v1/messages`, `POST
 /v1/messages/count_tokens`, `HEAD /`, `HEAD /api/hello`, and 200 `{}` for anything else.
-Requests are not validated (`role: "system"` messages pass).
+It also answers what an OpenAI client calls: `POST /v1/chat/completions` (the same replies,
+from the same queue, translated by `wisp.testing.openai_wire`) and `GET /v1/models` (a
+model list, unless the request carries Anthropic's `x-api-key` or `anthropic-version`:
+then `{}` as before). Paths match by suffix, so a gateway prefix works. Requests are not
+validated (`role: "system"` messages pass).
 """
 
 from __future__ import annotations
@@ -28,7 +33,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-from wisp.testing.reply import EXHAUSTED, JSON, Reply, Served, serve, sse_chunk
+from wisp.testing import openai_wire
+from wisp.testing.reply import (
+    EXHAUSTED,
+    JSON,
+    Headers,
+    Outgoing,
+    Reply,
+    Served,
+    http_chunk,
+    serve,
+    sse_payload,
+)
 
 __all__ = ["RecordedRequest", "ScriptedServer"]
 
@@ -46,7 +62,9 @@ class RecordedRequest:
 
 
 class ScriptedServer:
-    """Serves scripted replies, in order, to `POST /v1/messages`. Starts on construction."""
+    """Serves scripted replies, in order, to `POST /v1/messages` and `POST
+    /v1/chat/completions` (one queue, whatever the route). Starts on construction.
+    `models` lists the ids `GET /v1/models` names first, before those seen in requests."""
 
     def __init__(
         self,
@@ -55,9 +73,11 @@ class ScriptedServer:
         host: str = "127.0.0.1",
         port: int = 0,
         verbose: bool = False,
+        models: tuple[str, ...] = ("wisp-test",),
     ) -> None:
         self.default = default
         self.verbose = verbose
+        self.models = models
         self._cond = threading.Condition()
         self._replies: deque[Reply] = deque(replies)
         self._requests: list[RecordedRequest] = []
@@ -78,6 +98,11 @@ class ScriptedServer:
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}"
+
+    @property
+    def openai_url(self) -> str:
+        """The base URL an OpenAI client expects (it appends `/chat/completions`)."""
+        return f"{self.url}/v1"
 
     def script(self, *replies: Reply) -> ScriptedServer:
         """Queue more replies after those already scripted."""
@@ -138,6 +163,12 @@ class ScriptedServer:
             self._requests.append(request)
             self._cond.notify_all()
 
+    def _model_ids(self) -> list[str]:
+        """`models`, then every other model requests named so far, in order."""
+        with self._cond:
+            seen = [r.body.get("model") for r in self._requests if isinstance(r.body, dict)]
+        return list(dict.fromkeys([*self.models, *(m for m in seen if isinstance(m, str))]))
+
     def _next_reply(self) -> Reply:
         with self._cond:
             if self._replies:
@@ -196,15 +227,8 @@ class _Handler(BaseHTTPRequestHandler):
         port = int(self.client_address[1])
         recorded = RecordedRequest(self.command, self.path, headers, body, self.number, port)
         self.server.scripted._record(recorded)
-        # Suffix match: a base URL with a gateway prefix (/proxy/v1/messages) works too.
-        route = self.path.partition("?")[0].rstrip("/")
         try:
-            if route.endswith("/v1/messages") and self.command == "POST":
-                self._messages(body, len(raw))
-            elif route.endswith("/v1/messages/count_tokens"):
-                self._send_json(200, {"input_tokens": len(raw) // 4})
-            else:
-                self._send_json(200, {} if self.command != "HEAD" else None)
+            self._send(self._route(body, len(raw), headers))
         except ConnectionError:
             self.close_connection = True
 
@@ -214,54 +238,89 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.scripted.verbose:
             super().log_message(format, *args)
 
-    def _messages(self, body: JSON | None, size: int) -> None:
-        request_id = ("request-id", "req_" + secrets.token_hex(12))
+    def _route(self, body: JSON | None, size: int, headers: dict[str, str]) -> Outgoing:
+        """What to answer. Suffix match: a base URL with a gateway prefix
+        (/proxy/v1/messages) works too."""
+        route = self.path.partition("?")[0].rstrip("/")
+        post = self.command == "POST"
+        if route.endswith("/v1/messages") and post:
+            served = self._serve(body, size, chat=False)
+            request_id = ("request-id", "req_" + secrets.token_hex(12))
+            return _messages(served, body, (request_id, *served.headers))
+        if route.endswith("/v1/chat/completions") and post:
+            served = self._serve(body, size, chat=True)
+            request_id = ("x-request-id", "req_" + secrets.token_hex(12))
+            return openai_wire.respond(served, body or {}, (request_id,))
+        if route.endswith("/v1/messages/count_tokens"):
+            return Outgoing.of_json(200, {"input_tokens": size // 4})
+        if self.command == "GET" and _is_openai_models(route, headers):
+            return Outgoing.of_json(200, _models(route, self.server.scripted._model_ids()))
+        return Outgoing.of_json(200, {} if self.command != "HEAD" else None)
+
+    def _serve(self, body: JSON | None, size: int, chat: bool) -> Served:
         # A body that is not an object takes no scripted reply (serve answers it 400).
         chosen = self.server.scripted._next_reply() if isinstance(body, dict) else EXHAUSTED
-        served = serve(chosen, body, size)
-        headers = (request_id, *served.headers)
-        if served.json_body is not None:
-            self._send_json(served.status, served.json_body, headers)
-        elif body is not None and not body.get("stream") and (folded := _fold(served)):
-            self._send_json(200, folded, headers)
+        return serve(chosen, body, size, chat=chat)
+
+    def _send(self, out: Outgoing) -> None:
+        self.send_response(out.status)
+        self.send_header("content-type", out.content_type)
+        if out.chunked:
+            self.send_header("cache-control", "no-cache")
+            self.send_header("transfer-encoding", "chunked")
         else:
-            self._send_sse(served, headers)
-
-    def _send_json(
-        self, status: int, payload: JSON | None, headers: tuple[tuple[str, str], ...] = ()
-    ) -> None:
-        data = b"" if payload is None else json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        for name, value in headers:
+            self.send_header("content-length", str(sum(map(len, out.pieces))))
+        for name, value in out.headers:
             self.send_header(name, value)
         self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(data)
+        if self.command != "HEAD" and not self._write_body(out):
+            self.close_connection = True  # no proper end: the client sees the body cut
 
-    def _send_sse(self, served: Served, headers: tuple[tuple[str, str], ...]) -> None:
-        self.send_response(served.status)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("transfer-encoding", "chunked")
-        for name, value in headers:
-            self.send_header(name, value)
-        self.end_headers()
+    def _write_body(self, out: Outgoing) -> bool:
+        """Write the pieces one by one; False when the connection must be dropped (a cut,
+        a body left unterminated on purpose, or the server closing mid-delay)."""
         stopping = self.server.scripted._stopping
-        for index, (name, data) in enumerate(served.events):
-            if index and served.delay > 0 and stopping.wait(served.delay):
-                self.close_connection = True  # the server is closing: abandon the stream
-                return
-            frame = sse_chunk(name, data)
-            if index == served.cut_after:
-                self.wfile.write(frame[: len(frame) // 2])  # leave the client mid-chunk
-                break
-            self.wfile.write(frame)
-        if served.cut_after is not None:
-            self.close_connection = True  # no terminating chunk: the body is cut
-            return
-        self.wfile.write(b"0\r\n\r\n")
+        for index, piece in enumerate(out.pieces):
+            if index and out.delay > 0 and stopping.wait(out.delay):
+                return False  # the server is closing: abandon the stream
+            data = http_chunk(piece) if out.chunked else piece
+            if index == out.cut_at:
+                self.wfile.write(data[: len(data) // 2])  # leave the client mid-chunk
+                return False
+            self.wfile.write(data)
+        if out.stall > 0 and stopping.wait(out.stall):
+            return False
+        if not out.terminate:
+            return False
+        if out.chunked:
+            self.wfile.write(b"0\r\n\r\n")
+        return True
+
+
+def _messages(served: Served, body: JSON | None, headers: Headers) -> Outgoing:
+    """The Messages API answer: an error, the whole message (no `stream: true`), or SSE."""
+    if served.json_body is not None:
+        return Outgoing.of_json(served.status, served.json_body, headers)
+    if body is not None and not body.get("stream") and (folded := _fold(served)):
+        return Outgoing.of_json(200, folded, headers)
+    payloads = [sse_payload(name, data) for name, data in served.events]
+    return Outgoing.of_sse(payloads, served, headers, served.cut_after)
+
+
+def _is_openai_models(route: str, headers: dict[str, str]) -> bool:
+    """`GET /v1/models[/<id>]` from an OpenAI client: Anthropic's clients send their own
+    headers and keep getting `{}`, as the reference CLI was seen to."""
+    listing = route.endswith("/v1/models") or "/v1/models/" in route
+    return listing and "x-api-key" not in headers and "anthropic-version" not in headers
+
+
+def _models(route: str, ids: list[str]) -> JSON:
+    """The model list, or one model (`/v1/models/<id>`, any id is known)."""
+    def model(id: str) -> JSON:
+        return {"id": id, "object": "model", "created": 0, "owned_by": "wisp-testing"}
+
+    _, _, wanted = route.partition("/v1/models/")
+    return model(wanted) if wanted else {"object": "list", "data": [model(i) for i in ids]}
 
 
 def _fold(served: Served) -> JSON | None:
