@@ -25,6 +25,7 @@ FLAGS: dict[str, tuple[str, Arity]] = {
     "-h": ("help", "flag"),
     "--help": ("help", "flag"),
     "--verbose": ("verbose", "flag"),
+    "--probe": ("probe", "flag"),
     "--output-format": ("output_format", "value"),
     "--input-format": ("input_format", "value"),
     "--include-partial-messages": ("include_partial_messages", "flag"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from pathlib import Path
 
 HELP = """\
 Usage: wisp [options] [prompt]
@@ -33,6 +34,7 @@ Common options:
                                   Allow switching to bypassPermissions later, without
                                   starting in it
   --include-partial-messages      Stream stream_event frames (stream-json only)
+  --probe --model <spec>          Check what an OpenAI-compatible server can do
   -v, --version                   Print the version
 
 Environment: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL,
@@ -96,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.flag("help"):
             sys.stdout.write(HELP)
             return 0
+        if args.flag("probe"):
+            return _probe(args.get_str("model"), args.get_str("settings"))
         for flag in args.unknown:
             sys.stderr.write(f"wisp: warning: ignoring unknown option {flag}\n")
         prompt = " ".join(args.positionals) or None
@@ -107,6 +111,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         gc.enable()  # for in-process callers, and any path that returns before an engine
+
+
+def _probe(spec: str | None, settings_flag: str | None) -> int:
+    """`wisp --probe --model <spec>`: what an OpenAI-compatible server can do."""
+    from wisp.errors import UsageError
+    from wisp.models.openai.probe import run_probe
+    from wisp.runtime.facts import env_overlay
+    from wisp.settings.loader import load_settings
+
+    if not spec:
+        raise UsageError("--probe needs --model <provider>:<model>, e.g. openai:gpt-4.1")
+    settings = load_settings(Path.cwd(), os.environ, selected=None, flag=settings_flag)
+    return run_probe(spec, env_overlay(os.environ, settings), settings.scalar("providers"))
 
 
 def _dispatch(opts: object) -> int:

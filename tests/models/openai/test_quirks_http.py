@@ -67,6 +67,9 @@ def test_an_error_object_mid_stream_is_retried(oa_wisp: Runner, server: Scripted
     run = oa_wisp("-p", "hi", *STREAM)
     assert answer(run) == "Hello"
     assert len(run.of_type("system", "api_retry")) == 1
+    # What streamed before the error is dropped: one assistant message, the retried one.
+    assert [b["text"] for f in run.of_type("assistant") for b in f["message"]["content"]] == [
+        "Hello"]
 
 
 def test_a_stream_cut_in_a_tool_call_runs_nothing(oa_wisp: Runner, server: ScriptedServer

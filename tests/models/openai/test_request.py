@@ -155,3 +155,20 @@ def test_unknown_compat_keys_and_values_fail_loudly() -> None:
         compat_for("generic", {"max_tokens_field": "tokens"}, "settings providers.x")
     with pytest.raises(UsageError, match="unknown preset"):
         compat_for("nope", None, "settings providers.x")
+
+
+def test_model_entry_sampling_and_reasoning_switches() -> None:
+    switch = {"on": {"chat_template_kwargs": {"enable_thinking": True}},
+              "off": {"chat_template_kwargs": {"enable_thinking": False}}}
+    entry = {"api_id": "Qwen/Qwen3", "temperature": 0.7, "top_p": False,
+             "extra_body": {"top_k": 20}, "reasoning": {"request": switch}}
+    request = ModelRequest(model="qwen", messages=[{"role": "user", "content": "hi"}],
+                           max_tokens=10, thinking={"type": "enabled", "budget_tokens": 100})
+    b = chat_body(request, PRESETS["vllm"], entry)
+    assert b["model"] == "Qwen/Qwen3" and b["temperature"] == 0.7 and "top_p" not in b
+    assert b["top_k"] == 20
+    assert b["chat_template_kwargs"] == {"enable_thinking": True}
+    off = chat_body(ModelRequest(model="qwen", messages=request.messages, max_tokens=10),
+                    PRESETS["vllm"], entry)
+    assert off["chat_template_kwargs"] == {"enable_thinking": False}
+    assert "temperature" not in chat_body(request, PRESETS["vllm"], {})

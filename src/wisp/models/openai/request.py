@@ -24,6 +24,8 @@ _SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def chat_body(request: ModelRequest, compat: Compat, entry: JSON) -> JSON:
+    if isinstance(entry.get("vision"), bool) and entry["vision"] != compat.vision:
+        compat = compat.with_overrides({"vision": entry["vision"]}, "model entry")
     ids = WireIds(compat.tool_id_style)
     messages = _system(request, compat) + _history(request.messages, compat, ids)
     if compat.system_role == "none":
