@@ -24,6 +24,7 @@ import pytest
 
 from tests.conftest import base_env
 from wisp.testing import ScriptedServer
+from wisp.testing.server import RecordedRequest
 
 POLL_S = 0.02
 
@@ -190,3 +191,21 @@ def tui_setup(tmp_path: Path) -> Iterator[TuiSetup]:
             yield setup
         finally:
             setup.close()
+
+
+def message_requests(tui: TuiSetup) -> list[RecordedRequest]:
+    """The Messages API requests the server got (not count_tokens, probes or the like)."""
+    return [r for r in tui.server.requests
+            if r.method == "POST" and r.path.partition("?")[0].rstrip("/").endswith(
+                "/v1/messages")]
+
+
+def wait_requests(tui: TuiSetup, n: int, timeout: float = 15) -> list[RecordedRequest]:
+    deadline = time.monotonic() + timeout
+    while True:
+        found = message_requests(tui)
+        if len(found) >= n:
+            return found
+        if time.monotonic() > deadline:
+            pytest.fail(f"expected {n} model requests, got {len(found)}")
+        time.sleep(POLL_S)

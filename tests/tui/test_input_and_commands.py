@@ -16,10 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.tui.harness import POLL_S, Terminal, TuiSetup
+from tests.tui.harness import POLL_S, Terminal, TuiSetup, message_requests, wait_requests
 from wisp.models import catalog
 from wisp.testing import reply
-from wisp.testing.server import RecordedRequest
 
 JSON = dict[str, Any]
 HAIKU = catalog.DEFAULT_ALIASES["haiku"]
@@ -27,23 +26,6 @@ SONNET = catalog.DEFAULT_ALIASES["sonnet"]
 
 
 # Helpers --------------------------------------------------------------------------------
-
-
-def message_requests(tui: TuiSetup) -> list[RecordedRequest]:
-    return [r for r in tui.server.requests
-            if r.method == "POST" and r.path.partition("?")[0].rstrip("/").endswith(
-                "/v1/messages")]
-
-
-def wait_requests(tui: TuiSetup, n: int, timeout: float = 15) -> list[RecordedRequest]:
-    deadline = time.monotonic() + timeout
-    while True:
-        found = message_requests(tui)
-        if len(found) >= n:
-            return found
-        if time.monotonic() > deadline:
-            pytest.fail(f"expected {n} model requests, got {len(found)}")
-        time.sleep(POLL_S)
 
 
 def texts_of(content: Any) -> list[str]:

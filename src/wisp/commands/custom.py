@@ -22,6 +22,8 @@ import shlex
 from pathlib import Path
 from typing import Literal
 
+from wisp.permissions.rules import split_rule_list
+
 Source = Literal["project", "user"]
 
 # Patterns are kept as strings and compiled by `re` on first use (and cached there):
@@ -195,22 +197,8 @@ def _tool_list(value: FieldValue | None) -> tuple[str, ...]:
         text = value.strip()
         if text.startswith("[") and text.endswith("]"):
             text = text[1:-1]
-        items = _split_top_level(text)
+        items = split_rule_list(text)
     return tuple(tool for item in items if (tool := _unquote(item.strip())))
-
-
-def _split_top_level(text: str) -> list[str]:
-    items, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth = max(depth - 1, 0)
-        elif char == "," and depth == 0:
-            items.append(text[start:i])
-            start = i + 1
-    items.append(text[start:])
-    return items
 
 
 def _first_line(body: str) -> str:

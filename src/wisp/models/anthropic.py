@@ -18,7 +18,7 @@ from wisp import __version__
 from wisp.errors import RETRYABLE_STATUSES, ModelAPIError, RetryableAPIError, StreamCutError
 from wisp.jsonsafe import loads_bounded
 from wisp.models import http
-from wisp.models.base import JSON, ModelRequest
+from wisp.models.base import JSON, ModelRequest, close_readers
 from wisp.models.body import BodyEncoder, encode_body
 from wisp.models.pool import ConnectionPool
 from wisp.models.sse import batched_events, error_fields
@@ -190,11 +190,7 @@ class AnthropicStream:
     async def aclose(self) -> None:
         self._closed = True
         readers, self._readers = self._readers, []
-        for reader in readers:  # outermost first: each is suspended inside the next
-            # One another task is iterating right now ends on its own once the response
-            # below is closed; closing it from here would raise.
-            if not getattr(reader, "ag_running", False):
-                await reader.aclose()
+        await close_readers(readers)
         if self._response is not None:
             if self._stopped:  # only the final chunk is left: read it, to reuse the socket
                 await self._response.finish(_FINISH_GRACE)

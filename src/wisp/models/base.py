@@ -70,3 +70,14 @@ class Model(Protocol):
     def stream(self, request: ModelRequest) -> ModelStream:
         """Open a streaming request. HTTP errors raise on `__aenter__` or during iteration."""
         ...
+
+
+async def close_readers(readers: list[Any]) -> None:
+    """Closes the async generators reading a response body, outermost first (each is
+    suspended inside the next). Left to the garbage collector, each would cost a task of
+    its own (asyncio's async-generator finalizer); one that another task is iterating
+    right now ends on its own once the response is closed, and closing it here would
+    raise."""
+    for reader in readers:
+        if not getattr(reader, "ag_running", False):
+            await reader.aclose()

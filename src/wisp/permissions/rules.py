@@ -119,3 +119,19 @@ def command_matches(content: str, command: str) -> bool:
     if "*" in content:
         return re.fullmatch(".*".join(map(re.escape, content.split("*"))), command) is not None
     return command == content
+
+
+def split_rule_list(text: str) -> list[str]:
+    """Rules written as one comma-separated line (`Bash(git add, commit), Read`): commas
+    inside parentheses belong to the rule. Items are stripped; empty ones dropped."""
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [item.strip() for item in items if item.strip()]

@@ -28,7 +28,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from wisp.permissions.rules import Rule, normalise_path
+from wisp.permissions.rules import Rule, normalise_path, split_rule_list
 from wisp.tools.base import Tool
 
 JSON = dict[str, Any]
@@ -103,22 +103,6 @@ def suggest_rules(tool: Tool, tool_input: JSON, *, cwd: Path | None = None,
         if each and each not in rules:
             rules.append(each)
     return rules
-
-
-def split_rules(text: str) -> list[str]:
-    """Rules typed as one comma-separated line (commas inside parentheses belong to the
-    rule)."""
-    items, depth, start = [], 0, 0
-    for i, char in enumerate(text):
-        if char == "(":
-            depth += 1
-        elif char == ")":
-            depth = max(depth - 1, 0)
-        elif char == "," and depth == 0:
-            items.append(text[start:i])
-            start = i + 1
-    items.append(text[start:])
-    return [item.strip() for item in items if item.strip()]
 
 
 def command_rule(tool_name: str, command: str) -> str:
@@ -328,3 +312,6 @@ def _write_atomically(path: Path, text: str) -> None:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+split_rules = split_rule_list  # the dialog's edited rule line

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from wisp import __version__
 from wisp.errors import ModelAPIError
 from wisp.models import http
-from wisp.models.base import JSON, ModelRequest
+from wisp.models.base import JSON, ModelRequest, close_readers
 from wisp.models.openai.errors import status_error, stream_error
 from wisp.models.openai.normalise import Normaliser, completion_as_chunk
 from wisp.models.openai.presets import Compat, compat_for, guess_preset
@@ -131,9 +131,7 @@ class OpenAIStream:
     async def aclose(self) -> None:
         self._closed = True
         readers, self._readers = self._readers, []
-        for reader in readers:
-            if not getattr(reader, "ag_running", False):
-                await reader.aclose()
+        await close_readers(readers)
         if self._response is not None:
             if self._ended:
                 await self._response.finish(_FINISH_GRACE)
