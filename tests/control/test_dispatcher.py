@@ -374,3 +374,34 @@ def test_handlers_running_at_eof_finish_and_answer() -> None:
             assert await task == {"finished": True}
 
     run_async(scenario())
+
+
+def test_a_request_id_already_in_flight_is_answered_once() -> None:
+    """A repeat of a request still being handled is ignored (the reference would run it
+    twice); once answered, the id may be used again."""
+    async def scenario() -> None:
+        async with ControlChannel() as ch:
+            release = asyncio.Event()
+            runs: list[int] = []
+
+            async def slow(request: JSON) -> JSON:
+                runs.append(request["n"])
+                await release.wait()
+                return {"n": request["n"]}
+
+            ch.b.register("slow", slow)
+            frame = {"type": "control_request", "request_id": "same",
+                     "request": {"subtype": "slow", "n": 1}}
+            ch.b.receive(frame)
+            ch.b.receive({**frame, "request": {"subtype": "slow", "n": 2}})
+            await wait_until(lambda: runs == [1])
+            release.set()
+            await wait_until(lambda: len(sent_responses(ch.b_sent)) == 1)
+            await asyncio.sleep(0.01)
+            assert sent_responses(ch.b_sent) == [
+                {"subtype": "success", "request_id": "same", "response": {"n": 1}}]
+            ch.b.receive({**frame, "request": {"subtype": "slow", "n": 3}})
+            await wait_until(lambda: len(sent_responses(ch.b_sent)) == 2)
+            assert runs == [1, 3]
+
+    run_async(scenario())

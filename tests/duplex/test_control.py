@@ -186,9 +186,14 @@ def test_a_control_request_without_a_request_object_is_an_error(duplex):
 
 
 def test_rewind_files_answers_a_clear_error(duplex):
+    # Checkpoints are off (no CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING): the reference's
+    # error, as an error response for a real rewind and as `canRewind: false` for a dry run.
     wisp = duplex()
     response = wisp.call("rewind_files", user_message_id="abc")
-    assert response["subtype"] == "error" and "checkpoint" in response["error"]
+    assert response["subtype"] == "error"
+    assert response["error"] == "File rewinding is not enabled."
+    dry = wisp.call("rewind_files", user_message_id="abc", dry_run=True)
+    assert dry["response"] == {"canRewind": False, "error": "File rewinding is not enabled."}
     assert wisp.finish() == 0
 
 
@@ -201,7 +206,9 @@ def test_stop_task_settings_and_rename(duplex):
     )
     settings = wisp.call("get_settings")["response"]
     assert settings["effective"]["permissionMode"] == "plan"
-    assert wisp.call("rename_session", title="Renamed")["response"] == {"title": "Renamed"}
+    renamed = wisp.call("rename_session", title="Renamed")
+    # No body, as the reference answers.
+    assert renamed == {"subtype": "success", "request_id": renamed["request_id"]}
     assert wisp.finish() == 0
 
 

@@ -95,7 +95,9 @@ def test_typescript_servers_without_a_manifest_get_the_handshake(duplex):
     assert proc.response_to(request_id)["subtype"] == "success"
     status = proc.call("mcp_status")["response"]["mcpServers"]
     assert status[0]["status"] == "connected"
-    assert status[0]["tools"] == [{"name": "add"}]
+    assert status[0]["tools"] == [{"name": "add", "annotations": {}}]
+    assert "config" not in status[0]  # an SDK-hosted server's config stays with its host
+    assert (status[0]["transport"], status[0]["source"]) == ("sdk", "sdk")
     assert proc.finish() == 0
 
 
@@ -150,4 +152,40 @@ def test_a_stdio_server_that_cannot_start_is_listed_as_failed(duplex):
     status = proc.call("mcp_status")["response"]["mcpServers"]
     assert status[0]["name"] == "files" and status[0]["status"] == "failed"
     assert "could not start some-mcp-server" in status[0]["error"]
+    assert proc.finish() == 0
+
+
+def test_mcp_status_connects_a_python_sdk_server_to_report_its_real_state(duplex):
+    """Python names its servers in --mcp-config; they connect before the first turn, or
+    when the host asks for their status, which then lists their tools."""
+    proc = duplex("--mcp-config", PY_CONFIG)
+    request_id = proc.request("mcp_status")
+    assert serve_handshake(proc) == ["initialize", "notifications/initialized", "tools/list"]
+    [row] = proc.response_to(request_id)["response"]["mcpServers"]
+    assert (row["name"], row["status"], row["transport"]) == ("calc", "connected", "sdk")
+    assert row["tools"] == [{"name": "add", "annotations": {}}]
+    assert row["serverInfo"] == {"name": "calc", "version": "1.0.0"}
+    assert proc.finish() == 0
+
+
+def test_mcp_set_servers_replaces_the_sdk_servers_and_connects_the_new_ones(duplex, server):
+    server.script(reply.tool_use("mcp__calc__add", {"a": 1, "b": 2}), reply.text("three"))
+    proc = duplex("--allowedTools=mcp__calc")
+    manifests = {"old": {"initializeResult": INIT_RESULT, "toolsListResult": {"tools": []}}}
+    proc.initialize(sdkMcpServers=["old"], sdkMcpServerManifests=manifests)
+    request_id = proc.request("mcp_set_servers", servers={"calc": {"type": "sdk",
+                                                                   "name": "calc"}})
+    assert serve_handshake(proc) == ["initialize", "notifications/initialized", "tools/list"]
+    answer = proc.response_to(request_id)["response"]
+    assert answer == {"added": ["calc"], "removed": ["old"], "errors": {}}
+    again = proc.call("mcp_set_servers", servers={"calc": {"type": "sdk", "name": "calc"}})
+    assert again["response"] == {"added": [], "removed": [], "errors": {}}
+    proc.user("add")
+    call = proc.wait_request("mcp_message", count=4)
+    assert call["request"]["message"]["method"] == "tools/call"
+    proc.answer(call, rpc_result(call["request"]["message"],
+                                 {"content": [{"type": "text", "text": "3"}]}))
+    assert proc.wait_frame("result")["result"] == "three"
+    bad = proc.call("mcp_set_servers", servers=["calc"])
+    assert bad["error"] == "mcp_set_servers: servers must be an object of config objects"
     assert proc.finish() == 0

@@ -104,7 +104,19 @@ def test_compaction_replaces_the_head_with_a_summary(tmp_path: Path) -> None:
     assert model.requests[0].body["max_tokens"] == 8192
     assert ctx.session.history == [user(SUMMARY_PREFIX + "the summary"), TOOL_USE, TOOL_RESULT]
     boundary = [f for f in sink.items if f.get("subtype") == "compact_boundary"]
-    assert boundary[0]["compact_metadata"] == {"trigger": "auto", "pre_tokens": 1000}
+    metadata = boundary[0]["compact_metadata"]
+    assert {k: metadata[k] for k in ("trigger", "pre_tokens")} == {
+        "trigger": "auto", "pre_tokens": 1000}
+    assert isinstance(metadata["duration_ms"], int)
+    # The reference's frames around it: compacting, then its result, then the boundary
+    # and the summary as a synthetic user message.
+    kinds = [(f["type"], f.get("subtype"), f.get("status"), f.get("compact_result"))
+             for f in sink.items]
+    assert kinds == [("system", "status", "compacting", None),
+                     ("system", "status", None, "success"),
+                     ("system", "compact_boundary", None, None), ("user", None, None, None)]
+    assert sink.items[-1]["isSynthetic"] is True
+    assert sink.items[-1]["message"]["content"] == SUMMARY_PREFIX + "the summary"
     assert ctx.session.usage.totals()["output_tokens"] == 7  # the summary call is billed
 
 

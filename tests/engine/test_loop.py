@@ -158,17 +158,62 @@ def test_a_stop_hook_that_says_stop_ends_the_run(cwd: Path) -> None:
     model = ScriptedModel(reply.text("first"), reply.text("never"))
     run = run_loop(model, cwd=cwd, hooks={"Stop": lambda _: {
         "decision": "block", "reason": "ignored", "continue": False}})
-    assert (run.terminal_reason, run.text, len(model.requests)) == ("completed", "first", 1)
+    assert (run.terminal_reason, run.text, len(model.requests)) == (
+        "stop_hook_prevented", "first", 1)
+    assert run.is_error is False
 
 
 def test_a_user_prompt_submit_hook_can_block_before_any_call(cwd: Path) -> None:
+    """Nothing goes to the model; the result is a success whose text says why (the
+    reference's), with no terminal reason; the prompt is not kept."""
     model = ScriptedModel(reply.text("never"))
     run = run_loop(model, cwd=cwd, hooks={"UserPromptSubmit": lambda p: {
         "decision": "block", "reason": f"not {p['prompt']!r}"}})
-    assert (run.terminal_reason, run.is_error) == ("hook_stopped", True)
-    assert run.errors == ["Prompt blocked: not 'hi'"]
-    assert run.outcome == HookStopped("Prompt blocked: not 'hi'")
+    notice = "UserPromptSubmit operation blocked by hook:\nnot 'hi'\n\nOriginal prompt: hi"
+    assert (run.result["subtype"], run.is_error, run.text) == ("success", False, notice)
+    assert "terminal_reason" not in run.result and run.errors == []
+    assert run.outcome == HookStopped(notice, reason="not 'hi'", terminal_reason=None)
     assert model.requests == [] and run.num_turns == 0
+    assert run.history == []
+    [shown] = run.system("informational")
+    assert (shown["content"], shown["level"], shown["prevent_continuation"]) == (
+        notice, "warning", True)
+    assert shown["prompt_submit_outcome"] == {"kind": "blocked_by_hook", "prompt_kept": False,
+                                              "reason": "not 'hi'"}
+
+
+def test_continue_false_from_user_prompt_submit_keeps_the_prompt_unanswered(
+        cwd: Path) -> None:
+    model = ScriptedModel(reply.text("never"))
+    run = run_loop(model, cwd=cwd, hooks={"UserPromptSubmit": lambda _: {
+        "continue": False, "stopReason": "maintenance"}})
+    assert (run.text, run.is_error, run.num_turns) == (
+        "Operation stopped by hook: maintenance", False, 0)
+    assert model.requests == []
+    assert texts(run.history[0])[0] == "hi"  # kept, with a note that it went unanswered
+    [shown] = run.system("informational")
+    assert shown["prompt_submit_outcome"] == {"kind": "stopped_by_hook", "prompt_kept": True,
+                                              "reason": "maintenance"}
+
+
+def test_continue_false_from_pre_tool_use_ends_the_run_once_the_tools_ran(cwd: Path) -> None:
+    tool = echo_tool()
+    model = ScriptedModel(reply.tool_uses([("Echo", {"n": 1}), ("Echo", {"n": 2})]),
+                          reply.text("never"))
+    run = run_loop(model, cwd=cwd, tools=[tool], hooks={"PreToolUse": lambda _: {
+        "continue": False, "stopReason": "that will do"}})
+    assert (run.result["subtype"], run.is_error, run.terminal_reason) == (
+        "success", False, "hook_stopped")
+    assert len(tool.calls) == 2 and len(model.requests) == 1
+    assert (run.num_turns, run.stop_reason, run.text) == (2, "tool_use", "")
+
+
+def test_a_hook_system_message_is_shown_to_the_user(cwd: Path) -> None:
+    model = ScriptedModel(reply.tool_use("Echo", {}), reply.text("done"))
+    run = run_loop(model, cwd=cwd, tools=[echo_tool()], hooks={"PreToolUse": lambda _: {
+        "systemMessage": "careful now"}})
+    [shown] = run.system("informational")
+    assert (shown["content"], shown["level"]) == ("PreToolUse:Echo says: careful now", "notice")
 
 
 def test_a_user_prompt_submit_hook_adds_context(cwd: Path) -> None:
@@ -213,8 +258,12 @@ def test_a_spent_budget_refuses_the_next_call(cwd: Path) -> None:
         return first, second
 
     first, second = run_async(two_prompts())
-    assert first.terminal_reason == "completed"  # the call that overspent still answers
+    # The call that overspent ends its run (checked after every call), as the reference does.
+    assert (first.terminal_reason, first.stop_reason, first.num_turns) == (
+        "budget_exhausted", "end_turn", 1)
+    assert "result" not in first.result
     assert second.terminal_reason == "budget_exhausted" and len(model.requests) == 1
+    assert second.num_turns == 1  # the refused turn is counted, as the reference does
 
 
 # API failures ----------------------------------------------------------------------------

@@ -159,3 +159,42 @@ def test_hook_events_are_off_by_default(wisp, server):
     server.script(reply.text("ok"))
     run = wisp("-p", "x", "--output-format", "stream-json", "--verbose")
     assert not run.of_type("system", "hook_started")
+
+
+def test_user_prompt_submit_exit_2_blocks_the_prompt_and_the_run_succeeds(wisp, server):
+    settings_with(wisp, {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": "echo 'not now' >&2; exit 2"}]}]})
+    server.script(reply.text("never sent"))
+    run = wisp("-p", "hello", "--output-format", "json")
+    assert run.returncode == 0
+    result = json.loads(run.stdout)
+    assert (result["subtype"], result["is_error"], result["num_turns"]) == ("success", False, 0)
+    assert result["result"] == ("UserPromptSubmit operation blocked by hook:\n"
+                                "[echo 'not now' >&2; exit 2]: not now\n\n\nOriginal prompt: hello")
+    assert "terminal_reason" not in result
+    assert server.requests == []
+
+
+def test_a_pre_tool_use_denial_reads_as_a_hook_error(wisp, server):
+    settings_with(wisp, {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "echo 'no shell today' >&2; exit 2"}]}]})
+    server.script(reply.tool_use("Bash", {"command": "echo hi"}), reply.text("ok"))
+    run = wisp("-p", "x", "--output-format", "stream-json", "--verbose")
+    tool_result = run.of_type("user")[0]["message"]["content"][0]
+    assert tool_result["content"] == ("PreToolUse:Bash hook error: "
+                                      "[echo 'no shell today' >&2; exit 2]: no shell today\n")
+    assert not run.of_type("system", "permission_denied")
+    assert run.result["permission_denials"][0]["tool_name"] == "Bash"
+
+
+def test_a_system_message_is_shown_and_continue_false_ends_the_run(wisp, server):
+    answer = json.dumps({"systemMessage": "heads up", "continue": False})
+    settings_with(wisp, {"PostToolUse": [{"hooks": [
+        {"type": "command", "command": f"echo '{answer}'"}]}]})
+    server.script(reply.tool_use("Bash", {"command": "echo hi"}), reply.text("never sent"))
+    run = wisp("-p", "x", "--output-format", "stream-json", "--verbose")
+    assert run.returncode == 0
+    [notice] = run.of_type("system", "informational")
+    assert (notice["content"], notice["level"]) == ("PostToolUse:Bash says: heads up", "notice")
+    assert (run.result["terminal_reason"], run.result["is_error"]) == ("hook_stopped", False)
+    assert len(server.requests) == 1

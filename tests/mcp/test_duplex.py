@@ -37,7 +37,9 @@ def test_status_toggle_and_reconnect(duplex, server, pid_file):
     proc.initialize()
     [calc] = statuses(proc)  # waits for the background start, not a snapshot of it
     assert calc["status"] == "connected" and "error" not in calc
-    assert calc["tools"] == [{"name": "add"}, {"name": "peek"}]
+    assert calc["tools"] == [{"name": "add", "annotations": {}},
+                             {"name": "peek", "annotations": {"readOnly": True}}]
+    assert (calc["transport"], calc["scope"], calc["source"]) == ("stdio", "dynamic", "dynamic")
     assert calc["serverInfo"]["name"] == "calc"
     assert calc["config"] == {"type": "stdio", "command": sys.executable, "args": [str(CALC)]}
 
@@ -78,7 +80,7 @@ def test_requests_from_the_server_and_a_changed_tool_list(duplex, server, pid_fi
     proc.user("grow")
     assert proc.wait_frame("result", count=2)["result"] == "grown"
     # notifications/tools/list_changed makes wisp list the tools again, in the background.
-    assert wait_for(lambda: {"name": "extra"} in statuses(proc)[0]["tools"])
+    assert wait_for(lambda: "extra" in [t["name"] for t in statuses(proc)[0]["tools"]])
     proc.user("again")
     proc.wait_frame("result", count=3)
     assert "mcp__raw__extra" in offered(server.requests[4])

@@ -33,7 +33,8 @@ SUBTYPE = "subtype"
 def test_the_table_covers_every_request_type_wisp_answers():
     assert set(VALID) == set(p.INBOUND)
     assert {subtype for subtype, *_ in INVALID} == set(p.INBOUND) - {
-        "mcp_status", "get_context_usage", "get_settings"}  # nothing to get wrong
+        "mcp_status", "get_context_usage", "get_settings", "list_models", "get_session_cost",
+        "reload_skills", "get_plan"}  # nothing to get wrong
 
 
 @pytest.mark.parametrize(("subtype", "fields"),
@@ -59,10 +60,12 @@ def test_declared_fields_match_the_typed_dict(kind: p.RequestType[Any]):
     assert typed.__annotations__[SUBTYPE] == typing.Literal[kind.subtype]
     declared = {f.name for f in kind.fields}
     required = {f.name for f in kind.fields if f.required}
-    assert required == set(typed.__required_keys__) - {SUBTYPE}
-    # initialize's own, checked by its handler or acknowledged as not applied
+    # initialize's own, checked by its handler or acknowledged as not applied; and
+    # mcp_set_servers' `servers`, checked by its extra check with the reference's phrase
     checked_elsewhere = ({"jsonSchema", "mcpServers", "settings", "managedSettings",
-                          "disallowedTools"} if kind is p.INITIALIZE else set())
+                          "disallowedTools"} if kind is p.INITIALIZE
+                         else {"servers"} if kind is p.MCP_SET_SERVERS else set())
+    assert required == set(typed.__required_keys__) - {SUBTYPE} - checked_elsewhere
     assert declared == set(typed.__annotations__) - {SUBTYPE} - checked_elsewhere
 
 

@@ -56,7 +56,9 @@ def test_an_invalid_first_initialize_is_answered_with_its_error_then_a_valid_one
                    "error": "Invalid initialize request: `hooks` must be an object or null"}
     good = wisp.initialize(title="ok")
     assert good["response"]["hooks_applied"] is True
-    assert wisp.call("rename_session", title=None)["response"] == {"title": None}
+    # It passes the protocol's checks; the handler refuses it with the reference's words.
+    assert wisp.call("rename_session", title=None)["error"] == (
+        "rename_session: title must be a string")
     assert wisp.finish() == 0
 
 

@@ -54,7 +54,7 @@ def node() -> str:
 def drive(node, cli, work, env):
     assert not cli.endswith((".js", ".mjs", ".ts")), "TS would run such a path through node"
 
-    def run_script(script: str, timeout: float = 60) -> NodeRun:
+    def run_script(script: str, timeout: float = 60, **extra_env: str) -> NodeRun:
         proc = subprocess.run(
             [node, str(TS_DIR / script)],
             cwd=TS_DIR,
@@ -62,7 +62,7 @@ def drive(node, cli, work, env):
             text=True,
             timeout=timeout,
             check=False,
-            env={**env, "WISP_CLI": cli, "WISP_WORK": str(work)},
+            env={**env, "WISP_CLI": cli, "WISP_WORK": str(work), **extra_env},
         )
         run = NodeRun(proc.returncode, proc.stderr)
         for line in proc.stdout.splitlines():
@@ -117,3 +117,35 @@ def test_in_process_mcp_tool(drive, server):
     tool_result = server.requests[1].body["messages"][-1]["content"][0]
     assert tool_result["type"] == "tool_result"
     assert tool_result["content"] == [{"type": "text", "text": "42"}]
+
+
+def test_set_mcp_servers_adds_a_server_whose_tool_then_runs(drive, server):
+    server.script(reply.tool_use("mcp__calc__add", {"a": 2, "b": 3}), reply.text("five"))
+    run = drive("set_mcp_servers.mjs")
+    assert run.summary["added"] == {"added": ["calc"], "removed": [], "errors": {}}
+    [row] = run.summary["status"]
+    assert (row["name"], row["status"], row["transport"]) == ("calc", "connected", "sdk")
+    assert row["tools"] == [{"name": "add", "annotations": {}}]
+    assert run.summary["calls"] == [{"a": 2, "b": 3}]
+    assert run.result["result"] == "five"
+    assert "mcp__calc__add" in [t["name"] for t in server.requests[0].body["tools"]]
+
+
+def test_continue_false_from_a_hook_ends_the_run_with_a_success(drive, server, work):
+    server.script(reply.tool_use("Bash", {"command": "echo ran"}), reply.text("never sent"))
+    run = drive("hook_stop.mjs", HOOK_CASE="stop")
+    assert run.summary["seen"] == ["PreToolUse"]
+    result = run.result
+    assert (result["subtype"], result["is_error"], result["terminal_reason"]) == (
+        "success", False, "hook_stopped")
+    assert len(server.requests) == 1
+
+
+def test_a_user_prompt_submit_block_ends_the_run_with_a_success(drive, server):
+    run = drive("hook_stop.mjs", HOOK_CASE="block")
+    assert run.result["subtype"] == "success" and run.result["is_error"] is False
+    assert run.result["result"].startswith("UserPromptSubmit operation blocked by hook:\n"
+                                           "not from this host")
+    [notice] = run.of("system", "informational")
+    assert notice["prevent_continuation"] is True
+    assert server.requests == []

@@ -140,7 +140,8 @@ def test_hook_lifecycle(backend: Backend) -> None:
              "tool_response": {"stdout": "rewritten", "stderr": "", "interrupted": False,
                                "isImage": False, "noOutputExpected": False},
              **base, "tool_use_id": "<toolu>"},
-            {"keys": sorted([*COMMON, "stop_hook_active"]), "hook_event_name": "Stop",
+            {"keys": sorted([*COMMON, "last_assistant_message", "stop_hook_active"]),
+             "hook_event_name": "Stop",
              "stop_hook_active": False, **base, "tool_use_id": "<uuid>"},
         ],
         "conversation": [["assistant", [["tool_use", "Bash", {"command": "echo original"}]]],
@@ -162,7 +163,8 @@ def test_pre_tool_use_deny(backend: Backend) -> None:
                    "cwd": "<cwd>", "tool_use_id": "<toolu>"}],
         "marker_exists": False,  # denied even under bypassPermissions
         "result": done("ok", permission_denials=[{"tool_name": "Bash", "tool_input": command}]),
-        "tool_results_sent": [{"content": "touch is forbidden", "is_error": True}],
+        "tool_results_sent": [{"content": "PreToolUse:Bash hook error: touch is forbidden",
+                               "is_error": True}],
     }
 
 

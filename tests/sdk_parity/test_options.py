@@ -298,8 +298,11 @@ ENVIRONMENT = ("- Working directory: <cwd>\n- Git repository: no\n- Platform: <p
 def test_agents(backend: Backend) -> None:
     task = {"description": "review", "prompt": "review main.py", "subagent_type": "reviewer"}
     assert backend.run(agents) == {
-        # The subagent's own AssistantMessage (parent_tool_use_id set) is the second.
-        "kinds": ["SystemMessage:init", "AssistantMessage", "AssistantMessage", "UserMessage",
+        # The Task call, its task's start, the subagent's brief (its reply, text only, is
+        # not shown), the task's end, the call's result, the answer.
+        "kinds": ["SystemMessage:init", "AssistantMessage", "TaskStartedMessage:task_started",
+                  "UserMessage", "TaskUpdatedMessage:task_updated",
+                  "TaskNotificationMessage:task_notification", "UserMessage",
                   "AssistantMessage", "ResultMessage"],
         "raised": None,
         "init_agents": {"agents": ["reviewer"]},
@@ -479,9 +482,8 @@ def test_startup_errors_and_warnings(backend: Backend) -> None:
             "kinds": [], "raised": "ProcessError", "requests": 0,
             "stderr": ["Error: --json-schema is not a valid JSON Schema: 12 is not valid under "
                        "any of the given schemas (at root.type)"]},
-        "continue_without_session": {
-            "kinds": [], "raised": "ProcessError", "requests": 0,
-            "stderr": ["No conversation found to continue"]},
+        # Nothing to continue starts a new session, as in the reference.
+        "continue_without_session": {"kinds": ran, "raised": None, "requests": 1, "stderr": []},
         # Warnings: the run goes on, and the warning reaches the `stderr` callback (for
         # the in-process backend too: it has no stderr of its own).
         "settings_not_json": {

@@ -90,9 +90,11 @@ async def resume_unknown_session(b: Backend) -> dict[str, Any]:
 
 
 def test_resume_unknown_session(backend: Backend) -> None:
+    # An error result comes before the exit, as from the reference, so the SDK raises it
+    # (ResultError, a ProcessError) with the message rather than a bare process failure.
     assert backend.run(resume_unknown_session) == {
         "kinds": [],
-        "raised": "ProcessError",
+        "raised": "ResultError",
         "requests": 0,
         "stderr": ["No conversation found with session ID: "
                    "00000000-0000-4000-8000-000000000000"],

@@ -31,6 +31,7 @@ OTHER = "22222222-2222-4333-8444-555555555555"
 
 
 def project_dir(wisp: Runner) -> Path:
+    """The runner sets WISP_CONFIG_DIR to `<home>/.wisp` (tests/conftest.py::base_env)."""
     return wisp.home / ".wisp" / "projects" / project_key(wisp.cwd)
 
 
@@ -39,6 +40,12 @@ def transcript(wisp: Runner, session_id: str) -> Path:
 
 
 def lines(path: Path) -> list[JSON]:
+    """The message lines (those with a uuid): not the metadata beside them (`last-prompt`,
+    `custom-title`, ...)."""
+    return [e for e in raw_lines(path) if "uuid" in e]
+
+
+def raw_lines(path: Path) -> list[JSON]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 

@@ -64,8 +64,10 @@ def test_a_torn_last_line_is_skipped_and_the_next_line_starts_fresh(wisp, server
     assert run.returncode == 0, run.stderr
     assert [texts(m["content"]) for m in messages(server.requests[-1])] == [["p1"], ["one"], ["p2"]]
     raw = path.read_text().splitlines()
-    assert len(raw) == 5  # two lines, the fragment, two new lines
-    assert [json.loads(line)["type"] for line in raw[3:]] == ["user", "assistant"]
+    torn = raw.index('{"parentUuid":"x","type":"assistant","message":{"role":"assis')
+    # The first run's lines, the fragment, then the new run's from a fresh line.
+    assert [json.loads(line)["type"] for line in raw[torn + 1:]] == [
+        "user", "last-prompt", "assistant", "last-prompt"]
 
 
 def test_a_dangling_tool_use_gets_an_error_result_on_resume(wisp, server):
@@ -74,7 +76,9 @@ def test_a_dangling_tool_use_gets_an_error_result_on_resume(wisp, server):
         "session_id"
     ]
     path = transcript(wisp, sid)
-    kept = path.read_text().splitlines()[:2]  # as if killed before the tool finished
+    raw = path.read_text().splitlines()
+    # As if killed before the tool finished: up to the tool_use line.
+    kept = raw[:next(n for n, line in enumerate(raw) if '"type":"assistant"' in line) + 1]
     path.write_text("\n".join(kept) + "\n")
     server.script(reply.text("again"))
     assert wisp("-p", "p2", "--resume", sid).returncode == 0

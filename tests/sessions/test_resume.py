@@ -106,7 +106,13 @@ def test_session_id_is_used_as_given(wisp, server):
             ("--resume", "99999999-2222-4333-8444-555555555555"),
             "No conversation found with session ID: 99999999-2222-4333-8444-555555555555\n",
         ),
-        (("--resume", "not-a-session"), "No conversation found with session ID: not-a-session\n"),
+        (("--resume", "not-a-session"),
+         "Error: --resume requires a valid session ID or session title when used with --print. "
+         "Usage: wisp -p --resume <session-id|title>. Provided value \"not-a-session\" is not a "
+         "UUID and does not match any session title.\n"),
+        (("--resume-session-at", OTHER), "Error: --resume-session-at requires --resume\n"),
+        (("--resume", SID, "--resume-drops-turn", OTHER),
+         "Error: --resume-drops-turn requires --resume-session-at\n"),
     ],
 )
 @pytest.mark.parametrize("output", ["json", "text"])
@@ -126,11 +132,13 @@ def test_a_session_id_already_in_use_is_refused(wisp, server):
     assert len(server.requests) == 1
 
 
-def test_continue_with_no_session_is_an_error(wisp, server):
-    run = wisp("-p", "x", "--continue")
-    assert run.returncode == 1
-    assert "No conversation found" in run.stderr
-    assert server.requests == []
+def test_continue_with_no_session_starts_a_new_one(wisp, server):
+    """As the reference: nothing to continue is no error (tests/fixtures/reference/sessions)."""
+    server.script(reply.text("fresh"))
+    run = wisp("-p", "x", "--continue", "--output-format", "json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["result"] == "fresh"
+    assert [texts(m["content"]) for m in messages(server.requests[-1])] == [["x"]]
 
 
 def test_resume_session_at_cuts_the_history_at_that_message(wisp, server):
@@ -160,5 +168,5 @@ def test_resume_session_at_an_unknown_uuid_is_an_error(wisp, server):
     sid = first_run(wisp, server)
     run = wisp("-p", "x", "--resume", sid, "--resume-session-at", OTHER)
     assert run.returncode == 1
-    assert OTHER in run.stderr
+    assert run.stderr == f"No message found with message.uuid of: {OTHER}\n"
     assert len(server.requests) == 1

@@ -23,7 +23,11 @@ def test_subagent_runs_and_reports_back(wisp, server):
     assert run.returncode == 0, run.stderr
     task_id = run.of_type("assistant")[0]["message"]["content"][0]["id"]
     tagged = [f for f in run.frames if f.get("parent_tool_use_id") == task_id]
-    assert [f["type"] for f in tagged] == ["assistant", "user", "assistant"]
+    # Its brief, its tool call and the result; its own text only with
+    # --forward-subagent-text (tests/subagents/test_reference_tasks.py).
+    assert [f["type"] for f in tagged] == ["user", "assistant", "user"]
+    assert {f["agent_id"] for f in tagged} == {run.of_type("system", "task_started")[0][
+        "task_id"]}
     sub_request = server.requests[1].body
     assert sub_request["messages"][0]["content"] == "count the files"
     assert "Task" not in {t["name"] for t in sub_request.get("tools", [])}

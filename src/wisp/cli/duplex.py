@@ -32,7 +32,9 @@ def run_duplex(opts: Options) -> int:
     try:
         code = asyncio.run(_serve(opts, settings, early))
     except SessionNotFound as exc:
-        sys.stderr.write(f"{exc}\n")  # the reference prints this one without "Error: "
+        from wisp.cli.print_mode import start_failed
+
+        start_failed(opts, exc)  # an error result, then the message on stderr
         code = 1
     sys.stdout.flush()
     # The stdin thread may still be blocked in read(); leave without joining it, and take

@@ -38,7 +38,8 @@ Common options:
   -v, --version                   Print the version
 
 Environment: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL,
-CLAUDE_CODE_MAX_RETRIES / WISP_MAX_RETRIES.
+CLAUDE_CODE_MAX_RETRIES / WISP_MAX_RETRIES, CLAUDE_CONFIG_DIR / WISP_CONFIG_DIR (settings
+and sessions; default ~/.claude).
 """
 
 

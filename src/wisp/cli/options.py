@@ -32,6 +32,7 @@ class Options(NamedTuple):
     include_partial_messages: bool = False
     replay_user_messages: bool = False
     include_hook_events: bool = False
+    forward_subagent_text: bool = False  # a foreground subagent's text reaches stream-json
     model: str | None = None
     fallback_model: str | None = None
     max_turns: int | None = None
@@ -53,6 +54,7 @@ class Options(NamedTuple):
     fork_session: bool = False
     session_id: str | None = None
     resume_session_at: str | None = None
+    resume_drops_turn: str | None = None
     no_session_persistence: bool = False
     json_schema: dict[str, Any] | None = None
     add_dirs: tuple[str, ...] = ()
@@ -170,6 +172,7 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
         include_partial_messages=args.flag("include_partial_messages"),
         replay_user_messages=args.flag("replay_user_messages"),
         include_hook_events=args.flag("include_hook_events"),
+        forward_subagent_text=args.flag("forward_subagent_text"),
         model=args.get_str("model"),
         fallback_model=args.get_str("fallback_model"),
         max_turns=_int(args.get_str("max_turns"), "--max-turns"),
@@ -189,6 +192,7 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
         fork_session=args.flag("fork_session"),
         session_id=args.get_str("session_id"),
         resume_session_at=args.get_str("resume_session_at"),
+        resume_drops_turn=args.get_str("resume_drops_turn"),
         no_session_persistence=args.flag("no_session_persistence"),
         json_schema=_json_schema(args.get_str("json_schema")),
         add_dirs=tuple(args.get_list("add_dirs") or ()),

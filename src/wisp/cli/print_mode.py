@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from wisp.cli.main import end_startup
@@ -25,6 +26,7 @@ from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
 if TYPE_CHECKING:
     from wisp.engine.outcome import Outcome
     from wisp.runtime.runtime import Runtime
+    from wisp.sessions.resume import SessionNotFound
 
 JSON = dict[str, Any]
 
@@ -49,9 +51,9 @@ def run_print(opts: Options) -> int:
 
     prompt = read_prompt(opts)
     try:
-        early = EarlyStart(opts)
+        early = EarlyStart(opts, prompt)
     except SessionNotFound as exc:
-        sys.stderr.write(f"{exc}\n")  # the reference prints this one without "Error: "
+        start_failed(opts, exc)
         return 1
     import asyncio
 
@@ -61,11 +63,20 @@ def run_print(opts: Options) -> int:
         end_all_processes()  # tools' leftovers and MCP servers, however the run ended
 
 
+def start_failed(opts: Options, exc: SessionNotFound) -> None:
+    """The reference prints these without "Error: ", and in stream-json answers with an
+    error result too (print mode and duplex alike), so an SDK raises the message."""
+    if opts.output_format == "stream-json":
+        NDJSONWriter().write(frames.start_failed(str(exc), exc.session_id))
+        sys.stdout.flush()
+    sys.stderr.write(f"{exc}\n")
+
+
 class EarlyStart:
     """What is known before the engine loads: enough for `system/init`, which a
     stream-json client gets before asyncio and the engine are even imported."""
 
-    def __init__(self, opts: Options) -> None:
+    def __init__(self, opts: Options, prompt: str = "") -> None:
         from wisp.cli.startup import (
             api_key_source,
             effective_mode,
@@ -92,15 +103,46 @@ class EarlyStart:
             self.mcp_entries = parse_mcp_configs(opts.mcp_config)  # bad JSON: before any frame
         self.init_fields: JSON = dict(
             session_id=self.start.session_id, cwd=str(opts.cwd), tools=offered_tool_names(opts),
-            model=self.model, permission_mode=self.mode, api_key_source=api_key_source(env))
+            model=self.model, permission_mode=self.mode, api_key_source=api_key_source(env),
+            slash_commands=_slash_commands(opts, env))
+        # /clear starts another session before anything is said: `system/init` waits for
+        # it, to name the new one (`announce`).
+        self.deferred: tuple[list[str] | None, list[JSON] | None] | None = (
+            (None, None) if _clears(prompt) else None)
         if not self.mcp_entries:
             self.write_init()
 
     def write_init(self, mcp_tools: list[str] | None = None,
                    mcp_servers: list[JSON] | None = None) -> None:
+        if self.deferred is not None:
+            self.deferred = (mcp_tools, mcp_servers)
+            return
         fields = self.init_fields
         tools = [*fields["tools"], *(mcp_tools or [])]
         self.out.write(frames.init(**{**fields, "tools": tools}, mcp_servers=mcp_servers))
+
+    def announce(self, session_id: str) -> None:
+        """The turn's session is known: a deferred `system/init` goes out now."""
+        if self.deferred is not None:
+            held, self.deferred = self.deferred, None
+            self.init_fields["session_id"] = session_id
+            self.write_init(*held)
+
+
+def _slash_commands(opts: Options, env: Mapping[str, str]) -> list[str]:
+    from wisp.commands.prompts import names
+    from wisp.sessions.paths import config_dir
+
+    return names(opts.cwd, config_dir(env))
+
+
+def _clears(prompt: str) -> bool:
+    if not prompt.startswith("/"):
+        return False
+    from wisp.commands.prompts import local_command
+
+    command = local_command(prompt)
+    return command is not None and command.name == "clear"
 
 
 async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
@@ -111,20 +153,80 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
     config = runtime_config(opts, os.environ, settings=early.settings, start=early.start)
     # The result waits until SessionEnd hooks have run: they come before it, as ever.
     projection = StreamJson(early.out, early.start.session_id, hold_result=True)
+    projection.forward_subagent_text = opts.forward_subagent_text
     runtime = Runtime.open(config, projection)
     _install_interrupt(runtime)
     if early.mcp_entries:
         await _connect_mcp(runtime, early)
     end_startup()  # main() disabled collection while importing
+    earlier = _Results(opts, early.out)
     try:
-        outcome = await runtime.run_prompt(prompt)
+        outcome = await runtime.run_prompt(
+            prompt, announce=lambda: early.announce(runtime.session.session_id))
+        outcome = await _background_turns(runtime, early, projection, earlier, outcome)
     finally:
         # SessionEnd hooks, then MCP servers politely (stdin EOF); run_print's
         # end_all_processes() then ends whatever is left.
         await runtime.aclose()
-    assert projection.held is not None
-    _finish(opts, early.out, projection.held, outcome)
+    if projection.held is None and earlier.pending:
+        projection.held, outcome = earlier.pending.pop()
+    earlier.flush()
+    if projection.held is not None:
+        _finish(opts, early.out, projection.held, outcome, earlier.shown)
     return 0 if _succeeded(outcome) else 1
+
+
+class _Results:
+    """Results of turns before the last (a background task's end wakes a turn of its
+    own): shown as they come, or later while a background subagent still runs (as the
+    reference holds them); `--output-format json` shows only the last."""
+
+    def __init__(self, opts: Options, out: FrameSink) -> None:
+        self.opts = opts
+        self.out = out
+        self.pending: list[tuple[JSON, Outcome]] = []
+        self.shown = 0
+
+    def flush(self) -> None:
+        from wisp.wire.projection import text_output
+
+        for result, outcome in self.pending:
+            if self.opts.output_format == "text":
+                _print(("\n" if self.shown else "") + text_output(outcome) + "\n")
+            elif self.opts.output_format == "stream-json" or self.opts.verbose:
+                self.out.write(result)
+            self.shown += 1
+        self.pending = []
+
+
+async def _background_turns(runtime: Runtime, early: EarlyStart, projection: Any,
+                            earlier: _Results, outcome: Outcome) -> Outcome:
+    """Background tasks still running when the prompt's turn ends: wisp waits for them,
+    and each that finishes wakes a turn of its own whose prompt is its notice; the run is
+    over when none is left (docs/protocol.md, "Tasks")."""
+    tasks = runtime.tasks
+    while tasks.has_wake() or tasks.busy():
+        assert projection.held is not None
+        earlier.pending.append((projection.held, outcome))
+        projection.held = None
+        if not tasks.agents_busy():
+            earlier.flush()
+        if not await tasks.wait_for_wake():
+            return outcome  # stopped rather than finished: no turn is owed
+        again = await runtime.run_notifications(announce=lambda: _init_again(runtime, early))
+        outcome = again if again is not None else outcome
+    return outcome
+
+
+def _init_again(runtime: Runtime, early: EarlyStart) -> None:
+    """A turn of its own gets its own `system/init`, as every turn does in the reference."""
+    session, config = runtime.session, runtime.ctx.config
+    extra = [str(d.get("name")) for d in config.extra_tool_definitions]
+    fields = {**early.init_fields, "session_id": session.session_id,
+              "tools": [*config.tools, *extra], "model": session.model,
+              "permission_mode": session.permission_mode}
+    servers = runtime.mcp.init_entries() if early.mcp_entries else None
+    early.out.write(frames.init(**fields, mcp_servers=servers))
 
 
 def _succeeded(outcome: Outcome) -> bool:
@@ -156,6 +258,7 @@ def _install_interrupt(runtime: Runtime) -> None:
         running = runtime.running
         runtime.session.abort.set()
         runtime.session.processes.kill_all()
+        runtime.tasks.end_all()  # background work too: no turn waits for it any more
         if hits > 1 or not running:
             end_all_processes()
             os._exit(130)
@@ -165,7 +268,10 @@ def _install_interrupt(runtime: Runtime) -> None:
         loop.add_signal_handler(sig, on_signal)
 
 
-def _finish(opts: Options, out: FrameSink, result: JSON, outcome: Outcome) -> None:
+def _finish(opts: Options, out: FrameSink, result: JSON, outcome: Outcome,
+            shown: int = 0) -> None:
+    """The last result. `shown`: results of earlier turns already shown (text output
+    separates each from the one before with a blank line)."""
     from wisp.wire.projection import text_output
 
     if opts.output_format == "stream-json":
@@ -177,7 +283,7 @@ def _finish(opts: Options, out: FrameSink, result: JSON, outcome: Outcome) -> No
         else:
             _print(dumps(result) + "\n")
         return
-    text = text_output(outcome)
+    text = ("\n" if shown else "") + text_output(outcome)
     _print(text if result.get("subtype") == "error_max_turns" else text + "\n")
 
 

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar
 
 from wisp.control.pending import PendingRequests
+from wisp.diagnostics import warn
 from wisp.errors import ChannelClosed, ControlError, ProtocolError, RequestFailed
 from wisp.wire.protocol import (
     ErrorResponse,
@@ -136,6 +137,12 @@ class Dispatcher:
         request = frame.get("request")
         if not isinstance(request, dict):
             self._reply_error(request_id, ProtocolError("control_request has no request object"))
+            return
+        if request_id in self._inbound:
+            # A resent request whose first copy is still being handled: one answer only
+            # (the reference would run it twice and answer twice).
+            warn(f"wisp: control request {request_id} is already being handled; "
+                 "the repeat is ignored\n")
             return
         task = asyncio.ensure_future(self._handle(request_id, request))
         self._inbound[request_id] = task

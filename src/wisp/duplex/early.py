@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from wisp.cli.startup import api_key_source, effective_mode
 from wisp.control.stdin import CHUNK, parse_line
-from wisp.duplex.init_answer import answer, applied_flags
+from wisp.duplex.init_answer import answer, applied_flags, commands
 from wisp.jsonsafe import encode_utf8
 from wisp.wire.protocol import INITIALIZE
 from wisp.wire.writer import dumps
@@ -83,6 +83,7 @@ def begin(opts: Options, env: Mapping[str, str], settings: Settings, fd: int = 0
         permission_mode=effective_mode(opts, settings),
         session_state="idle",
         applied=applied_flags(request),
+        commands=commands(opts.cwd, env),
     )
     response = {"subtype": "success", "request_id": frame.get("request_id"), "response": body}
     line_out = dumps({"type": "control_response", "response": response})

@@ -8,6 +8,7 @@ request's TypedDict and returns the response body (None for an empty success); r
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -18,12 +19,15 @@ from wisp.errors import ControlError
 from wisp.mcp.client import McpServer
 from wisp.models import catalog
 from wisp.permissions.modes import PermissionMode, is_permission_mode
+from wisp.sessions.transcript import TranscriptWriter
 from wisp.wire import protocol as p
 
 if TYPE_CHECKING:
     from wisp.duplex.server import DuplexServer
 
 JSON = dict[str, Any]
+# How long `mcp_status` waits for SDK-hosted servers it starts connecting.
+SDK_STATUS_WAIT_S = 3.0
 
 
 def register_handlers(server: DuplexServer) -> None:
@@ -43,11 +47,15 @@ def register_handlers(server: DuplexServer) -> None:
     on(p.GET_SETTINGS, h.get_settings)
     on(p.APPLY_FLAG_SETTINGS, h.apply_flag_settings)
     on(p.RENAME_SESSION, h.rename_session)
+    from wisp.duplex.queries import register_queries
+
+    register_queries(server)
 
 
 class Handlers:
     def __init__(self, server: DuplexServer) -> None:
         self.server = server
+        self._connecting: set[asyncio.Future[None]] = set()  # held: the loop's refs are weak
 
     async def initialize(self, request: p.Initialize) -> JSON:
         try:
@@ -91,8 +99,18 @@ class Handlers:
         )
 
     async def mcp_status(self, request: p.McpStatus) -> JSON:
-        await self.server.mcp.settle()  # servers still starting: answer with their outcome
-        return {"mcpServers": self.server.mcp.status()}
+        """Each server's real state: SDK-hosted servers not yet asked are connected first
+        (their host answers while we wait, for a few seconds at most: a server still
+        connecting then reads "pending"), servers still starting are waited for."""
+        server = self.server
+        if server.mcp.sdk_pending() and not server.dispatcher.closed:
+            connecting = asyncio.ensure_future(server.connect_mcp())
+            self._connecting.add(connecting)
+            connecting.add_done_callback(self._connecting.discard)
+            await asyncio.wait({connecting}, timeout=SDK_STATUS_WAIT_S)
+        else:
+            await server.mcp.settle()
+        return {"mcpServers": server.mcp.status()}
 
     async def mcp_reconnect(self, request: p.McpReconnect) -> JSON:
         found = self._mcp_server(request.get("serverName") or request.get("server_name"))
@@ -109,13 +127,17 @@ class Handlers:
         return {}
 
     async def stop_task(self, request: p.StopTask) -> JSON:
-        return {}  # wisp runs no background tasks yet, so there is nothing to stop
+        """Ends a running task and everything it started; an unknown or finished task is
+        no error (the reference answers `{}` either way)."""
+        self.server.runtime.tasks.stop(request["task_id"])
+        return {}
 
     async def rewind_files(self, request: p.RewindFiles) -> JSON:
-        raise ControlError(
-            "File checkpointing is not available in wisp yet, so there is nothing to rewind.",
-            "unsupported_request",
-        )
+        dry_run = request.get("dry_run") is True
+        answer = self.server.runtime.rewind_files(request["user_message_id"], dry_run)
+        if not answer["canRewind"] and not dry_run:
+            raise ControlError(str(answer["error"]))  # the reference's error, as an error
+        return answer
 
     async def get_context_usage(self, request: p.GetContextUsage) -> JSON:
         from wisp.runtime.context_usage import context_usage
@@ -134,9 +156,24 @@ class Handlers:
         self.server.flag_settings.update(settings)
         return {}
 
-    async def rename_session(self, request: p.RenameSession) -> JSON:
-        self.server.title = request["title"]
-        return {"title": self.server.title}
+    async def rename_session(self, request: p.RenameSession) -> JSON | None:
+        """Renames the session in its transcript (`custom-title` and `agent-name` lines, as
+        the reference writes and the SDKs' listings read), with the reference's phrases for
+        what it refuses, and its empty success."""
+        title = request["title"]
+        if not isinstance(title, str):
+            raise ControlError("rename_session: title must be a string")
+        title = title.strip()
+        if not title:
+            raise ControlError("title must be non-empty")
+        named = dict(request).get("session_id")
+        if isinstance(named, str) and named and named != self.server.session.session_id:
+            raise ControlError("session_id is not the current session")
+        self.server.title = title
+        recorder = self.server.session.recorder
+        if isinstance(recorder, TranscriptWriter):
+            recorder.set_title(title)
+        return None
 
     def _mcp_server(self, name: str | None) -> McpServer:
         found = self.server.mcp.get(str(name))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from wisp import PROTOCOL_VERSION, __version__
@@ -63,9 +64,10 @@ def answer(
     permission_mode: str,
     session_state: str,
     applied: JSON,
+    commands: list[JSON] | None = None,
 ) -> JSON:
     return {
-        "commands": [],
+        "commands": commands or [],
         "agents": [
             {"name": name, "description": _description(agent)} for name, agent in agents.items()
         ],
@@ -81,6 +83,14 @@ def answer(
         "session_state": session_state,
         **applied,
     }
+
+
+def commands(cwd: Path, env: Mapping[str, str]) -> list[JSON]:
+    """The slash commands a prompt may name (the SDKs' `supportedCommands()`)."""
+    from wisp.commands.prompts import listing
+    from wisp.sessions.paths import config_dir
+
+    return listing(cwd, config_dir(env))
 
 
 def _description(agent: Any) -> str:

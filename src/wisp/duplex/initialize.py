@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from wisp.duplex.init_answer import answer, applied_flags
+from wisp.duplex.init_answer import answer, applied_flags, commands
 from wisp.errors import ControlError
 from wisp.hooks.model import CallbackHook, HookMatcher, is_hook_event
 from wisp.prompts.system import system_blocks
@@ -95,10 +95,24 @@ async def apply_initialize(server: DuplexServer, raw: Mapping[str, Any]) -> JSON
     title = request.get("title")
     if isinstance(title, str):
         server.title = title
+        _persist_title(server, title)
+    if request.get("forwardSubagentText") is True:  # as --forward-subagent-text
+        server.frames.forward_subagent_text = True
     for key in ("settings", "disallowedTools", "managedSettings"):
         if key in request:
             _apply_extra(server, key, request[key])
     return applied_flags(request)
+
+
+def _persist_title(server: DuplexServer, title: str) -> None:
+    """A new session's title goes in its transcript at once (a `custom-title` line), as the
+    reference writes it; a resumed session keeps the title it has."""
+    from wisp.sessions.transcript import TranscriptWriter
+
+    recorder = server.session.recorder
+    if title.strip() and isinstance(recorder, TranscriptWriter) \
+            and not server.runtime.config.resumed:
+        recorder.set_title(title.strip(), agent_name=False)
 
 
 def _apply_extra(server: DuplexServer, key: str, value: Any) -> None:
@@ -118,6 +132,7 @@ def initialize_response(server: DuplexServer, applied: JSON) -> JSON:
         permission_mode=server.tool_state.policy.mode,
         session_state=server.state.state,
         applied=applied,
+        commands=commands(server.runtime.config.cwd, server.env),
     )
 
 

@@ -12,6 +12,10 @@ from collections import deque
 from typing import Any
 
 JSON = dict[str, Any]
+# Where a queued frame keeps its prompt's message id (the client's `uuid`, else a new one).
+# Apart from `uuid`, which only a client sets: only stamped prompts can be named in an
+# interrupt receipt, as in the reference's.
+PROMPT_UUID = "wisp_prompt_uuid"
 
 
 class PromptQueue:
@@ -31,6 +35,11 @@ class PromptQueue:
         """No more prompts will come (stdin EOF); `get` drains what is left, then None."""
         self._closed = True
         self._changed.set()
+
+    @property
+    def closed(self) -> bool:
+        """stdin is closed: no prompt will be added (those queued still run)."""
+        return self._closed
 
     async def get(self) -> JSON | None:
         while not self._items:

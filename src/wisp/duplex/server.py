@@ -22,7 +22,7 @@ from wisp.control.stdin import FrameReader, Line, StdinReader
 from wisp.diagnostics import warn
 from wisp.duplex.early import EarlyStart
 from wisp.duplex.host import HostBridge
-from wisp.duplex.prompts import PromptQueue
+from wisp.duplex.prompts import PROMPT_UUID, PromptQueue
 from wisp.duplex.state import StateReporter
 from wisp.duplex.turns import TurnRunner
 from wisp.engine.context import RunContext
@@ -31,6 +31,7 @@ from wisp.engine.tool_calls import ToolRunState
 from wisp.mcp.hub import McpHub
 from wisp.runtime.facts import bypass_refusal, load_settings
 from wisp.runtime.runtime import Runtime
+from wisp.stamps import new_uuid
 from wisp.tools.base import Tool
 from wisp.wire import frames
 from wisp.wire.projection import StreamJson
@@ -62,6 +63,7 @@ class DuplexServer:
             limit=line_limit(env))
         settings = settings if settings is not None else load_settings(opts, env)
         self.frames = StreamJson(self.sink, session_id="")
+        self.frames.forward_subagent_text = opts.forward_subagent_text
         self.runtime = Runtime.open(runtime_config(opts, env, settings=settings),
                                     self.frames, mcp_send=self.mcp_send)
         self.frames.session_id = self.session.session_id
@@ -205,10 +207,15 @@ class DuplexServer:
                 "(expected a string or a list of content blocks)",
             )
             return
+        # The prompt's message id: the client's own, else a new one. The replay carries
+        # it, and so do the transcript line and the file checkpoint (`rewind_files`).
+        stamped = frame.get("uuid")
+        prompt_uuid = stamped if isinstance(stamped, str) and stamped else new_uuid()
         if self.opts.replay_user_messages:
-            self.sink.write(frames.user(content, session_id=self.session.session_id, isReplay=True))
+            self.sink.write(frames.user(content, session_id=self.session.session_id,
+                                        uuid_=prompt_uuid, isReplay=True))
         self.state.set("running")
-        self.prompts.put(frame)
+        self.prompts.put({**frame, PROMPT_UUID: prompt_uuid})
 
     def _input_error(self, number: int, message: str) -> None:
         self.sink.write(
@@ -226,7 +233,7 @@ class DuplexServer:
         else:
             receipt = {"still_queued": self.prompts.uuids()}
         self.runtime.interrupt(cancel_queued)
-        if not self.turns.busy and not self.prompts:
+        if not self.turns.busy and not self.prompts and not self.runtime.tasks.agents_busy():
             self.state.set("idle")
         return receipt
 

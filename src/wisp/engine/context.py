@@ -16,6 +16,8 @@ from wisp.tools.base import Tool
 
 if TYPE_CHECKING:
     from wisp.engine.subagents import SubagentRunner
+    from wisp.engine.tasks import TaskRegistry
+    from wisp.sessions.checkpoints import FileHistory
 
 JSON = dict[str, Any]
 
@@ -41,6 +43,9 @@ class EngineConfig:
     # The session's environment overlay: what its tools, hooks and knobs (compaction
     # threshold, structured-output retries) read. Never os.environ directly.
     env: Mapping[str, str] = field(default_factory=dict)
+    # File checkpoints for rewind_files (None: off). On the config rather than the session
+    # so that subagents, whose config is a copy of this one, write through the same store.
+    checkpoints: FileHistory | None = None
 
     def tools_selected(self, name: str) -> bool:
         return self.tool_filter is None or name in self.tool_filter
@@ -58,6 +63,15 @@ class RunContext:
     hooks: HookRunner | None = None
     # Runs the Task tool's subagents; None inside a subagent (no nesting).
     subagents: SubagentRunner | None = None
+    # The session's tasks (subagents, background commands), shared with its subagents.
+    tasks: TaskRegistry | None = None
+    # Inside a subagent: its task id, agent type and transcript, which its hooks are told.
+    agent_id: str | None = None
+    agent_type: str | None = None
+    agent_transcript_path: str | None = None
+    # A hook said `continue: false` during this run: its stopReason ("" when it gave none).
+    # The loop ends the run once the step in progress is done.
+    hook_stop: str | None = None
 
     def emit(self, event: Event) -> None:
         self.sink.emit(event)

@@ -171,14 +171,29 @@ class PermissionDenied(_Event):
 
 
 class Compacted(_Event):
-    __slots__ = ("pre_tokens", "trigger")
+    """The history became a summary. `logical_parent` is the last message before it (the
+    transcript's `logicalParentUuid`); `summary`, when set, is shown as a synthetic user
+    message with `summary_uuid` (the transcript line's)."""
+
+    __slots__ = ("duration_ms", "logical_parent", "pre_tokens", "summary", "summary_uuid",
+                 "trigger")
     kind: ClassVar[Literal["compacted"]] = "compacted"
     trigger: str
     pre_tokens: int
+    duration_ms: int | None
+    logical_parent: str | None
+    summary: str | None
+    summary_uuid: str | None
 
-    def __init__(self, trigger: str, pre_tokens: int) -> None:
+    def __init__(self, trigger: str, pre_tokens: int, *, duration_ms: int | None = None,
+                 logical_parent: str | None = None, summary: str | None = None,
+                 summary_uuid: str | None = None) -> None:
         _set(self, "trigger", trigger)
         _set(self, "pre_tokens", pre_tokens)
+        _set(self, "duration_ms", duration_ms)
+        _set(self, "logical_parent", logical_parent)
+        _set(self, "summary", summary)
+        _set(self, "summary_uuid", summary_uuid)
 
 
 class CompactionFailed(_Event):
@@ -191,17 +206,69 @@ class CompactionFailed(_Event):
 
 
 class StatusChanged(_Event):
-    """`status` is what the session is doing ("requesting", or None for nothing special);
-    `permission_mode` is set when that is what changed."""
+    """`status` is what the session is doing ("requesting", "compacting", or None for
+    nothing special); `permission_mode` is set when that is what changed, `compact_result`
+    ("success" or "failed") when a compaction just ended."""
 
-    __slots__ = ("permission_mode", "status")
+    __slots__ = ("compact_result", "permission_mode", "status")
     kind: ClassVar[Literal["status"]] = "status"
     status: str | None
     permission_mode: str | None
+    compact_result: str | None
 
-    def __init__(self, status: str | None, permission_mode: str | None = None) -> None:
+    def __init__(self, status: str | None, permission_mode: str | None = None, *,
+                 compact_result: str | None = None) -> None:
         _set(self, "status", status)
         _set(self, "permission_mode", permission_mode)
+        _set(self, "compact_result", compact_result)
+
+
+class ConversationReset(_Event):
+    """/clear: a fresh conversation under `new_session_id` from now on."""
+
+    __slots__ = ("new_session_id", "user_message_uuid")
+    kind: ClassVar[Literal["conversation_reset"]] = "conversation_reset"
+    new_session_id: str
+    user_message_uuid: str | None
+
+    def __init__(self, new_session_id: str, user_message_uuid: str | None) -> None:
+        _set(self, "new_session_id", new_session_id)
+        _set(self, "user_message_uuid", user_message_uuid)
+
+
+class LocalCommandOutput(_Event):
+    """What a built-in slash command (`/compact`) reports instead of a model reply;
+    `failed` when it could not do its work (`text` says why)."""
+
+    __slots__ = ("args", "command", "failed", "text")
+    kind: ClassVar[Literal["local_command_output"]] = "local_command_output"
+    command: str
+    args: str
+    text: str
+    failed: bool
+
+    def __init__(self, command: str, args: str, text: str, failed: bool = False) -> None:
+        _set(self, "command", command)
+        _set(self, "args", args)
+        _set(self, "text", text)
+        _set(self, "failed", failed)
+
+
+class Informational(_Event):
+    """A line for the user, not the model: a hook's `systemMessage` ("notice"), or why a
+    hook stopped the prompt ("warning"). `extra` carries the reference's fields for the
+    latter (`prevent_continuation`, `prompt_submit_outcome`)."""
+
+    __slots__ = ("content", "extra", "level")
+    kind: ClassVar[Literal["informational"]] = "informational"
+    content: str
+    level: str
+    extra: JSON
+
+    def __init__(self, content: str, level: str = "notice", extra: JSON | None = None) -> None:
+        _set(self, "content", content)
+        _set(self, "level", level)
+        _set(self, "extra", extra or {})
 
 
 HookPhase = Literal["hook_started", "hook_progress", "hook_response"]
@@ -219,22 +286,106 @@ class HookEvent(_Event):
 
 
 class TaskStarted(_Event):
-    """A subagent started, on behalf of the Task call `task_id`."""
+    """A task started: a subagent (`task_type` "local_agent", `agent_type` its definition)
+    or a background command ("local_bash", no `agent_type`), for the tool call
+    `tool_use_id`. `task_id` names it from now on (stop_task, the later Task* events);
+    `run_id` names this run of it. `prompt` is a subagent's brief."""
 
-    __slots__ = ("agent_type", "description", "task_id")
+    __slots__ = ("agent_type", "backgrounded", "description", "prompt", "run_id", "task_id",
+                 "task_type", "tool_use_id")
     kind: ClassVar[Literal["task_started"]] = "task_started"
     task_id: str
     agent_type: str
     description: str
+    tool_use_id: str | None
+    task_type: str
+    backgrounded: bool
+    prompt: str | None
+    run_id: str | None
 
-    def __init__(self, task_id: str, agent_type: str, description: str) -> None:
+    def __init__(self, task_id: str, agent_type: str, description: str, *,
+                 tool_use_id: str | None = None, task_type: str = "local_agent",
+                 backgrounded: bool = False, prompt: str | None = None,
+                 run_id: str | None = None) -> None:
         _set(self, "task_id", task_id)
         _set(self, "agent_type", agent_type)
         _set(self, "description", description)
+        _set(self, "tool_use_id", tool_use_id)
+        _set(self, "task_type", task_type)
+        _set(self, "backgrounded", backgrounded)
+        _set(self, "prompt", prompt)
+        _set(self, "run_id", run_id)
+
+
+class TaskStep(_Event):
+    """A subagent is about to use a tool: what it is doing (`description`), with which
+    tool, and its usage so far (`total_tokens`, `tool_uses`, `duration_ms`)."""
+
+    __slots__ = ("description", "last_tool_name", "task_id", "usage")
+    kind: ClassVar[Literal["task_step"]] = "task_step"
+    task_id: str
+    description: str
+    last_tool_name: str
+    usage: JSON
+
+    def __init__(self, task_id: str, description: str, last_tool_name: str,
+                 usage: JSON) -> None:
+        _set(self, "task_id", task_id)
+        _set(self, "description", description)
+        _set(self, "last_tool_name", last_tool_name)
+        _set(self, "usage", usage)
+
+
+class TaskUpdated(_Event):
+    """A task's state changed; `patch` holds what changed (`status`, `end_time`)."""
+
+    __slots__ = ("patch", "task_id")
+    kind: ClassVar[Literal["task_updated"]] = "task_updated"
+    task_id: str
+    patch: JSON
+
+    def __init__(self, task_id: str, patch: JSON) -> None:
+        _set(self, "task_id", task_id)
+        _set(self, "patch", patch)
+
+
+class TaskNotified(_Event):
+    """A task ended (`status`: completed, failed or stopped): a one-line `summary` (a
+    subagent's report when `report`), where its output is, and a subagent's `usage`."""
+
+    __slots__ = ("output_file", "report", "status", "summary", "task_id", "usage")
+    kind: ClassVar[Literal["task_notified"]] = "task_notified"
+    task_id: str
+    status: str
+    summary: str
+    output_file: str
+    usage: JSON | None
+    report: bool
+
+    def __init__(self, task_id: str, status: str, summary: str, output_file: str, *,
+                 usage: JSON | None = None, report: bool = False) -> None:
+        _set(self, "task_id", task_id)
+        _set(self, "status", status)
+        _set(self, "summary", summary)
+        _set(self, "output_file", output_file)
+        _set(self, "usage", usage)
+        _set(self, "report", report)
+
+
+class BackgroundTasksChanged(_Event):
+    """The tasks now running in the background, each as it started (in that order)."""
+
+    __slots__ = ("tasks",)
+    kind: ClassVar[Literal["background_tasks_changed"]] = "background_tasks_changed"
+    tasks: tuple[TaskStarted, ...]
+
+    def __init__(self, tasks: tuple[TaskStarted, ...]) -> None:
+        _set(self, "tasks", tasks)
 
 
 class TaskProgress(_Event):
-    """Something a subagent's own run emitted."""
+    """Something a subagent's own run emitted; `task_id` here is the Task call's
+    tool_use_id (its frames' `parent_tool_use_id`), not the task's own id."""
 
     __slots__ = ("event", "task_id")
     kind: ClassVar[Literal["task_progress"]] = "task_progress"
@@ -293,21 +444,30 @@ class RunStats(_Event):  # not an event itself: a RunFinished field
 
 
 class RunFinished(_Event):
-    """The end of one prompt's run, with how it ended and what it cost."""
+    """The end of one prompt's run, with how it ended and what it cost. `local_command`
+    names the built-in slash command that ran instead of the model (`compact`)."""
 
-    __slots__ = ("outcome", "stats")
+    __slots__ = ("local_command", "origin", "outcome", "stats")
     kind: ClassVar[Literal["run_finished"]] = "run_finished"
     outcome: Outcome
     stats: RunStats
+    local_command: str | None
+    origin: JSON | None  # what started a run no user prompted (a task's notification)
 
-    def __init__(self, outcome: Outcome, stats: RunStats) -> None:
+    def __init__(self, outcome: Outcome, stats: RunStats,
+                 local_command: str | None = None, *, origin: JSON | None = None) -> None:
         _set(self, "outcome", outcome)
         _set(self, "stats", stats)
+        _set(self, "local_command", local_command)
+        _set(self, "origin", origin)
 
 
 Event = (BlockShown | StreamDelta | ToolResultReady | Interrupted | ApiErrorShown | ApiRetry
          | ModelFallback | PermissionDenied | Compacted | CompactionFailed | StatusChanged
-         | HookEvent | TaskStarted | TaskProgress | TaskFinished | RunFinished)
+         | ConversationReset | LocalCommandOutput | HookEvent | Informational | TaskStarted
+         | TaskProgress
+         | TaskFinished | TaskStep | TaskUpdated | TaskNotified | BackgroundTasksChanged
+         | RunFinished)
 
 
 class EventSink(Protocol):

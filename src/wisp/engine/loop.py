@@ -15,16 +15,20 @@ from wisp.engine.compaction import compact, maybe_compact
 from wisp.engine.context import RunContext
 from wisp.engine.decide import (
     RECOVERY_PROMPT,
-    BudgetExhausted,
     Finish,
-    MaxTurnsReached,
     RecoverMaxTokens,
     RunTools,
     check_limits,
     decide,
     final_text,
 )
-from wisp.engine.events import ApiErrorShown, Interrupted, RunFinished, ToolResultReady
+from wisp.engine.events import (
+    ApiErrorShown,
+    Informational,
+    Interrupted,
+    RunFinished,
+    ToolResultReady,
+)
 from wisp.engine.hook_points import fire
 from wisp.engine.model_call import Completed, ModelCaller, close_abandoned, flush_aborted
 from wisp.engine.outcome import (
@@ -87,48 +91,84 @@ class AgentLoop:
         self.structured: StructuredRun | None = None
         self.raw_tool_inputs: dict[str, str] = {}
         self.finished: RunFinished | None = None
+        self.origin: JSON | None = None
 
-    async def run(self, prompt: str | list[JSON]) -> Outcome:
-        """Runs one prompt to its end, emits `RunFinished` and returns how it ended."""
+    async def run(self, prompt: str | list[JSON], uuid: str | None = None, *,
+                  origin: JSON | None = None) -> Outcome:
+        """Runs one prompt to its end, emits `RunFinished` and returns how it ended.
+        `uuid` names the prompt's message (its transcript line, its checkpoint). `origin`
+        says what prompted a run no user did (a task's notification: no UserPromptSubmit
+        hooks, and its result carries it)."""
+        self.origin = origin
         self.tools.denials = self.state.denials
         self.ctx.run_usage = UsageLedger()
         self.ctx.session.abort.clear()
+        self.ctx.hook_stop = None
         self.structured = StructuredRun.for_config(self.ctx.config)
         try:
-            outcome = await self._submit(prompt)
+            outcome = await self._submit(prompt, uuid)
             if outcome is None:
                 outcome = await self._drive()
         except asyncio.CancelledError:
             outcome = self._abort()
         stats = run_stats(self.state, self.ctx.run_usage, self.ctx.session.usage)
-        self.finished = RunFinished(outcome, stats)
+        self.finished = RunFinished(outcome, stats, origin=origin)
         self.ctx.emit(self.finished)
         return outcome
 
-    async def _submit(self, prompt: str | list[JSON]) -> Outcome | None:
+    async def _submit(self, prompt: str | list[JSON], uuid: str | None = None
+                      ) -> Outcome | None:
         """UserPromptSubmit hooks may block the prompt or add context to it."""
         text = prompt if isinstance(prompt, str) else " ".join(
             str(b.get("text", "")) for b in prompt if b.get("type") == "text")
         # A subagent's prompt comes from the model, not the user: no UserPromptSubmit.
         hooked = (await fire(self.ctx, "UserPromptSubmit", prompt=text)
-                  if self.ctx.parent_tool_use_id is None else HookOutcome())
-        if hooked.blocked or hooked.stop:
-            reason = hooked.reason or hooked.stop_reason or "blocked by a UserPromptSubmit hook"
-            return HookStopped(f"Prompt blocked: {reason}")
-        self.ctx.session.add_user(prompt)
+                  if self.ctx.parent_tool_use_id is None and self.origin is None
+                  else HookOutcome())
+        if hooked.stop:
+            return self._prompt_stopped(prompt, uuid, hooked.stop_reason)
+        if hooked.blocked:
+            return self._prompt_blocked(text, hooked.reason)
+        self.ctx.session.add_user(prompt, uuid=uuid)
         if hooked.additional_context:
             self.ctx.session.add_user("\n".join(hooked.additional_context))
         return None
+
+    def _prompt_stopped(self, prompt: str | list[JSON], uuid: str | None,
+                        reason: str | None) -> Outcome:
+        """`continue: false` from a UserPromptSubmit hook: the prompt is kept (with a note
+        that it went unanswered), nothing goes to the model, and the run ends well: the
+        reference's result is a success whose text is the notice."""
+        notice = f"Operation stopped by hook: {reason}" if reason else "Operation stopped by hook"
+        self.ctx.session.add_user(prompt, uuid=uuid)
+        self.ctx.session.add_user(f"(A hook stopped the prompt above before it was answered. "
+                                  f"{notice}.)")
+        return self._hook_notice(notice, "stopped_by_hook", True, reason)
+
+    def _prompt_blocked(self, text: str, reason: str | None) -> Outcome:
+        """`decision: "block"` (or exit 2) from a UserPromptSubmit hook: the prompt is
+        dropped and nothing goes to the model; a successful result says why."""
+        notice = (f"UserPromptSubmit operation blocked by hook:\n{reason or 'Blocked by hook'}"
+                  f"\n\nOriginal prompt: {text}")
+        return self._hook_notice(notice, "blocked_by_hook", False, reason)
+
+    def _hook_notice(self, notice: str, kind: str, kept: bool, reason: str | None) -> Outcome:
+        outcome: JSON = {"kind": kind, "prompt_kept": kept}
+        if reason:
+            outcome["reason"] = reason
+        self.ctx.emit(Informational(notice, "warning", {"prevent_continuation": True,
+                                                        "prompt_submit_outcome": outcome}))
+        return HookStopped(notice, reason=reason or "", terminal_reason=None)
 
     async def _drive(self) -> Outcome:
         ctx, state = self.ctx, self.state
         while True:
             limit = self._limit(state.num_turns + 1)
             if limit is not None:
-                if isinstance(limit.limit, MaxTurnsReached):
-                    state.num_turns += 1  # the reference counts the turn it refused
+                state.num_turns += 1  # the reference counts the turn it refused
                 return limit
             state.num_turns += 1
+            self._deliver_notices()
             if await maybe_compact(ctx, ctx.session.last_usage):
                 ctx.session.last_usage = None
             state.phase = "streaming"
@@ -146,7 +186,9 @@ class AgentLoop:
                                       block_uuids=completed.block_uuids)
             self.raw_tool_inputs = completed.raw_tool_inputs
             state.stop_reason = message.get("stop_reason")
-            outcome = await self._after_message(message)
+            # The budget is checked after every call: one that overshoots ends the run
+            # here, its tools unrun (docs/protocol.md, "Limits").
+            outcome = self._limit(0) or await self._after_message(message)
             if outcome is not None:
                 return outcome
 
@@ -179,11 +221,14 @@ class AgentLoop:
                 self.ctx.session.add_user(RECOVERY_PROMPT)
                 return None
             case RunTools(tool_uses=tool_uses):
-                budget = self._limit(0)
-                if isinstance(budget, LimitHit) and isinstance(budget.limit, BudgetExhausted):
-                    return budget
                 await self._run_tools(tool_uses)
-                return self._structured_outcome()
+                outcome = self._structured_outcome()
+                if outcome is None and self.ctx.hook_stop is not None:
+                    # A hook's `continue: false`: this message's tools have run; the
+                    # reference counts the turn it refused, and reports success.
+                    state.num_turns += 1
+                    return HookStopped(final_text(message), reason=self.ctx.hook_stop)
+                return outcome
         return None
 
     def _structured_outcome(self) -> Outcome | None:
@@ -201,12 +246,27 @@ class AgentLoop:
     async def _stop_hooks(self, message: JSON) -> Outcome | None:
         """Stop hooks may block the stop: their reason goes to the model and the loop goes on."""
         event: HookEvent = "SubagentStop" if self.ctx.parent_tool_use_id else "Stop"
-        hooked = await fire(self.ctx, event, stop_hook_active=self.stop_hook_active)
-        if hooked.blocked and not hooked.stop:
+        agent = ({"agent_transcript_path": self.ctx.agent_transcript_path or ""}
+                 if event == "SubagentStop" else {})
+        hooked = await fire(self.ctx, event, stop_hook_active=self.stop_hook_active,
+                            last_assistant_message=final_text(message), **agent)
+        if hooked.stop:
+            return HookStopped(final_text(message), reason=hooked.stop_reason or "",
+                               terminal_reason="stop_hook_prevented")
+        if hooked.blocked:
             self.stop_hook_active = True
             self.ctx.session.add_user(hooked.reason or "A Stop hook asked to continue.")
             return None
         return Success(final_text(message))
+
+    def _deliver_notices(self) -> None:
+        """Background tasks that ended since the last model call: the model is told now,
+        in the user message this call sends (the main thread only)."""
+        tasks = self.ctx.tasks
+        if tasks is None or self.ctx.parent_tool_use_id is not None or not tasks.notices:
+            return
+        for notice in tasks.take_notices():
+            self.ctx.session.add_user(notice.text)
 
     async def _run_tools(self, tool_uses: list[JSON]) -> None:
         self.state.phase = "tools"

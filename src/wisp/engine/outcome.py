@@ -52,8 +52,14 @@ class StructuredRetriesExhausted:
 
 
 @dataclass(frozen=True)
-class HookStopped:
-    reason: str
+class HookStopped(Success):
+    """A hook had the last word, which is no error (the reference reports success): a
+    `continue: false` after the step it answered ("hook_stopped"), a Stop hook's
+    ("stop_hook_prevented"), or a UserPromptSubmit hook that blocked or stopped the prompt
+    before any model call (no terminal reason, as in the reference). `text` is the result."""
+
+    reason: str = ""
+    terminal_reason: str | None = "hook_stopped"
 
 
 @dataclass(frozen=True)
@@ -73,10 +79,12 @@ def api_error_text(error: ModelAPIError) -> str:
     return f"API Error: {error.status} {error.message}"
 
 
-def ending(outcome: Outcome) -> tuple[str, str, list[str]]:  # noqa: PLR0911 (one arm per ending)
-    """(subtype, terminal_reason, errors) for each kind of ending: the words every front
-    end reports, whatever its format."""
+def ending(outcome: Outcome) -> tuple[str, str | None, list[str]]:  # noqa: PLR0911
+    """(subtype, terminal_reason, errors) for each kind of ending (one arm each): the words
+    every front end reports, whatever its format. No terminal reason: the result has none."""
     match outcome:
+        case HookStopped(terminal_reason=reason):
+            return "success", reason, []
         case Success():
             return "success", "completed", []
         case ApiFailed():
@@ -92,8 +100,6 @@ def ending(outcome: Outcome) -> tuple[str, str, list[str]]:  # noqa: PLR0911 (on
             return "error_during_execution", reason, ["Interrupted by user"]
         case Failed(message=message):
             return "error_during_execution", "error", [message]
-        case HookStopped(reason=reason):
-            return "error_during_execution", "hook_stopped", [reason]
         case StructuredRetriesExhausted(attempts=n):
             return ("error_max_structured_output_retries", "structured_output_retries",
                     [f"Failed to provide valid structured output after {n} attempts"])

@@ -24,6 +24,9 @@ class TranscriptRecorder(Protocol):
     def assistant(self, message: JSON, request_id: str | None = None,
                   block_uuids: list[str] | None = None) -> list[str]: ...
 
+    def compacted(self, trigger: str, pre_tokens: int, summary: str,
+                  duration_ms: int | None = None) -> str: ...
+
 
 def append_user(history: list[JSON], content: str | list[JSON]) -> None:
     """Adds a user message, merging into a trailing user message so roles still alternate."""

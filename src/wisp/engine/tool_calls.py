@@ -48,7 +48,8 @@ async def _permitted(ctx: RunContext, state: ToolRunState, tool: Tool, block: JS
     tool_input = pre.updated_input if pre.updated_input is not None else original
     verdict = evaluate(tool, tool_input, state.policy)
     if pre.permission_decision == "deny" or pre.blocked:
-        reason = pre.reason or f"{tool.name} was blocked by a PreToolUse hook"
+        # The model reads it as the reference words it (clients match on the prefix).
+        reason = f"PreToolUse:{tool.name} hook error: {pre.reason or 'Blocked by hook'}"
         return Verdict("deny", reason, "hook"), tool_input
     if verdict.behavior == "deny":
         return verdict, tool_input  # a deny rule holds even against a hook's allow
@@ -142,13 +143,24 @@ async def _checked_run(ctx: RunContext, state: ToolRunState, tool: Tool, block: 
     if problem and verdict.behavior == "allow":
         return _invalid(problem), meta
     if verdict.behavior != "allow":
-        _record_denial(ctx, state, tool, block, verdict)
-        meta = {**meta, "non_execution_kind": "user-rejected",
-                "permission_decision": {"decision": "reject", "source": verdict.source}}
+        # A PreToolUse hook's refusal is its own report: no permission_denied (the
+        # reference's); a PermissionRequest hook's is reported like a rule's.
+        pre_denied = pre.permission_decision == "deny" or pre.blocked
+        _record_denial(ctx, state, tool, block, verdict, report=not pre_denied)
+        meta = {**meta, "non_execution_kind": "permission-rule" if verdict.source == "hook"
+                else "user-rejected", "permission_decision": _decision("reject", verdict)}
         return ToolResult(verdict.message, True, f"Error: {verdict.message}"), meta
-    meta = {**meta, "permission_decision": {"decision": "accept", "source": verdict.source}}
+    meta = {**meta, "permission_decision": _decision("accept", verdict)}
     result = await _run_tool(ctx, state, tool, tool_input, tool_use_id)
     return await _post_tool(ctx, tool, tool_input, tool_use_id, result), meta
+
+
+def _decision(decision: str, verdict: Verdict) -> JSON:
+    """`tool_result_meta.permission_decision`; a hook's carries `reason_type` as well."""
+    found: JSON = {"decision": decision, "source": verdict.source}
+    if verdict.source == "hook":
+        found["reason_type"] = "hook"
+    return found
 
 
 def _invalid(problem: str) -> ToolResult:
@@ -172,10 +184,11 @@ async def _post_tool(ctx: RunContext, tool: Tool, tool_input: JSON, tool_use_id:
 
 
 def _record_denial(ctx: RunContext, state: ToolRunState, tool: Tool, block: JSON,
-                   verdict: Verdict) -> None:
+                   verdict: Verdict, *, report: bool = True) -> None:
     state.denials.append({"tool_name": tool.name, "tool_use_id": block.get("id"),
                           "tool_input": block.get("input") or {}})
-    ctx.emit(PermissionDenied(tool.name, block.get("id"), verdict.message))
+    if report:
+        ctx.emit(PermissionDenied(tool.name, block.get("id"), verdict.message))
 
 
 def _internal_hosts(tool: Tool, policy: PermissionPolicy) -> frozenset[str]:
@@ -196,8 +209,13 @@ async def _run_tool(ctx: RunContext, state: ToolRunState, tool: Tool, tool_input
                            state=session.tool_state, tool_use_id=tool_use_id,
                            env=dict(ctx.config.env) if ctx.config.env else None,
                            run_subagent=ctx.subagents.run if ctx.subagents else None,
+                           # Background work belongs to the main thread, which is told
+                           # when it ends; a subagent's commands run to completion.
+                           tasks=ctx.tasks if ctx.parent_tool_use_id is None else None,
                            read_filter=policy.may_read if policy.has_read_denials() else None,
                            allowed_internal_hosts=_internal_hosts(tool, policy))
+    if ctx.config.checkpoints is not None:
+        ctx.config.checkpoints.before_tool(tool, tool_input, session.cwd)
     try:
         return await tool.run(tool_input, tool_ctx)
     except Exception as exc:  # a bug in one tool must not end the session

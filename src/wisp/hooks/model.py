@@ -98,17 +98,25 @@ class HookOutcome:
     permission_decision: PermissionDecision | None = None
     updated_input: JSON | None = None
     additional_context: list[str] = field(default_factory=list)
-    stop: bool = False  # `continue: false`: end the run now
+    stop: bool = False  # `continue: false`: end the run after the current step
     stop_reason: str | None = None
     system_messages: list[str] = field(default_factory=list)
     updated_output: Any = None
+    # `suppressOutput`: keep the hook's stdout out of the conversation record (docs/protocol.md,
+    # "Hooks": the frames and what the model reads are the same either way).
+    suppress_output: bool = False
 
     def merge(self, output: JSON, event: str) -> None:
         if output.get("continue") is False:
             self.stop = True
             self.stop_reason = output.get("stopReason") or self.stop_reason
+        if output.get("suppressOutput") is True:
+            self.suppress_output = True
         if output.get("decision") == "block":
             self._block(output.get("reason"))
+        elif output.get("decision") == "approve":
+            # The older spelling of `permissionDecision: "allow"` (PreToolUse).
+            self._decide("allow", output.get("reason"))
         if isinstance(output.get("systemMessage"), str):
             self.system_messages.append(output["systemMessage"])
         specific = output.get("hookSpecificOutput")
@@ -126,13 +134,8 @@ class HookOutcome:
             specific = {**specific, "permissionDecision": request_decision.get("behavior"),
                         "permissionDecisionReason": request_decision.get("message"),
                         "updatedInput": request_decision.get("updatedInput")}
-        decision = specific.get("permissionDecision")
-        if _is_decision(decision) and _RANK[decision] > _RANK.get(
-                self.permission_decision or "", 0):
-            self.permission_decision = decision
-            reason = specific.get("permissionDecisionReason")
-            if isinstance(reason, str):
-                self.reason = reason
+        self._decide(specific.get("permissionDecision"),
+                     specific.get("permissionDecisionReason"))
         if isinstance(specific.get("updatedInput"), dict):
             self.updated_input = specific["updatedInput"]
         context = specific.get("additionalContext")
@@ -140,6 +143,14 @@ class HookOutcome:
             self.additional_context.append(context)
         if "updatedToolOutput" in specific:
             self.updated_output = specific["updatedToolOutput"]
+
+    def _decide(self, decision: Any, reason: Any) -> None:
+        """A permission decision counts when it is stronger than the one held."""
+        if _is_decision(decision) and _RANK[decision] > _RANK.get(
+                self.permission_decision or "", 0):
+            self.permission_decision = decision
+            if isinstance(reason, str):
+                self.reason = reason
 
 
 def _is_decision(value: object) -> TypeGuard[PermissionDecision]:

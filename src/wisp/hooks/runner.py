@@ -164,7 +164,7 @@ async def run_command_hook(hook: CommandHook, payload: JSON, cwd: str,
         if proc.returncode is None:
             kill_group(proc.pid)
             await proc.wait()
-    output, note = _interpret(proc.returncode, out, err)
+    output, note = _interpret(proc.returncode, out, err, hook.command)
     report: JSON = {"exit_code": proc.returncode, "stdout": _for_model(out),
                     "stderr": _for_model(err),
                     "outcome": "success" if proc.returncode in (0, 2) else "error"}
@@ -237,13 +237,14 @@ def _whole(text: CappedText) -> str | None:
     return segments[0] if len(segments) == 1 and isinstance(segments[0], str) else None
 
 
-def _interpret(code: int | None, stdout: CappedText, stderr: CappedText
+def _interpret(code: int | None, stdout: CappedText, stderr: CappedText, command: str
                ) -> tuple[JSON | None, str | None]:
     """The hook's answer as hook JSON, and a note when output that looks like JSON could
-    not be used as such."""
+    not be used as such. Exit 2 blocks; the reason names the command, as the reference's
+    does ("[command]: stderr")."""
     if code == 2:
-        reason = _for_model(stderr).strip()
-        return {"decision": "block", "reason": reason or "Blocked by a hook",
+        reason = f"[{command}]: {_for_model(stderr) or 'No stderr output'}"
+        return {"decision": "block", "reason": reason,
                 "hookSpecificOutput": {"permissionDecision": "deny",
                                        "permissionDecisionReason": reason}}, None
     return _answer(stdout) if code == 0 else (None, None)

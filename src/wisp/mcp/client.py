@@ -150,18 +150,25 @@ class McpServer:
             return []
         return [McpTool(self, spec) for spec in self.tools]
 
+    @property
+    def transport(self) -> str:
+        return str(self.config_entry().get("type") or self.source)
+
     def status_entry(self) -> JSON:
-        entry: JSON = {
-            "name": self.name,
-            "status": self.status if self.enabled else "disabled",
-            "config": self.config_entry(),
-            "scope": "dynamic",
-            "tools": [{"name": t.get("name")} for t in self.tools],
-        }
+        """One `mcp_status` row, in the reference's shape: an SDK-hosted server's config
+        stays with its host; tools are listed once the server has said what they are."""
+        entry: JSON = {"name": self.name, "status": self.status if self.enabled else "disabled"}
         if self.server_info:
             entry["serverInfo"] = self.server_info
         if self.error:
             entry["error"] = self.error
+        sdk = self.transport == "sdk"
+        if not sdk:
+            entry["config"] = self.config_entry()
+        entry.update(transport=self.transport, scope="dynamic", source="sdk" if sdk else "dynamic")
+        if self.status == "connected":
+            entry["tools"] = [{"name": t.get("name"), "annotations": _annotations(t)}
+                              for t in self.tools]
         return entry
 
 
@@ -194,6 +201,18 @@ class McpTool(Tool):
         content = [_block(b) for b in result.get("content") or [] if isinstance(b, dict)]
         is_error = bool(result.get("isError"))
         return ToolResult(content=content or "", is_error=is_error, data=content)
+
+
+_HINTS = {"readOnlyHint": "readOnly", "destructiveHint": "destructive",
+          "openWorldHint": "openWorld", "idempotentHint": "idempotent"}
+
+
+def _annotations(spec: JSON) -> JSON:
+    """A tool's MCP annotations as `mcp_status` names them (`readOnlyHint` → `readOnly`)."""
+    given = spec.get("annotations")
+    if not isinstance(given, dict):
+        return {}
+    return {name: given[hint] for hint, name in _HINTS.items() if isinstance(given.get(hint), bool)}
 
 
 def mcp_tool_name(server: str, tool: str) -> str:

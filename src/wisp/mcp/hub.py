@@ -36,11 +36,13 @@ class McpHub:
         # Told when a server's tools changed on their own (tools/list_changed).
         self.on_tools_changed: Callable[[], None] | None = None
         self._lock = asyncio.Lock()
+        self._configs: dict[str, JSON] = {}  # each server's config as given
+        self._named: set[str] = set()  # servers an `mcp_set_servers` call named
 
     def add_configured(self, entries: dict[str, JSON]) -> None:
         """Servers from `--mcp-config` or initialize's `mcpServers`."""
         for name, entry in entries.items():
-            self._add(build_server(name, entry, self._send, self._cwd, self._environ))
+            self._add(build_server(name, entry, self._send, self._cwd, self._environ), entry)
 
     def add_sdk(self, names: list[str], manifests: Any) -> None:
         """Servers named in `initialize.sdkMcpServers`, with the manifests TS sends."""
@@ -48,11 +50,49 @@ class McpHub:
             return
         for name in names:
             manifest = manifests.get(name) if isinstance(manifests, dict) else None
-            self._add(SdkMcpServer(name, self._send, manifest=manifest, source="sdk"))
+            self._add(SdkMcpServer(name, self._send, manifest=manifest, source="sdk"),
+                      {"type": "sdk", "name": name})
 
-    def _add(self, server: McpServer) -> None:
+    def _add(self, server: McpServer, config: JSON) -> None:
         self.servers[server.name] = server
+        self._configs[server.name] = _normalised(config)
         server.on_tools_changed = self._tools_changed
+
+    async def set_servers(self, entries: dict[str, JSON]) -> JSON:
+        """`mcp_set_servers`: the servers the host manages at run time (every SDK-hosted
+        one, and any an earlier call named) become `entries`, as the reference does it:
+        those left out are closed, new or changed ones start and are connected now, the
+        same config again changes nothing. Servers from `--mcp-config` stay unless a call
+        names them. Answers `{added, removed, errors}` (SDK-hosted servers first)."""
+        added: list[str] = []
+        async with self._lock:
+            removed = _sdk_first([name for name, server in self.servers.items()
+                                  if name not in entries and (isinstance(server, SdkMcpServer)
+                                                              or name in self._named)],
+                                 self.servers)
+            for name in removed:
+                await self._drop(name)
+            fresh: list[McpServer] = []
+            for name, entry in entries.items():
+                self._named.add(name)
+                if name in self.servers and self._configs.get(name) == _normalised(entry):
+                    continue
+                if name in self.servers:
+                    await self._drop(name)
+                server = build_server(name, entry, self._send, self._cwd, self._environ)
+                self._add(server, entry)
+                fresh.append(server)
+                added.append(name)
+            await asyncio.gather(*(server.connect() for server in fresh
+                                   if server.status == "pending"))
+        errors = {s.name: s.error or s.status for s in fresh if s.status == "failed"}
+        return {"added": _sdk_first(added, self.servers), "removed": removed,
+                "errors": errors}
+
+    async def _drop(self, name: str) -> None:
+        server = self.servers.pop(name)
+        self._configs.pop(name, None)
+        await server.close()
 
     def _tools_changed(self) -> None:
         if self.on_tools_changed is not None:
@@ -107,7 +147,12 @@ class McpHub:
                 if not any(rule.names_tool(tool.name) for rule in rules)]
 
     def status(self) -> list[JSON]:
-        return [server.status_entry() for server in self.servers.values()]
+        """`mcp_status` rows: servers wisp runs first, then SDK-hosted ones (the
+        reference's order)."""
+        return [server.status_entry() for server in _sdk_last(self.servers)]
+
+    def sdk_pending(self) -> bool:
+        return any(isinstance(s, SdkMcpServer) for s in self._pending(False))
 
     def init_entries(self) -> list[JSON]:
         """The `mcp_servers` list of `system/init`."""
@@ -115,3 +160,16 @@ class McpHub:
             {"name": s.name, "status": s.status if s.enabled else "disabled", "source": s.source}
             for s in self.servers.values()
         ]
+
+
+def _normalised(config: JSON) -> JSON:
+    """A config as compared between calls: no `type` means stdio."""
+    return {**config, "type": config.get("type") or "stdio"}
+
+
+def _sdk_last(servers: dict[str, McpServer]) -> list[McpServer]:
+    return sorted(servers.values(), key=lambda s: isinstance(s, SdkMcpServer))
+
+
+def _sdk_first(names: list[str], servers: dict[str, McpServer]) -> list[str]:
+    return sorted(names, key=lambda n: not isinstance(servers.get(n), SdkMcpServer))

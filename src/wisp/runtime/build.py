@@ -73,7 +73,8 @@ def new_session(config: RuntimeConfig, env: Mapping[str, str], settings: Setting
     start: SessionStart = config.start if config.start is not None else resolve_start(
         config, env)
     session = Session(cwd=config.cwd, model=starting_model(config, settings, env),
-                      policy=policy, session_id=start.session_id, history=start.history)
+                      policy=policy, session_id=start.session_id, history=start.history,
+                      last_message_uuid=start.parent_uuid)
     if not config.no_session_persistence:
         session.recorder = start.writer(config.cwd, env)
         session.transcript_path = str(start.path)
@@ -141,6 +142,9 @@ def build_run(config: RuntimeConfig, sink: EventSink, env: Mapping[str, str],
     engine = engine_config(config, env)
     model = model if model is not None else model_provider(env, config.betas, settings)
     ctx = RunContext(session=session, config=engine, model=model, sink=sink)
+    from wisp.engine.tasks import TaskRegistry
+
+    ctx.tasks = TaskRegistry(sink, lambda: (ctx.session.cwd, ctx.session.session_id))
 
     def hook_event(phase: str, fields: JSON) -> None:
         sink.emit(HookEvent(cast(HookPhase, phase), fields))

@@ -37,6 +37,7 @@ class RuntimeConfig:
     max_thinking_tokens: int | None = None
     include_partial_messages: bool = False
     include_hook_events: bool = False
+    forward_subagent_text: bool = False
     json_schema: JSON | None = None
     betas: tuple[str, ...] = ()
     permission_mode: str = "default"
@@ -49,6 +50,7 @@ class RuntimeConfig:
     fork_session: bool = False
     session_id: str | None = None
     resume_session_at: str | None = None
+    resume_drops_turn: str | None = None
     no_session_persistence: bool = False
     mcp_config: tuple[str, ...] = ()
     settings: str | None = None  # --settings: a file or JSON text

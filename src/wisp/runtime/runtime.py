@@ -17,8 +17,14 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from wisp.diagnostics import warn
-from wisp.engine.events import EventSink, RunFinished, StatusChanged
-from wisp.engine.outcome import Failed, Outcome, RunState, run_stats
+from wisp.engine.events import (
+    ConversationReset,
+    EventSink,
+    LocalCommandOutput,
+    RunFinished,
+    StatusChanged,
+)
+from wisp.engine.outcome import Failed, Outcome, RunState, Success, run_stats
 from wisp.engine.session import Session
 from wisp.engine.tool_calls import AskHost
 from wisp.errors import UsageError
@@ -28,10 +34,16 @@ from wisp.permissions.modes import PermissionMode
 from wisp.runtime.build import build_run, thinking_config
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.facts import env_overlay, load_settings
+from wisp.sessions import paths
+from wisp.sessions.transcript import TranscriptWriter
+from wisp.stamps import new_uuid
 
 if TYPE_CHECKING:
+    from wisp.commands.prompts import LocalCommand
+    from wisp.engine.tasks import TaskRegistry
     from wisp.mcp.hub import McpHub
     from wisp.models.base import Model
+    from wisp.sessions.checkpoints import FileHistory
 
 JSON = dict[str, Any]
 McpSend = Callable[[str, JSON], Awaitable[JSON]]
@@ -58,6 +70,9 @@ class Runtime:
         self._started = False
         self._ended = False
         self._closed = False
+        self._start_source: str | None = None  # SessionStart's `source` after /clear
+        self.checkpoints: FileHistory | None = None
+        self._open_checkpoints()
 
     @classmethod
     def open(cls, config: RuntimeConfig, sink: EventSink, *,
@@ -106,7 +121,8 @@ class Runtime:
             from wisp.engine.hook_points import session_start
 
             self._started = True
-            await session_start(self.ctx, "resume" if self.config.resumed else "startup")
+            source = self._start_source or ("resume" if self.config.resumed else "startup")
+            await session_start(self.ctx, source)
         await self.connect_mcp()
 
     def claim(self) -> None:
@@ -114,23 +130,127 @@ class Runtime:
         even one that comes before `run_prompt` starts its loop."""
         self._claimed = True
 
-    async def run_prompt(self, content: str | list[JSON]) -> Outcome:
+    async def run_prompt(self, content: str | list[JSON], *, uuid: str | None = None,
+                         announce: Callable[[], None] | None = None) -> Outcome:
         """Runs one prompt to its end. Every run, however it ends, emits one
-        `RunFinished`; a configuration error found mid-run (UsageError) is raised after."""
+        `RunFinished`; a configuration error found mid-run (UsageError) is raised after.
+
+        `uuid` names the prompt's message (a client's own, or a new one): its transcript
+        line and its file checkpoint. A prompt naming a built-in slash command (/compact,
+        /clear) runs that instead of the model; a custom command is expanded first
+        (`wisp.commands.prompts`). `announce` is called once the turn's session is known,
+        before anything else is reported (the duplex front end's `system/init`): after
+        /clear's reset, at the start otherwise."""
+        from wisp.commands.prompts import expand_prompt, local_command
         from wisp.engine.loop import AgentLoop
 
+        uuid = uuid or new_uuid()
+        command = local_command(content)
+        if command is not None:
+            return await self._run_local(command, uuid, announce)
+        if announce is not None:
+            announce()
+        content = expand_prompt(content, self.config.cwd, paths.config_dir(self.env))
+        if self.checkpoints is not None:
+            self.checkpoints.snapshot(uuid)
         started = time.monotonic()
         self._claimed = True
+        recorder = self.session.recorder
+        if isinstance(recorder, TranscriptWriter):
+            recorder.begin_prompt(content)  # `last-prompt` lines for the SDKs' listings
         try:
             await self.prepare()
             task = self._current = asyncio.ensure_future(
-                AgentLoop(self.ctx, self.tool_state).run(content))
+                AgentLoop(self.ctx, self.tool_state).run(content, uuid))
             if self._doomed:
                 task.cancel()  # never starts: it ends with an interrupted result
             return await self._await(task, started)
         finally:
             self._current = None
             self._claimed = self._doomed = False
+            if isinstance(recorder, TranscriptWriter):
+                recorder.end_turn()
+
+    @property
+    def tasks(self) -> TaskRegistry:
+        """The session's subagents and background commands (`wisp.engine.tasks`)."""
+        assert self.ctx.tasks is not None  # build_run makes it
+        return self.ctx.tasks
+
+    async def run_notifications(self, *, announce: Callable[[], None] | None = None
+                                ) -> Outcome | None:
+        """A turn for background tasks that ended while no prompt was running: the model
+        reads their notices (no UserPromptSubmit hooks) and the result says what started
+        it (`origin`). None when no notice is owed. Front ends call it when
+        `tasks.has_wake()`, between prompts and after the last one."""
+        from wisp.engine.loop import AgentLoop
+
+        notices = self.tasks.take_notices()
+        if not notices:
+            return None
+        if announce is not None:
+            announce()
+        text = "\n\n".join(n.text for n in notices)
+        origin = {"kind": "task-notification", "producer": "session-task",
+                  "runId": notices[-1].run_id}
+        started = time.monotonic()
+        self._claimed = True
+        try:
+            await self.prepare()
+            task = self._current = asyncio.ensure_future(
+                AgentLoop(self.ctx, self.tool_state).run(text, origin=origin))
+            if self._doomed:
+                task.cancel()
+            return await self._await(task, started)
+        finally:
+            self._current = None
+            self._claimed = self._doomed = False
+
+    async def _run_local(self, command: LocalCommand, uuid: str,
+                         announce: Callable[[], None] | None) -> Outcome:
+        """A built-in slash command's turn: no model reply, a result of its own."""
+        started = time.monotonic()
+        self._claimed = True
+        try:
+            await self.prepare()
+            task = self._current = asyncio.ensure_future(
+                self._local(command, uuid, announce, started))
+            if self._doomed:
+                task.cancel()
+            return await self._await(task, started)
+        finally:
+            self._current = None
+            self._claimed = self._doomed = False
+
+    async def _local(self, command: LocalCommand, uuid: str,
+                     announce: Callable[[], None] | None, started: float) -> Outcome:
+        from wisp.engine.usage import UsageLedger
+
+        if command.name == "clear":
+            await self.clear(uuid)
+            if announce is not None:
+                announce()
+        else:
+            if announce is not None:
+                announce()
+            await self._compact_command(command.args)
+        outcome = Success("")
+        stats = run_stats(RunState(started=started), UsageLedger(), self.session.usage)
+        self.sink.emit(RunFinished(outcome, stats, local_command=command.name))
+        return outcome
+
+    async def _compact_command(self, args: str) -> None:
+        """/compact [instructions]: reports "Compacted" or why it could not."""
+        from wisp.engine.compaction import attempt, context_tokens
+
+        last = self.session.last_usage
+        why = await attempt(self.ctx, "manual", args or None,
+                            context_tokens(last) if last else 0)
+        if why is None:
+            self.session.last_usage = None
+            self.sink.emit(LocalCommandOutput("compact", args, "Compacted"))
+        else:
+            self.sink.emit(LocalCommandOutput("compact", args, f"Error: {why}", failed=True))
 
     async def _await(self, task: asyncio.Task[Outcome], started: float) -> Outcome:
         try:
@@ -180,6 +300,57 @@ class Runtime:
         self.session.permission_mode = mode
         asyncio.get_running_loop().call_soon(self.sink.emit, StatusChanged(None, mode))
 
+    async def clear(self, user_message_uuid: str | None = None) -> None:
+        """/clear: a fresh conversation in this process. A new session id and transcript,
+        an empty history, cost from zero, new file checkpoints; settings, model, mode,
+        tools, MCP servers and hooks stay. SessionEnd hooks (reason "clear") run for the
+        old conversation, SessionStart (source "clear") for the new one."""
+        from wisp.engine.usage import UsageLedger
+        from wisp.sessions.resume import SessionStart
+
+        await self.end_session("clear")
+        session = self.session
+        close = getattr(session.recorder, "close", None)
+        if callable(close):
+            close()
+        session.session_id = new_uuid()
+        session.history = []
+        session.usage = UsageLedger()
+        session.last_usage = None
+        session.last_message_uuid = None
+        session.tool_state.clear()  # todos, files read: they belonged to that conversation
+        if session.recorder is not None:
+            path = paths.transcript_file(self.env, self.config.cwd, session.session_id)
+            start = SessionStart(session.session_id, path, [], None, [])
+            session.recorder = start.writer(self.config.cwd, self.env)
+            session.transcript_path = str(path)
+        self._open_checkpoints()
+        self.sink.emit(ConversationReset(session.session_id, user_message_uuid))
+        self._started = self._ended = False
+        self._start_source = "clear"
+        await self.prepare()
+
+    def rewind_files(self, user_message_id: object, dry_run: bool = False) -> JSON:
+        """`rewind_files`: the files as they were when that user message was sent (see
+        `wisp.sessions.checkpoints`). `canRewind: false` with the error when checkpoints
+        are off or the message has none."""
+        from wisp.sessions.checkpoints import NOT_ENABLED
+
+        if self.checkpoints is None:
+            return {"canRewind": False, "error": NOT_ENABLED}
+        return self.checkpoints.rewind(user_message_id, dry_run)
+
+    def _open_checkpoints(self) -> None:
+        """File checkpoints for this session, when the SDK's option turned them on."""
+        self.checkpoints = None
+        if self.env.get("CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"):
+            from wisp.sessions import checkpoints
+
+            if checkpoints.enabled(self.env):
+                folder = paths.config_dir(self.env) / "file-history" / self.session.session_id
+                self.checkpoints = checkpoints.FileHistory(folder)
+        self.ctx.config.checkpoints = self.checkpoints
+
     async def compact(self, instructions: str | None = None) -> bool:
         """A manual compaction between turns (/compact): the conversation so far becomes
         a model-written summary. False when there is nothing to compact, a PreCompact
@@ -208,13 +379,13 @@ class Runtime:
 
     # Ending --------------------------------------------------------------------------
 
-    async def end_session(self) -> None:
+    async def end_session(self, reason: str = "other") -> None:
         """SessionEnd hooks, once, if the session started."""
         if self._started and not self._ended:
             from wisp.engine.hook_points import session_end
 
             self._ended = True
-            await session_end(self.ctx, "other")
+            await session_end(self.ctx, reason)
 
     async def aclose(self) -> None:
         """Ends the session: a running turn is interrupted and let finish, then SessionEnd
@@ -227,6 +398,8 @@ class Runtime:
         if task is not None and not task.done() and task is not asyncio.current_task():
             self.interrupt()
             await asyncio.wait({task})
+        if self.ctx.tasks is not None:
+            await self.ctx.tasks.aclose()  # background work ends with the session
         await self.end_session()
         if self._mcp is not None:
             await self._mcp.close()

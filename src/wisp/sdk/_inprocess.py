@@ -128,6 +128,9 @@ class InProcessLink:
             self.server = self._build()
             self._exit_code = await self.server.serve(reader=self.input)
         except SessionNotFound as exc:
+            from wisp.wire.frames import start_failed
+
+            self.write(start_failed(str(exc), exc.session_id))  # as the CLI's stream-json
             self._fail(str(exc))
         except UsageError as exc:
             self._fail(f"Error: {exc}")

@@ -3,8 +3,8 @@ official SDK's session helpers' signatures and answers.
 
 The store is wisp's own (`wisp.sessions.paths`): `<config dir>/projects/<project key>/
 <session id>.jsonl`, the config dir being `CLAUDE_CONFIG_DIR`, else `WISP_CONFIG_DIR`, else
-`~/.wisp`. The files are in Claude Code's line format, so everything here reads Claude
-Code's transcripts too when the two share a config dir.
+`~/.claude` (Claude Code's own). The files are in Claude Code's line format, so everything
+here reads Claude Code's transcripts too when the two share a config dir.
 
 Listing stays cheap: a session's metadata comes from its size, its mtime and the first and
 last 64 KiB of the file, searched as text rather than parsed, as the official SDK does.

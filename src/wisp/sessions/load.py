@@ -81,17 +81,36 @@ def _pick_leaf(entries: list[JSON]) -> JSON | None:
 
 def chain_to(entries: list[JSON], leaf: JSON) -> list[JSON]:
     """The user/assistant lines from the root to `leaf`, in order."""
+    return [e for e in _lineage(entries, leaf) if e.get("type") in _MESSAGE_TYPES]
+
+
+def _lineage(entries: list[JSON], leaf: JSON) -> list[JSON]:
+    """Every chain line from the root to `leaf`, in order."""
     by_uuid = {e["uuid"]: e for e in entries}
     chain: list[JSON] = []
     seen: set[str] = set()
     node: JSON | None = leaf
     while node is not None and node["uuid"] not in seen:
         seen.add(node["uuid"])
-        if node.get("type") in _MESSAGE_TYPES:
-            chain.append(node)
+        chain.append(node)
         node = by_uuid.get(node.get("parentUuid") or "")
     chain.reverse()
     return chain
+
+
+def discarded_after(path: Path, at_uuid: str) -> list[JSON]:
+    """The chain lines a resume at `at_uuid` leaves behind: those after it on the newest
+    branch, in order (when `at_uuid` is not on that branch, the branch past the point where
+    the two part)."""
+    entries = read_entries(path)
+    leaf = _pick_leaf(entries)
+    if leaf is None:
+        return []
+    branch = _lineage(entries, leaf)
+    at = next((e for e in entries if e["uuid"] == at_uuid), None)
+    kept = {e["uuid"] for e in _lineage(entries, at)} if at is not None else set()
+    cut = max((n for n, e in enumerate(branch) if e["uuid"] in kept), default=-1)
+    return branch[cut + 1:]
 
 
 def load_conversation(path: Path, at_uuid: str | None = None) -> Conversation | None:
@@ -111,10 +130,13 @@ def load_conversation(path: Path, at_uuid: str | None = None) -> Conversation | 
 
 
 def _is_model_visible(entry: JSON) -> bool:
-    """Lines that were part of what the model saw. Claude Code marks display-only lines,
-    and its synthetic API-error messages were never model output."""
-    if entry.get("isVisibleInTranscriptOnly") or entry.get("isApiErrorMessage"):
+    """Lines that were part of what the model saw. Claude Code marks display-only lines
+    (all but a compaction's summary), and its synthetic API-error messages were never
+    model output."""
+    if entry.get("isApiErrorMessage"):
         return False
+    if entry.get("isVisibleInTranscriptOnly") and not entry.get("isCompactSummary"):
+        return False  # a compaction's summary is what the model sees after it
     message = entry.get("message")
     return isinstance(message, dict) and message.get("content") is not None
 

@@ -1,8 +1,8 @@
 """Where transcripts live: `<config dir>/projects/<sanitised cwd>/<session-id>.jsonl`.
 
-The layout is Claude Code's, so the official SDKs' session helpers (`list_sessions`,
-`get_session_messages`), which read these files directly, see wisp's sessions when
-`CLAUDE_CONFIG_DIR` points both at the same directory.
+The layout and the default directory (`~/.claude`) are Claude Code's, so the official
+SDKs' session helpers (`list_sessions`, `get_session_messages`, ...), which read these files
+directly, see wisp's sessions with no configuration at all.
 """
 
 from __future__ import annotations
@@ -21,13 +21,18 @@ MAX_SANITIZED_LENGTH = 200
 
 
 def config_dir(env: Mapping[str, str]) -> Path:
-    """CLAUDE_CONFIG_DIR wins so the SDKs' helpers and wisp agree on one directory."""
+    """The one directory for wisp's config and state: settings, transcripts, agents,
+    commands, history, tool output. `CLAUDE_CONFIG_DIR` first: the SDKs set it on the
+    process they start (a resume from a SessionStore materialises the session into a
+    temporary one) and their session helpers read it, so they and wisp always agree. Then
+    `WISP_CONFIG_DIR`, to keep wisp apart from Claude Code. Else `~/.claude`, as the
+    reference and the SDKs' helpers default to. An empty value counts as unset."""
     for name in ("CLAUDE_CONFIG_DIR", "WISP_CONFIG_DIR"):
         value = env.get(name)
         if value:
             return Path(value).expanduser()
     home = env.get("HOME")
-    return (Path(home) if home else Path.home()) / ".wisp"
+    return (Path(home) if home else Path.home()) / ".claude"
 
 
 def _js_hash(text: str) -> str:

@@ -82,15 +82,12 @@ class Settings:
         return [{"source": s.name, "path": s.path} for s in self.sources]
 
 
-def config_dir(env: Mapping[str, str]) -> Path:
-    raw = env.get("CLAUDE_CONFIG_DIR") or env.get("WISP_CONFIG_DIR")
-    return Path(raw).expanduser() if raw else Path.home() / ".wisp"
-
-
 def user_settings_path(env: Mapping[str, str]) -> Path:
-    explicit = env.get("WISP_CONFIG_DIR")
-    base = Path(explicit).expanduser() if explicit else config_dir(env)
-    return base / "settings.json"
+    """`<config dir>/settings.json`, the config dir being the one transcripts use too
+    (`wisp.sessions.paths.config_dir`)."""
+    from wisp.sessions.paths import config_dir
+
+    return config_dir(env) / "settings.json"
 
 
 def source_paths(cwd: Path, env: Mapping[str, str]) -> dict[str, Path]:

@@ -10,12 +10,25 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 from wisp.tools.processes import ProcessRegistry
 
+if TYPE_CHECKING:
+    import subprocess
+
 ToolKind = Literal["read", "edit", "execute", "network", "meta"]
 JSON = dict[str, Any]
+
+
+class BackgroundTasks(Protocol):
+    """Where a tool hands work that outlives its call (the session's task registry,
+    `wisp.engine.tasks`): `spawn(output_file)` starts the command, writing its output
+    there. Returns the task's id and the output file."""
+
+    def start_command(self, spawn: Callable[[Path], subprocess.Popen[bytes]], *,
+                      description: str, tool_use_id: str,
+                      timeout_ms: int | None) -> tuple[str, str]: ...
 
 
 # ToolResult and ToolContext are plain classes, not dataclasses: this module loads on every
@@ -52,9 +65,11 @@ class ToolResult:
 class ToolContext:
     """Per-call environment. `state` persists across calls within one session (e.g. todos).
 
-    - run_subagent runs a subagent: (agent type, description, prompt, tool_use_id) → result.
-      Set by the engine, which owns the loop a subagent needs; None where subagents are
-      unavailable.
+    - run_subagent runs a subagent: (agent type, description, prompt, tool_use_id,
+      background) → result. Set by the engine, which owns the loop a subagent needs; None
+      where subagents are unavailable.
+    - tasks takes commands that run on in the background (`BackgroundTasks`); None where
+      background work is not offered (inside a subagent).
     - allowed_internal_hosts: internal hosts (loopback, private, metadata…) WebFetch may
       contact, those named by `WebFetch(domain:HOST)` allow rules. Filled by the engine from
       the permission policy.
@@ -64,7 +79,7 @@ class ToolContext:
     """
 
     __slots__ = ("abort", "allowed_internal_hosts", "cwd", "env", "processes", "read_filter",
-                 "run_subagent", "state", "tool_use_id")
+                 "run_subagent", "state", "tasks", "tool_use_id")
 
     def __init__(
         self,
@@ -74,10 +89,11 @@ class ToolContext:
         processes: ProcessRegistry | None = None,
         state: dict[str, Any] | None = None,
         env: dict[str, str] | None = None,
-        run_subagent: Callable[[str, str, str, str], Awaitable[ToolResult]] | None = None,
+        run_subagent: Callable[[str, str, str, str, bool], Awaitable[ToolResult]] | None = None,
         tool_use_id: str | None = None,
         allowed_internal_hosts: frozenset[str] = frozenset(),
         read_filter: Callable[[str], bool] | None = None,
+        tasks: BackgroundTasks | None = None,
     ) -> None:
         self.cwd = cwd
         self.abort = asyncio.Event() if abort is None else abort
@@ -88,6 +104,7 @@ class ToolContext:
         self.tool_use_id = tool_use_id
         self.allowed_internal_hosts = allowed_internal_hosts
         self.read_filter = read_filter
+        self.tasks = tasks
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in (

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from wisp.tools._output import CappedText, Segment, clip, seg_len, strip_trailing_newlines
-from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
+from wisp.tools.base import (
+    JSON,
+    BackgroundTasks,
+    Tool,
+    ToolContext,
+    ToolKind,
+    ToolResult,
+    check_input,
+)
 
 if TYPE_CHECKING:
     from wisp.tools._bash_exec import Outcome
@@ -103,7 +112,10 @@ class Bash(Tool):
             },
             "run_in_background": {
                 "type": "boolean",
-                "description": "Accepted for compatibility; commands always run to completion",
+                "description": "Run the command in the background and go on at once: the "
+                "call returns a task id and the file its output goes to, and you are told when "
+                "it ends. `timeout` then limits how long it may run (default 600000 ms, at "
+                "most 7200000)",
             },
         },
         "required": ["command"],
@@ -147,6 +159,8 @@ class Bash(Tool):
                     "noOutputExpected": False,
                 },
             )
+        if tool_input.get("run_in_background") is True and ctx.tasks is not None:
+            return _start_background(command, tool_input, ctx, ctx.tasks)
         # Loaded on the first command: a session that never runs one does not pay for it.
         from wisp.tools._bash_exec import run_supervised
 
@@ -165,6 +179,41 @@ class Bash(Tool):
             return ToolResult.error(f"Could not start the command: {exc}")
         return _present(command, outcome, limit_ms, bool(tool_input.get("run_in_background")),
                         max_output_chars(ctx.env))
+
+
+def _start_background(command: str, tool_input: JSON, ctx: ToolContext,
+                      tasks: BackgroundTasks) -> ToolResult:
+    """`run_in_background`: the command starts in a session of its own, writing stdout and
+    stderr to its output file, and the call returns at once with its task id."""
+    import subprocess
+
+    from wisp.tools.reaper import become_subreaper
+
+    env = ctx.env if ctx.env is not None else dict(os.environ)
+
+    def spawn(output: Path) -> subprocess.Popen[bytes]:
+        become_subreaper()  # what it leaves running stays ours to end
+        with open(output, "ab") as out:
+            return subprocess.Popen([_shell(), "-c", command], stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=subprocess.STDOUT, cwd=ctx.cwd, env=env,
+                                    start_new_session=True)
+
+    description = tool_input.get("description")
+    timeout = tool_input.get("timeout")
+    try:
+        task_id, output_file = tasks.start_command(
+            spawn, description=description if isinstance(description, str) and description
+            else command, tool_use_id=ctx.tool_use_id or "",
+            timeout_ms=int(timeout) if isinstance(timeout, int | float)
+            and not isinstance(timeout, bool) else None)
+    except OSError as exc:
+        return ToolResult.error(f"Could not start the command: {exc}")
+    return ToolResult(
+        content=f"Command running in background with ID: {task_id}. Its output (stdout and "
+        f"stderr) is being written to {output_file}. You will be notified when it ends; "
+        "to see its output so far, Read that file.",
+        data={"stdout": "", "stderr": "", "interrupted": False, "isImage": False,
+              "noOutputExpected": False, "backgroundTaskId": task_id})
 
 
 def _present(command: str, outcome: Outcome, limit_ms: int, background: bool,
@@ -201,6 +250,7 @@ def _present(command: str, outcome: Outcome, limit_ms: int, background: bool,
         if meaning:
             data["returnCodeInterpretation"] = meaning
     if background:
-        notes.append("Note: run_in_background is not supported; the command ran to completion.")
+        notes.append("Note: run_in_background is not available here; the command ran to "
+                     "completion.")
     body = "\n".join(part for part in (text, *notes) if part)
     return ToolResult(content=body or "(no output)", is_error=is_error, data=data)

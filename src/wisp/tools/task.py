@@ -2,7 +2,9 @@
 
 The subagent runs the same loop with its own history, the agent definition's system
 prompt and tools, and the parent's permissions. Its frames reach the client tagged with
-this call's `parent_tool_use_id`; only its final answer comes back to the parent model.
+this call's `parent_tool_use_id`; only its final answer comes back to the parent model:
+as this call's result, or, with `run_in_background`, as a notice at a later turn (the
+call itself returns at once with the task's id).
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ class TaskTool(Tool):
             "description": {"type": "string", "description": "A 3-5 word summary of the task"},
             "prompt": {"type": "string", "description": "The complete task for the subagent"},
             "subagent_type": {"type": "string", "description": "Which agent type to use"},
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Start the subagent and go on at once; you are told when it "
+                "finishes. Leave unset when your next step needs its report.",
+            },
         },
         "required": ["description", "prompt"],
     }
@@ -59,4 +66,5 @@ class TaskTool(Tool):
             str(tool_input.get("description", "")),
             str(tool_input["prompt"]),
             ctx.tool_use_id or "",
+            tool_input.get("run_in_background") is True,
         )

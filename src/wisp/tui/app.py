@@ -312,8 +312,10 @@ class TuiApp:
             self.view.print_text(f"⎿ Stopped: {outcome.limit}", "yellow")
         elif isinstance(outcome, oc.Failed):
             self.view.print_text(f"⎿ {outcome.message}", "red")
-        elif isinstance(outcome, oc.HookStopped):
-            self.view.print_text(f"⎿ Stopped by a hook: {outcome.reason}", "yellow")
+        elif isinstance(outcome, oc.HookStopped) and outcome.terminal_reason is not None:
+            # (a stopped prompt was already shown, with why, as the hook's notice)
+            reason = f": {outcome.reason}" if outcome.reason else ""
+            self.view.print_text(f"⎿ Stopped by a hook{reason}", "yellow")
 
     async def _spin(self) -> None:
         """While a turn runs, the spinner line ticks; nothing ticks when idle."""
@@ -364,8 +366,8 @@ class TuiApp:
         await self.runtime.aclose()
         config = dataclasses.replace(
             self.config, resume=resume, continue_session=False, session_id=None,
-            start=None, fork_session=False, resume_session_at=None, model=model,
-            permission_mode=mode, loaded_settings=self.runtime.settings)
+            start=None, fork_session=False, resume_session_at=None, resume_drops_turn=None,
+            model=model, permission_mode=mode, loaded_settings=self.runtime.settings)
         self.config = config
         self.runtime = self._open_runtime(config)
         self.queue.clear()

@@ -84,8 +84,9 @@ class ConversationView:
         elif isinstance(event, ev.ToolResultReady):
             self._result(event, depth)
         elif isinstance(event, ev.TaskStarted):
-            self.tasks[event.task_id] = depth
-            self._note(f"⎿ {event.agent_type}: {event.description}", depth + 1)
+            self.tasks[event.tool_use_id or event.task_id] = depth  # as TaskProgress names it
+            kind = event.agent_type or "background command"
+            self._note(f"⎿ {kind}: {event.description}", depth + 1)
         elif isinstance(event, ev.RunFinished):
             self.end_streams()
         else:
@@ -111,6 +112,10 @@ class ConversationView:
                        f"{event.pre_tokens:,} tokens)", depth)
         elif isinstance(event, ev.CompactionFailed):
             self._note(f"⚠ Compaction failed: {event.error}", depth, "red")
+        elif isinstance(event, ev.Informational):  # a hook's message, or why it stopped us
+            warning = event.level == "warning"
+            self._note(f"{'⚠' if warning else '⎿'} {event.content}", depth,
+                       "yellow" if warning else "dim")
         elif isinstance(event, ev.TaskFinished):
             self._note(f"⎿ {_task_summary(event)}", depth + 1)
 

@@ -124,3 +124,29 @@ def stream_event(
     if message_id:
         frame["api_message_id"] = message_id
     return frame
+
+
+def start_failed(message: str, session_id: str) -> JSON:
+    """The `result` for a session that could not start (the session or message to resume is
+    not there): written in stream-json before exiting 1, as the reference does, so an SDK
+    raises `message` instead of a bare process failure. Nothing ran: every count is zero."""
+    return {
+        "type": "result",
+        "subtype": "error_during_execution",
+        "duration_ms": 0,
+        "duration_api_ms": 0,
+        "is_error": True,
+        "num_turns": 0,
+        "stop_reason": None,
+        "session_id": session_id,
+        "total_cost_usd": 0,
+        "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+                  "cache_read_input_tokens": 0,
+                  "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+                  "service_tier": "standard"},
+        "modelUsage": {},
+        "permission_denials": [],
+        "uuid": new_uuid(),
+        "errors": [message],
+        "result_index": 0,
+    }

@@ -240,6 +240,7 @@ class Initialize(TypedDict):
     managedSettings: NotRequired[Any]
     disallowedTools: NotRequired[Any]
     title: NotRequired[str | None]
+    forwardSubagentText: NotRequired[bool | None]
 
 
 class Interrupt(TypedDict):
@@ -292,7 +293,7 @@ class StopTask(TypedDict):
 
 class RewindFiles(TypedDict):
     subtype: Literal["rewind_files"]
-    user_message_id: str
+    user_message_id: str | None  # null: no checkpoint, as for an unknown id
     dry_run: NotRequired[bool | None]
 
 
@@ -316,6 +317,46 @@ class RenameSession(TypedDict):
     title: str | None
 
 
+class McpSetServers(TypedDict):
+    """Replaces the servers the host manages at run time (SDK-hosted ones, and those an
+    earlier call added): `servers` is an object of server configs, checked with the
+    reference's phrase."""
+
+    subtype: Literal["mcp_set_servers"]
+    servers: dict[str, JSON]
+
+
+class GetUsage(TypedDict):
+    subtype: Literal["get_usage"]
+    skip_behaviors: NotRequired[bool | None]
+
+
+class ListModels(TypedDict):
+    subtype: Literal["list_models"]
+
+
+class GetSessionCost(TypedDict):
+    subtype: Literal["get_session_cost"]
+
+
+class ReloadSkills(TypedDict):
+    subtype: Literal["reload_skills"]
+
+
+class ReadFile(TypedDict):
+    """A file for the host to show, under the Read tool's permission rules. A missing
+    `path` is read as "" (and refused), as the reference does."""
+
+    subtype: Literal["read_file"]
+    path: NotRequired[str]
+    max_bytes: NotRequired[int | None]
+    encoding: NotRequired[str | None]
+
+
+class GetPlan(TypedDict):
+    subtype: Literal["get_plan"]
+
+
 def _mode_allowed(request: Mapping[str, Any]) -> None:
     if not is_permission_mode(request["mode"]):
         raise bad_permission_mode()
@@ -325,6 +366,12 @@ def _names_a_server(request: Mapping[str, Any]) -> None:
     if not isinstance(request.get("serverName", request.get("server_name")), str):
         raise InvalidRequest(
             f"Invalid {request['subtype']} request: `serverName` must be a string")
+
+
+def _server_configs(request: Mapping[str, Any]) -> None:
+    servers = request.get("servers")
+    if not isinstance(servers, dict) or not all(isinstance(v, dict) for v in servers.values()):
+        raise InvalidRequest("mcp_set_servers: servers must be an object of config objects")
 
 
 _SERVER_NAME = (field("serverName", str), field("server_name", str))
@@ -337,6 +384,7 @@ INITIALIZE: RequestType[Initialize] = RequestType("initialize", (
     field("sdkMcpServers", list, nullable=True),
     field("sdkMcpServerManifests", dict, nullable=True),
     field("title", str, nullable=True),
+    field("forwardSubagentText", bool, nullable=True),
 ))
 INTERRUPT: RequestType[Interrupt] = RequestType(
     "interrupt", (field("cancel_queued", bool, nullable=True),))
@@ -354,19 +402,32 @@ MCP_TOGGLE: RequestType[McpToggle] = RequestType(
 STOP_TASK: RequestType[StopTask] = RequestType(
     "stop_task", (field("task_id", str, required=True),))
 REWIND_FILES: RequestType[RewindFiles] = RequestType("rewind_files", (
-    field("user_message_id", str, required=True), field("dry_run", bool, nullable=True)))
+    field("user_message_id", str, required=True, nullable=True),
+    field("dry_run", bool, nullable=True)))
 GET_CONTEXT_USAGE: RequestType[GetContextUsage] = RequestType("get_context_usage")
 GET_SETTINGS: RequestType[GetSettings] = RequestType("get_settings")
 APPLY_FLAG_SETTINGS: RequestType[ApplyFlagSettings] = RequestType(
     "apply_flag_settings", (field("settings", dict, required=True),))
 RENAME_SESSION: RequestType[RenameSession] = RequestType(
     "rename_session", (field("title", str, required=True, nullable=True),))
+MCP_SET_SERVERS: RequestType[McpSetServers] = RequestType(
+    "mcp_set_servers", (), _server_configs)
+GET_USAGE: RequestType[GetUsage] = RequestType(
+    "get_usage", (field("skip_behaviors", bool, nullable=True),))
+LIST_MODELS: RequestType[ListModels] = RequestType("list_models")
+GET_SESSION_COST: RequestType[GetSessionCost] = RequestType("get_session_cost")
+RELOAD_SKILLS: RequestType[ReloadSkills] = RequestType("reload_skills")
+READ_FILE: RequestType[ReadFile] = RequestType("read_file", (
+    field("path", str), field("max_bytes", int, nullable=True),
+    field("encoding", str, nullable=True, choices=("utf-8", "base64"))))
+GET_PLAN: RequestType[GetPlan] = RequestType("get_plan")
 
 # Every request type wisp answers, by subtype. Anything else is answered "unsupported".
 INBOUND: dict[str, RequestType[Any]] = {t.subtype: t for t in (
     INITIALIZE, INTERRUPT, SET_PERMISSION_MODE, SET_MODEL, SET_MAX_THINKING_TOKENS,
     MCP_STATUS, MCP_RECONNECT, MCP_TOGGLE, STOP_TASK, REWIND_FILES, GET_CONTEXT_USAGE,
-    GET_SETTINGS, APPLY_FLAG_SETTINGS, RENAME_SESSION,
+    GET_SETTINGS, APPLY_FLAG_SETTINGS, RENAME_SESSION, MCP_SET_SERVERS, GET_USAGE, LIST_MODELS,
+    GET_SESSION_COST, RELOAD_SKILLS, READ_FILE, GET_PLAN,
 )}
 
 

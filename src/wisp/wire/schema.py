@@ -67,11 +67,24 @@ FRAMES: dict[str, JSON] = {
 }
 
 
+# Task frames: what the Python SDK's parser requires of each (docs/protocol.md, "Tasks").
+FRAMES.update({
+    "system/task_started": _frame("system", ["subtype", "session_id", "uuid", "task_id",
+                                             "description"]),
+    "system/task_progress": _frame("system", ["subtype", "session_id", "uuid", "task_id",
+                                              "description", "usage"]),
+    "system/task_notification": _frame("system", ["subtype", "session_id", "uuid", "task_id",
+                                                  "status", "output_file", "summary"], {
+        "status": {"enum": ["completed", "failed", "stopped"]}}),
+})
+
+
 def schema_for(frame: JSON) -> JSON | None:
     """The schema a frame must satisfy, or None for a frame type we don't emit."""
     kind = frame.get("type")
-    if kind == "system" and frame.get("subtype") == "init":
-        return FRAMES["system/init"]
+    if kind == "system" and frame.get("subtype") in ("init", "task_started", "task_progress",
+                                                     "task_notification"):
+        return FRAMES[f"system/{frame['subtype']}"]
     return FRAMES.get(str(kind))
 
 

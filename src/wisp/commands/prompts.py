@@ -1,0 +1,113 @@
+"""Slash commands in prompts, for print mode, the duplex session and the SDKs.
+
+A prompt that starts with `/` names a command:
+
+- a built-in (`/compact [instructions]`, `/clear` and its aliases `/reset`, `/new`) runs in
+  the runtime instead of reaching the model, and its turn ends with a result of its own;
+- a custom command (`wisp.commands.custom`: `.claude/commands/*.md`, `<config dir>/commands/
+  *.md`) becomes its expanded body, sent as the reference sends it: a block naming the
+  command, then the body with `$ARGUMENTS` filled in;
+- anything else (`/tmp/x is empty`, an unknown `/name`) is an ordinary prompt.
+
+A built-in wins over a custom command of the same name, as in the reference. The lists
+for `initialize` (`commands`) and `system/init` (`slash_commands`) come from here too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from wisp.commands.custom import CustomCommand, expand, load_commands, parse_slash
+
+JSON = dict[str, Any]
+
+
+class BuiltIn(NamedTuple):
+    name: str
+    description: str
+    argument_hint: str
+    aliases: tuple[str, ...] = ()
+
+
+BUILT_INS = (
+    BuiltIn("clear", "Start a new session with empty context", "", ("reset", "new")),
+    BuiltIn("compact", "Free up context by summarizing the conversation so far",
+            "<optional custom summarization instructions>"),
+)
+_BY_NAME = {name: b.name for b in BUILT_INS for name in (b.name, *b.aliases)}
+
+
+class LocalCommand(NamedTuple):
+    """A built-in named by a prompt: `name` is its canonical name."""
+
+    name: str
+    args: str
+
+
+def prompt_text(content: str | list[JSON]) -> str | None:
+    """The prompt as text when it is only text (a string or one text block)."""
+    if isinstance(content, str):
+        return content
+    if len(content) == 1 and isinstance(content[0], dict) and content[0].get("type") == "text":
+        text = content[0].get("text")
+        return text if isinstance(text, str) else None
+    return None
+
+
+def local_command(content: str | list[JSON]) -> LocalCommand | None:
+    """The built-in this prompt runs, or None. Cheap: print mode asks before it loads
+    the engine."""
+    text = prompt_text(content)
+    if text is None or not text.startswith("/"):
+        return None
+    parsed = parse_slash(text)
+    if parsed is None or parsed[0] not in _BY_NAME:
+        return None
+    return LocalCommand(_BY_NAME[parsed[0]], parsed[1])
+
+
+def expand_prompt(content: str | list[JSON], cwd: Path, config_dir: Path
+                  ) -> str | list[JSON]:
+    """The prompt the model sees: a custom command expanded, anything else unchanged."""
+    text = prompt_text(content)
+    if text is None or not text.startswith("/"):
+        return content
+    parsed = parse_slash(text)
+    if parsed is None or parsed[0] in _BY_NAME:
+        return content
+    name, args = parsed
+    command = load_commands(cwd, config_dir).get(name)
+    if command is None:
+        return content
+    return invocation(command, args)
+
+
+def invocation(command: CustomCommand, args: str) -> list[JSON]:
+    """What the reference sends for `/name args`: which command ran, then its body."""
+    header = (f"<command-message>{command.name}</command-message>\n"
+              f"<command-name>/{command.name}</command-name>\n"
+              f"<command-args>{args}</command-args>")
+    return [{"type": "text", "text": header}, {"type": "text", "text": expand(command, args)}]
+
+
+def listing(cwd: Path, config_dir: Path) -> list[JSON]:
+    """`initialize`'s `commands` (the SDKs' `supportedCommands()`): the custom commands
+    by name, then the built-ins, in the reference's shape."""
+    rows: list[JSON] = [
+        {"name": name, "description": f"{c.description} ({c.source})".lstrip(),
+         "argumentHint": c.argument_hint or ""}
+        for name, c in load_commands(cwd, config_dir).items()]
+    for b in BUILT_INS:
+        row: JSON = {"name": b.name, "description": b.description,
+                     "argumentHint": b.argument_hint}
+        if b.aliases:
+            row["aliases"] = list(b.aliases)
+        row["builtin"] = True
+        rows.append(row)
+    return rows
+
+
+def names(cwd: Path, config_dir: Path) -> list[str]:
+    """`system/init`'s `slash_commands`."""
+    return list(dict.fromkeys([*load_commands(cwd, config_dir), *(b.name for b in BUILT_INS)]))
