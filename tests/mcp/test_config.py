@@ -43,7 +43,7 @@ def test_stdio_is_the_default_type_and_variables_are_expanded():
     ({"args": ["x"]}, "`command` must be a non-empty string"),
     ({"command": "x", "args": "a b"}, "`args` must be a list of strings"),
     ({"command": "x", "env": {"A": 1}}, "`env` must be an object of strings"),
-    ({"type": "sse", "url": "https://example.invalid"}, "sse MCP servers are not supported"),
+    ({"type": "ws", "url": "ws://127.0.0.1:1"}, "ws MCP servers are not supported"),
     ({"type": "sdk", "name": "s"}, "only --input-format stream-json has"),
 ])
 def test_an_entry_wisp_cannot_serve_is_failed_with_the_reason(entry, why):

@@ -132,12 +132,12 @@ def test_servers_sent_in_initialize(duplex, server, pid_file):
 
 def test_a_failed_server_says_why(duplex):
     config = mcp_config(gone={"command": "wisp-test-no-such-mcp-server"},
-                        web={"type": "http", "url": "https://example.invalid/mcp"})
+                        web={"type": "ws", "url": "ws://127.0.0.1:1/mcp"})
     proc = duplex("--mcp-config", config)
     gone_entry, web = statuses(proc)
     assert gone_entry["status"] == "failed"
     assert "could not start wisp-test-no-such-mcp-server" in gone_entry["error"]
-    assert web["status"] == "failed" and "http MCP servers are not supported" in web["error"]
+    assert web["status"] == "failed" and "ws MCP servers are not supported" in web["error"]
     retried = proc.call("mcp_reconnect", serverName="gone")
     assert retried["subtype"] == "error" and "could not start" in retried["error"]
     assert proc.finish() == 0

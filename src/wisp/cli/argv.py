@@ -63,6 +63,8 @@ FLAGS: dict[str, tuple[str, Arity]] = {
     "--settings": ("settings", "value"),
     "--setting-sources": ("setting_sources", "list"),
     "--mcp-config": ("mcp_config", "repeat"),
+    "--plugin-dir": ("plugin_dirs", "repeat"),
+    "--plugin-dir-no-mcp": ("plugin_dirs_no_mcp", "repeat"),
     "--strict-mcp-config": ("strict_mcp_config", "flag"),
     "--betas": ("betas", "list"),
     "--max-thinking-tokens": ("max_thinking_tokens", "value"),

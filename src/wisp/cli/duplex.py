@@ -16,21 +16,25 @@ from wisp.cli.options import Options
 
 if TYPE_CHECKING:
     from wisp.duplex.early import EarlyStart
+    from wisp.project.context import ProjectContext
     from wisp.settings.loader import Settings
 
 
 def run_duplex(opts: Options) -> int:
     from wisp.cli.startup import env_overlay, load_settings_for
     from wisp.duplex.early import begin
+    from wisp.project.context import open_project
 
     settings = load_settings_for(opts, os.environ)
-    early = begin(opts, env_overlay(os.environ, settings), settings)
+    env = env_overlay(os.environ, settings)
+    project = open_project(opts, env, settings)  # memory, agents, skills, plugins
+    early = begin(opts, env, settings, project=project)
     import asyncio
 
     from wisp.sessions.resume import SessionNotFound
 
     try:
-        code = asyncio.run(_serve(opts, settings, early))
+        code = asyncio.run(_serve(opts, settings, early, project))
     except SessionNotFound as exc:
         from wisp.cli.print_mode import start_failed
 
@@ -45,14 +49,15 @@ def run_duplex(opts: Options) -> int:
     os._exit(code)
 
 
-async def _serve(opts: Options, settings: Settings, early: EarlyStart) -> int:
+async def _serve(opts: Options, settings: Settings, early: EarlyStart,
+                 project: ProjectContext) -> int:
     import asyncio
     import signal
 
     from wisp.duplex.server import DuplexServer
     from wisp.tools.reaper import end_all_processes
 
-    server = DuplexServer(opts, dict(os.environ), settings)
+    server = DuplexServer(opts, dict(os.environ), settings, project=project)
     loop = asyncio.get_running_loop()
     # Start-up ends once serve() has registered its handlers and awaits input for the first
     # time: only then does collection come back on (main() disabled it while importing).

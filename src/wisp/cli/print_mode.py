@@ -25,6 +25,7 @@ from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
 
 if TYPE_CHECKING:
     from wisp.engine.outcome import Outcome
+    from wisp.project.context import ProjectContext
     from wisp.runtime.runtime import Runtime
     from wisp.sessions.resume import SessionNotFound
 
@@ -85,10 +86,12 @@ class EarlyStart:
             offered_tool_names,
             starting_model,
         )
+        from wisp.project.context import open_project
         from wisp.sessions.resume import resolve_start
 
         self.settings = load_settings_for(opts, os.environ)
         env = env_overlay(os.environ, self.settings)  # the session's, as the runtime's
+        self.project = open_project(opts, env, self.settings)  # memory, agents, plugins…
         self.start = resolve_start(opts, env)  # bad session flags fail before any frame
         self.model = starting_model(opts, self.settings, env)
         self.mode = effective_mode(opts, self.settings, env)
@@ -96,15 +99,18 @@ class EarlyStart:
         # text keeps only the outcome).
         self.out: FrameSink = (NDJSONWriter() if opts.output_format == "stream-json"
                                else CollectingSink())
-        self.mcp_entries: dict[str, JSON] = {}
-        if opts.mcp_config:
-            from wisp.mcp.config import parse_mcp_configs
+        from wisp.runtime.facts import configured_mcp_servers
 
-            self.mcp_entries = parse_mcp_configs(opts.mcp_config)  # bad JSON: before any frame
+        # Bad --mcp-config JSON: an error before any frame.
+        self.mcp_entries: dict[str, JSON] = configured_mcp_servers(
+            opts.mcp_config, opts.strict_mcp_config, self.settings,
+            self.project.plugin_mcp_servers())
         self.init_fields: JSON = dict(
-            session_id=self.start.session_id, cwd=str(opts.cwd), tools=offered_tool_names(opts),
+            session_id=self.start.session_id, cwd=str(opts.cwd),
+            tools=offered_tool_names(opts, bool(self.project.skills)),
             model=self.model, permission_mode=self.mode, api_key_source=api_key_source(env),
-            slash_commands=_slash_commands(opts, env))
+            slash_commands=_slash_commands(opts, env, self.project),
+            **self.project.init_fields(_flag_agent_names(opts)))
         # /clear starts another session before anything is said: `system/init` waits for
         # it, to name the new one (`announce`).
         self.deferred: tuple[list[str] | None, list[JSON] | None] | None = (
@@ -120,6 +126,9 @@ class EarlyStart:
         fields = self.init_fields
         tools = [*fields["tools"], *(mcp_tools or [])]
         self.out.write(frames.init(**{**fields, "tools": tools}, mcp_servers=mcp_servers))
+        memory = self.project.memory_frame_fields()
+        if memory is not None:
+            self.out.write(frames.system("memory_recall", fields["session_id"], **memory))
 
     def announce(self, session_id: str) -> None:
         """The turn's session is known: a deferred `system/init` goes out now."""
@@ -129,11 +138,28 @@ class EarlyStart:
             self.write_init(*held)
 
 
-def _slash_commands(opts: Options, env: Mapping[str, str]) -> list[str]:
+def _slash_commands(opts: Options, env: Mapping[str, str], project: ProjectContext
+                    ) -> list[str]:
     from wisp.commands.prompts import names
     from wisp.sessions.paths import config_dir
 
-    return names(opts.cwd, config_dir(env))
+    return names(opts.cwd, config_dir(env), project)
+
+
+def _flag_agent_names(opts: Options) -> list[str]:
+    """The agents `--agents` defines (its JSON is checked again when the engine loads)."""
+    if not opts.agents_json:
+        return []
+    import json
+    from pathlib import Path
+
+    raw = opts.agents_json
+    try:
+        text = raw if raw.lstrip().startswith("{") else Path(raw).expanduser().read_text()
+        data = json.loads(text)
+    except (OSError, ValueError):
+        return []
+    return [str(name) for name in data] if isinstance(data, dict) else []
 
 
 def _clears(prompt: str) -> bool:
@@ -150,7 +176,8 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
     from wisp.runtime.runtime import Runtime
     from wisp.wire.projection import StreamJson
 
-    config = runtime_config(opts, os.environ, settings=early.settings, start=early.start)
+    config = runtime_config(opts, os.environ, settings=early.settings, start=early.start,
+                            project=early.project)
     # The result waits until SessionEnd hooks have run: they come before it, as ever.
     projection = StreamJson(early.out, early.start.session_id, hold_result=True)
     projection.forward_subagent_text = opts.forward_subagent_text

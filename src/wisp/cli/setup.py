@@ -11,6 +11,7 @@ from wisp.cli.options import Options
 from wisp.runtime.config import RuntimeConfig
 
 if TYPE_CHECKING:
+    from wisp.project.context import ProjectContext
     from wisp.sessions.resume import SessionStart
     from wisp.settings.loader import Settings
 
@@ -18,8 +19,10 @@ _SHARED = tuple(f.name for f in dataclasses.fields(RuntimeConfig) if f.name in O
 
 
 def runtime_config(opts: Options, env: Mapping[str, str], *, settings: Settings | None = None,
-                   start: SessionStart | None = None) -> RuntimeConfig:
+                   start: SessionStart | None = None,
+                   project: ProjectContext | None = None) -> RuntimeConfig:
     """`env` is the process's environment as the session's base (settings' `env` goes over
     it in the runtime)."""
     shared = {name: getattr(opts, name) for name in _SHARED}
-    return RuntimeConfig(**shared, env=dict(env), loaded_settings=settings, start=start)
+    return RuntimeConfig(**shared, env=dict(env), loaded_settings=settings, start=start,
+                         project=project)

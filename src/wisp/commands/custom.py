@@ -8,8 +8,8 @@ format rather than inventing its own:
 - optional front matter between `---` lines (`description`, `argument-hint`, `model`,
   `allowed-tools`), then the prompt body with `$ARGUMENTS` and `$1`, `$2`, … placeholders.
 
-The front matter is read by a small line parser instead of a YAML library: the keys are
-few and flat, and this module loads when the UI starts. Loading never raises on a bad
+The front matter is read by `wisp.project.frontmatter` (shared with agents, skills, output
+styles and plugins). Loading never raises on a bad
 file: a file that cannot be read is skipped, broken front matter makes the whole file the
 body. One user's stray file must not take the command menu down.
 """
@@ -19,12 +19,19 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from wisp.permissions.rules import split_rule_list
+from wisp.project.frontmatter import (
+    first_line,
+    normalise_text,
+    scalar,
+    split_front_matter,
+    tool_list,
+)
 
-Source = Literal["project", "user"]
+Source = Literal["project", "user", "plugin"]
 
 # Patterns are kept as strings and compiled by `re` on first use (and cached there):
 # compiling them at import would add milliseconds to every UI start-up.
@@ -36,9 +43,6 @@ _SLASH = rf"/({_NAME})(?:\s+(.*))?"
 # One pass over both kinds of placeholder, so text substituted for one is never expanded
 # again (an argument that itself contains `$1` stays as typed).
 _PLACEHOLDER = r"\$ARGUMENTS|\$([1-9][0-9]*)"
-_KEY_LINE = r"([A-Za-z][A-Za-z0-9_-]*)\s*:(?:\s*(.*))?"
-_BLOCK_MARKERS = frozenset({"|", ">", "|-", ">-", "|+", ">+"})
-_DESCRIPTION_LIMIT = 80
 # Longer runs of digits cannot be a real argument index (and int() refuses > 4300 digits).
 _MAX_INDEX_DIGITS = 6
 
@@ -67,17 +71,20 @@ class CustomCommand:
                 f"path={str(self.path)!r}, description={self.description!r})")
 
 
-def load_commands(cwd: Path, config_dir: Path) -> dict[str, CustomCommand]:
+def load_commands(cwd: Path, config_dir: Path,
+                  plugin_roots: Sequence[tuple[str, Path]] = ()) -> dict[str, CustomCommand]:
     """Every command from the user's and the project's folders, by name, sorted. A project
-    command replaces a user command of the same name: the project knows its own needs."""
+    command replaces a user command of the same name: the project knows its own needs.
+    `plugin_roots` are (plugin name, folder): their commands are `/<plugin>:<name>`."""
     found: dict[str, CustomCommand] = {}
-    roots: tuple[tuple[Source, Path], ...] = (
-        ("user", config_dir / "commands"), ("project", cwd / ".claude" / "commands"))
-    for source, root in roots:  # user first, so project commands overwrite them
+    roots: list[tuple[Source, Path, str]] = [
+        ("user", config_dir / "commands", ""), ("project", cwd / ".claude" / "commands", "")]
+    roots += [("plugin", folder, f"{plugin}:") for plugin, folder in plugin_roots]
+    for source, root, prefix in roots:  # user first, so project commands overwrite them
         for name, path in _command_files(root):
-            command = read_command(name, path, source)
+            command = read_command(prefix + name, path, source)
             if command is not None:
-                found[name] = command
+                found[prefix + name] = command
     return dict(sorted(found.items()))
 
 
@@ -106,110 +113,14 @@ def read_command(name: str, path: Path, source: Source) -> CustomCommand | None:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    fields, body = split_front_matter(text.removeprefix("\ufeff").replace("\r\n", "\n"))
+    fields, body = split_front_matter(normalise_text(text))
     body = body.strip()
-    description = _scalar(fields.get("description")) or _first_line(body)
+    description = scalar(fields.get("description")) or first_line(body)
     return CustomCommand(
         name=name, description=description, body=body, source=source, path=path,
-        argument_hint=_scalar(fields.get("argument-hint")),
-        model=_scalar(fields.get("model")),
-        allowed_tools=_tool_list(fields.get("allowed-tools")))
-
-
-# ---- front matter -------------------------------------------------------------------------
-
-FieldValue = str | list[str]
-
-
-def split_front_matter(text: str) -> tuple[dict[str, FieldValue], str]:
-    """(fields, body). Without a well-formed block the whole text is the body and there
-    are no fields: a half-parsed header would silently drop prompt text."""
-    lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
-        return {}, text
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
-    if end is None:
-        return {}, text
-    fields = _parse_fields(lines[1:end])
-    if fields is None:
-        return {}, text
-    return fields, "\n".join(lines[end + 1:])
-
-
-def _parse_fields(lines: list[str]) -> dict[str, FieldValue] | None:
-    """`key: value` lines, with indented continuation lines and `- item` lists under a
-    key. Keys are lower-cased; None when a line fits none of these forms."""
-    fields: dict[str, FieldValue] = {}
-    key: str | None = None
-    separator = " "  # how continuation lines join: "\n" after a `|` block marker
-    for line in lines:
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        match = re.fullmatch(_KEY_LINE, line)
-        if match is not None:
-            key, raw = match.group(1).lower(), (match.group(2) or "").strip()
-            separator = "\n" if raw.startswith("|") else " "
-            fields[key] = "" if raw in _BLOCK_MARKERS else _unquote(raw)
-        elif key is not None and (line[0].isspace() or stripped.startswith("-")):
-            fields[key] = _continue(fields[key], stripped, separator)
-        else:
-            return None
-    return fields
-
-
-def _continue(value: FieldValue, stripped: str, separator: str) -> FieldValue:
-    """Adds one continuation line to a field: a list item, or more text."""
-    if stripped == "-" or stripped.startswith("- "):
-        item = _unquote(stripped[1:].strip())
-        if isinstance(value, list):
-            return [*value, item]
-        return [value, item] if value else [item]
-    if isinstance(value, list):
-        return [*value[:-1], f"{value[-1]} {stripped}"] if value else [stripped]
-    return f"{value}{separator}{stripped}" if value else stripped
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        return value[1:-1].replace('\\"', '"').replace("\\\\", "\\")
-    if len(value) >= 2 and value[0] == value[-1] == "'":
-        return value[1:-1].replace("''", "'")
-    return value
-
-
-def _scalar(value: FieldValue | None) -> str | None:
-    """A field as one string; None when absent or blank."""
-    if value is None:
-        return None
-    text = ", ".join(value) if isinstance(value, list) else value
-    return text.strip() or None
-
-
-def _tool_list(value: FieldValue | None) -> tuple[str, ...]:
-    """`allowed-tools` as a YAML list, a `[a, b]` flow list or a comma-separated string.
-    Commas inside a rule's parentheses (`Bash(git commit -m "a, b")`) do not split."""
-    if value is None:
-        return ()
-    if isinstance(value, list):
-        items = value
-    else:
-        text = value.strip()
-        if text.startswith("[") and text.endswith("]"):
-            text = text[1:-1]
-        items = split_rule_list(text)
-    return tuple(tool for item in items if (tool := _unquote(item.strip())))
-
-
-def _first_line(body: str) -> str:
-    """The first line with text, heading marks removed, cut to fit a menu row."""
-    for line in body.split("\n"):
-        text = line.strip().lstrip("#").strip()
-        if text:
-            if len(text) > _DESCRIPTION_LIMIT:
-                return text[: _DESCRIPTION_LIMIT - 1] + "…"
-            return text
-    return ""
+        argument_hint=scalar(fields.get("argument-hint")),
+        model=scalar(fields.get("model")),
+        allowed_tools=tool_list(fields.get("allowed-tools")))
 
 
 # ---- invocation ---------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from wisp.wire.writer import dumps
 
 if TYPE_CHECKING:
     from wisp.cli.options import Options
+    from wisp.project.context import ProjectContext
     from wisp.settings.loader import Settings
 
 JSON = dict[str, Any]
@@ -55,7 +56,8 @@ def read_first_line(fd: int = 0) -> tuple[bytes, bool]:
     return data, False
 
 
-def begin(opts: Options, env: Mapping[str, str], settings: Settings, fd: int = 0) -> EarlyStart:
+def begin(opts: Options, env: Mapping[str, str], settings: Settings, fd: int = 0, *,
+          project: ProjectContext | None = None) -> EarlyStart:
     if opts.resume is not None or opts.continue_session or opts.session_id is not None:
         return EarlyStart()
     try:
@@ -83,7 +85,8 @@ def begin(opts: Options, env: Mapping[str, str], settings: Settings, fd: int = 0
         permission_mode=effective_mode(opts, settings),
         session_state="idle",
         applied=applied_flags(request),
-        commands=commands(opts.cwd, env),
+        commands=commands(opts.cwd, env, project),
+        project=project,
     )
     response = {"subtype": "success", "request_id": frame.get("request_id"), "response": body}
     line_out = dumps({"type": "control_response", "response": response})

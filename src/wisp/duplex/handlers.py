@@ -142,7 +142,7 @@ class Handlers:
     async def get_context_usage(self, request: p.GetContextUsage) -> JSON:
         from wisp.runtime.context_usage import context_usage
 
-        return context_usage(self.server.ctx)
+        return context_usage(self.server.ctx, self.server.runtime.project)
 
     async def get_settings(self, request: p.GetSettings) -> JSON:
         return server_settings(self.server)
@@ -183,7 +183,7 @@ class Handlers:
 
 
 def _raise_if_failed(server: McpServer) -> None:
-    if server.enabled and server.status == "failed":
+    if server.enabled and server.status in ("failed", "needs-auth"):
         raise ControlError(f"Failed to connect to MCP server {server.name}: {server.error}")
 
 

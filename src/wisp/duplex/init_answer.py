@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wisp import PROTOCOL_VERSION, __version__
 from wisp.models import catalog
+
+if TYPE_CHECKING:
+    from wisp.project.context import ProjectContext
 
 JSON = dict[str, Any]
 _EXTRA_FLAGS = {"settings": "settings_applied", "managedSettings": "managed_settings_applied"}
@@ -65,14 +68,19 @@ def answer(
     session_state: str,
     applied: JSON,
     commands: list[JSON] | None = None,
+    project: ProjectContext | None = None,
 ) -> JSON:
+    """`agents` are the host's; a project's file agents come first (a host's agent of the
+    same name replaces one)."""
+    listed = {**(project.agents if project is not None else {}), **agents}
     return {
         "commands": commands or [],
         "agents": [
-            {"name": name, "description": _description(agent)} for name, agent in agents.items()
+            {"name": name, "description": _description(agent)} for name, agent in listed.items()
         ],
-        "output_style": "default",
-        "available_output_styles": ["default"],
+        "output_style": project.style_name() if project is not None else "default",
+        "available_output_styles": (project.available_styles() if project is not None
+                                    else ["default"]),
         "models": models(env),
         "account": {"apiKeySource": api_key_source, "apiProvider": "firstParty"},
         "pid": os.getpid(),
@@ -85,12 +93,13 @@ def answer(
     }
 
 
-def commands(cwd: Path, env: Mapping[str, str]) -> list[JSON]:
+def commands(cwd: Path, env: Mapping[str, str], project: ProjectContext | None = None
+             ) -> list[JSON]:
     """The slash commands a prompt may name (the SDKs' `supportedCommands()`)."""
     from wisp.commands.prompts import listing
     from wisp.sessions.paths import config_dir
 
-    return listing(cwd, config_dir(env))
+    return listing(cwd, config_dir(env), project)
 
 
 def _description(agent: Any) -> str:

@@ -49,7 +49,8 @@ def _system_prompt(server: DuplexServer, request: Initialize) -> bool:
         prompt = "\n\n".join(str(p) for p in prompt if p)
     custom = prompt if isinstance(prompt, str) else server.opts.system_prompt
     extra = append if isinstance(append, str) else server.opts.append_system_prompt
-    server.ctx.config.system_blocks = system_blocks(server.opts.cwd, custom, extra)
+    server.ctx.config.system_blocks = system_blocks(server.opts.cwd, custom, extra,
+                                                    style=server.runtime.project.style)
     return True
 
 
@@ -132,7 +133,8 @@ def initialize_response(server: DuplexServer, applied: JSON) -> JSON:
         permission_mode=server.tool_state.policy.mode,
         session_state=server.state.state,
         applied=applied,
-        commands=commands(server.runtime.config.cwd, server.env),
+        commands=commands(server.runtime.config.cwd, server.env, server.runtime.project),
+        project=server.runtime.project,
     )
 
 
@@ -144,7 +146,7 @@ def _apply_agents(server: DuplexServer, agents: JSON) -> None:
     runner = server.ctx.subagents
     if runner is None:
         return
-    runner.agents.update(parse_agents(agents))
+    runner.define(parse_agents(agents))
     for tools in (server.base_tools, server.ctx.config.tools):
         if "Task" in tools:
             tools["Task"] = TaskTool(runner.listing())

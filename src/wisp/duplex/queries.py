@@ -1,5 +1,6 @@
 """The host's questions about the session and its MCP servers: usage and cost
-(`get_usage`, `get_session_cost`), the model list, skills, the plan, one of its files
+(`get_usage`, `get_session_cost`), the model list, skills and plugins (reloaded from
+disk), the plan, one of its files
 (`read_file`), and `mcp_set_servers`, answered in the reference's shapes (recorded in
 tests/fixtures/reference/control/).
 
@@ -36,6 +37,7 @@ def register_queries(server: DuplexServer) -> None:
     on(p.LIST_MODELS, h.list_models)
     on(p.GET_SESSION_COST, h.get_session_cost)
     on(p.RELOAD_SKILLS, h.reload_skills)
+    on(p.RELOAD_PLUGINS, h.reload_plugins)
     on(p.READ_FILE, h.read_file)
     on(p.GET_PLAN, h.get_plan)
 
@@ -64,7 +66,23 @@ class QueryHandlers:
         return {"models": models(self.server.env)}
 
     async def reload_skills(self, request: p.ReloadSkills) -> JSON:
-        return {"skills": []}  # wisp has no skills to load (initialize lists none either)
+        from wisp.runtime.project import reload_skills
+
+        return {"skills": reload_skills(self.server.runtime)}
+
+    async def reload_plugins(self, request: p.ReloadPlugins) -> JSON:
+        """Re-reads plugins (and loads `add_plugins`). `refuse_if_busy` is honoured;
+        `hold_on_cache_impact` is not checked, so the answer never says `held`."""
+        from wisp.runtime.project import reload_plugins
+
+        server = self.server
+        if request.get("refuse_if_busy") and server.turns.busy:
+            raise ControlError("a turn is running; ask again once the session is idle",
+                               code="reload_plugins_busy")
+        added = [str(e["path"]) for e in request.get("add_plugins") or []]
+        answer = await reload_plugins(server.runtime, added)
+        server.refresh_tools()
+        return answer
 
     async def get_plan(self, request: p.GetPlan) -> JSON:
         return {"exists": False}  # wisp keeps no plan file

@@ -38,6 +38,7 @@ from wisp.wire.projection import StreamJson
 from wisp.wire.writer import FrameSink, NDJSONWriter, line_limit
 
 if TYPE_CHECKING:
+    from wisp.project.context import ProjectContext
     from wisp.settings.loader import Settings
 
 JSON = dict[str, Any]
@@ -57,6 +58,7 @@ class DuplexServer:
     def __init__(
         self, opts: Options, env: dict[str, str], settings: Settings | None = None, *,
         sink: FrameSink | None = None, host: Requester | None = None,
+        project: ProjectContext | None = None,
     ) -> None:
         self.opts = opts
         self.sink: FrameSink = sink if sink is not None else NDJSONWriter(
@@ -64,7 +66,8 @@ class DuplexServer:
         settings = settings if settings is not None else load_settings(opts, env)
         self.frames = StreamJson(self.sink, session_id="")
         self.frames.forward_subagent_text = opts.forward_subagent_text
-        self.runtime = Runtime.open(runtime_config(opts, env, settings=settings),
+        self.runtime = Runtime.open(runtime_config(opts, env, settings=settings,
+                                                   project=project),
                                     self.frames, mcp_send=self.mcp_send)
         self.frames.session_id = self.session.session_id
         self.env = self.runtime.env  # the session's overlay: what handlers resolve against

@@ -39,6 +39,7 @@ class TurnRunner:
         self.busy = False  # a prompt has left the queue and has no result yet
         self.last_error = False
         self.fatal = False
+        self._memory_reported = False  # `memory_recall` goes out once, after the first init
 
     def exit_code(self) -> int:
         return 1 if self.fatal or self.last_error else 0
@@ -140,17 +141,21 @@ class TurnRunner:
                 permission_mode=session.permission_mode,
                 api_key_source=config.api_key_source,
                 mcp_servers=server.mcp.init_entries(),
-                agents=list(server.agents),
                 slash_commands=slash_commands(server.runtime),
+                **server.runtime.project.init_fields(server.agents),
             )
         )
+        memory = server.runtime.project.memory_frame_fields()
+        if memory is not None and not self._memory_reported:
+            self._memory_reported = True
+            server.sink.write(frames.system("memory_recall", session.session_id, **memory))
 
 
 def slash_commands(runtime: Runtime) -> list[str]:
     from wisp.commands.prompts import names
     from wisp.sessions.paths import config_dir
 
-    return names(runtime.config.cwd, config_dir(runtime.env))
+    return names(runtime.config.cwd, config_dir(runtime.env), runtime.project)
 
 
 def prompt_stamps(frame: JSON) -> JSON:

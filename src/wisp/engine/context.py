@@ -28,6 +28,9 @@ class EngineConfig:
 
     tools: dict[str, Tool]
     system_blocks: list[JSON]
+    # Text blocks the first user message of every request starts with (the memory files):
+    # added when a request is built, never stored in the history or the transcript.
+    context_blocks: list[JSON] = field(default_factory=list)
     disabled_tools: frozenset[str] = frozenset()
     max_turns: int | None = None
     max_budget_usd: float | None = None

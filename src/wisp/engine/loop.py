@@ -71,13 +71,28 @@ def build_request(ctx: RunContext) -> ModelRequest:
     tools = [t.api_definition() for t in config.tools.values()] + config.extra_tool_definitions
     return ModelRequest(
         model=session.model,
-        messages=list(session.history),
+        messages=with_context(session.history, config.context_blocks),
         max_tokens=config.max_tokens or catalog.max_output_tokens(session.model),
         system=config.system_blocks,
         tools=tools,
         thinking=config.thinking,
         session_id=session.session_id,
     )
+
+
+def with_context(history: list[JSON], blocks: list[JSON]) -> list[JSON]:
+    """The history with `blocks` put at the start of its first user message (a copy)."""
+    messages = list(history)
+    if not blocks:
+        return messages
+    for index, message in enumerate(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            messages[index] = {**message, "content": [*blocks, *(content or [])]}
+            break
+    return messages
 
 
 class AgentLoop:

@@ -158,10 +158,23 @@ class AgentSink:
 
 class SubagentRunner:
     def __init__(self, ctx: RunContext, tool_state: ToolRunState,
-                 agents: dict[str, AgentDefinition]) -> None:
+                 agents: dict[str, AgentDefinition],
+                 explicit: dict[str, AgentDefinition] | None = None) -> None:
         self.parent = ctx
         self.tool_state = tool_state
-        self.agents = {GENERAL_PURPOSE.name: GENERAL_PURPOSE, **agents}
+        # Agents defined by the host (`--agents`, initialize): they outlive a reload of the
+        # agent files and win over a file's agent of the same name.
+        self.explicit = dict(explicit or {})
+        self.agents = {GENERAL_PURPOSE.name: GENERAL_PURPOSE, **agents, **self.explicit}
+
+    def define(self, explicit: dict[str, AgentDefinition]) -> None:
+        """More agents from the host."""
+        self.explicit.update(explicit)
+        self.agents.update(explicit)
+
+    def redefine_files(self, from_files: dict[str, AgentDefinition]) -> None:
+        """The agent files were read again."""
+        self.agents = {GENERAL_PURPOSE.name: GENERAL_PURPOSE, **from_files, **self.explicit}
 
     def listing(self) -> dict[str, str]:
         return {name: a.description for name, a in self.agents.items()}

@@ -2,7 +2,8 @@
 
 Above: the hub (or print mode), which connects servers and offers their tools. Below: a
 transport subclass, which moves one JSON-RPC message at a time: `SdkMcpServer` over the
-SDK's control channel (`mcp_message`), `StdioMcpServer` over a child process's pipes.
+SDK's control channel (`mcp_message`), `StdioMcpServer` over a child process's pipes,
+`HttpMcpServer` and `SseMcpServer` over HTTP (`wisp.mcp.remote`).
 Here: the handshake (initialize → notifications/initialized → tools/list), status for
 `mcp_status` and `system/init`, and each server tool as a wisp tool `mcp__<server>__<tool>`.
 """
@@ -12,14 +13,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from wisp import __version__
 from wisp.errors import McpError
 from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
-__all__ = ["JSON", "PROTOCOL", "McpError", "McpServer", "McpTool", "mcp_tool_name"]
+__all__ = ["JSON", "PROTOCOL", "McpAuthRequired", "McpError", "McpServer", "McpTool",
+           "mcp_tool_name", "timeout_s"]
 
 JSON = dict[str, Any]
 PROTOCOL = "2025-06-18"
@@ -27,6 +29,23 @@ PROTOCOL = "2025-06-18"
 _MAX_LIST_PAGES = 50
 # The Messages API takes tool names of [a-zA-Z0-9_-] only; Claude Code maps the rest to _.
 _NOT_IN_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+# Claude Code's variables and defaults: MCP_TIMEOUT bounds each start-up request,
+# MCP_TOOL_TIMEOUT one tools/call (~28 h by default: in effect, until interrupted).
+DEFAULT_STARTUP_MS = 30_000
+DEFAULT_TOOL_MS = 100_000_000
+
+
+def timeout_s(environ: Mapping[str, str], key: str, default_ms: int) -> float:
+    try:
+        value = int(environ.get(key, ""))
+    except ValueError:
+        value = default_ms
+    return (value if value > 0 else default_ms) / 1000
+
+
+class McpAuthRequired(McpError):
+    """The server wants a credential wisp does not have (an HTTP 401): its status becomes
+    "needs-auth" rather than "failed"."""
 
 
 class McpServer:
@@ -34,7 +53,8 @@ class McpServer:
     request, return the JSON-RPC response) and `send_notification`; `open`/`close`
     bracket a connection where the transport has one."""
 
-    # Only the SDK bridge has no timeouts of its own; stdio servers set theirs from env.
+    # Only the SDK bridge has no timeouts of its own; stdio and remote servers set theirs
+    # from the environment (MCP_TIMEOUT, MCP_TOOL_TIMEOUT).
     startup_timeout: float | None = None
     tool_timeout: float | None = None
 
@@ -83,13 +103,15 @@ class McpServer:
         return result if isinstance(result, dict) else {}
 
     async def connect(self) -> None:
-        """pending → connected or failed. A broken server is reported, never fatal."""
+        """pending → connected, failed, or needs-auth (a remote server that wants a
+        credential). A broken server is reported, never fatal."""
         try:
             await self.open()
             await self.handshake()
             self.status = "connected"
         except Exception as exc:
-            self.status, self.error = "failed", str(exc) or type(exc).__name__
+            self.status = "needs-auth" if isinstance(exc, McpAuthRequired) else "failed"
+            self.error = str(exc) or type(exc).__name__
             await self.close()
 
     async def handshake(self) -> None:

@@ -2,10 +2,14 @@
 one `McpServer` per entry out.
 
 Claude Code's shape: `{"mcpServers": {"name": {"type": "stdio", "command": ..., "args":
-[...], "env": {...}}}}`, where a missing `type` means stdio, and `${VAR}` /
-`${VAR:-default}` in command, args and env are expanded from the environment. An entry
+[...], "env": {...}}}}`, where a missing `type` means stdio, and `{"type": "http" | "sse",
+"url": ..., "headers": {...}}` for a remote server. `${VAR}` / `${VAR:-default}` in
+command, args, env, url and headers are expanded from the session's environment. An entry
 wisp can't serve (another transport, a bad field, an unset variable) becomes a server
 that reports "failed" with the reason: one bad entry must not cost the others.
+
+The transports are imported here, when an entry names one: a run without remote servers
+never loads the HTTP client.
 """
 
 from __future__ import annotations
@@ -58,9 +62,11 @@ def build_server(name: str, entry: JSON, send: Send | None, cwd: Path | None,
             return Unavailable(name, kind, "SDK MCP servers are reached over the SDK's "
                                "control channel, which only --input-format stream-json has")
         return SdkMcpServer(name, send, source="sdk")
+    if kind in ("http", "sse"):
+        return _remote(name, kind, entry, environ)
     if kind != "stdio":
-        return Unavailable(name, kind, f"{kind} MCP servers are not supported yet "
-                           "(stdio and sdk are)")
+        return Unavailable(name, kind, f"{kind} MCP servers are not supported "
+                           "(stdio, http, sse and sdk are)")
     try:
         command, args, env = _stdio_fields(entry, environ)
     except ValueError as exc:
@@ -86,6 +92,40 @@ def _stdio_fields(entry: JSON, environ: Mapping[str, str]
     if missing:
         raise ValueError("missing environment variable(s): " + ", ".join(sorted(set(missing))))
     return command, args, env
+
+
+def _remote(name: str, kind: str, entry: JSON, environ: Mapping[str, str]) -> McpServer:
+    try:
+        url, headers = _remote_fields(entry, environ)
+    except ValueError as exc:
+        return Unavailable(name, kind, f"invalid config: {exc}")
+    if kind == "http":
+        from wisp.mcp.streamable_http import HttpMcpServer
+
+        return HttpMcpServer(name, url, headers, environ)
+    from wisp.mcp.legacy_sse import SseMcpServer
+
+    return SseMcpServer(name, url, headers, environ)
+
+
+def _remote_fields(entry: JSON, environ: Mapping[str, str]) -> tuple[str, dict[str, str]]:
+    url, headers = entry.get("url"), entry.get("headers", {})
+    if not isinstance(url, str) or not url:
+        raise ValueError("`url` must be a non-empty string")
+    if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+        raise ValueError("`headers` must be an object of strings")
+    missing: list[str] = []
+    url = expand(url, environ, missing)
+    headers = {str(k): expand(v, environ, missing) for k, v in headers.items()}
+    if missing:
+        raise ValueError("missing environment variable(s): " + ", ".join(sorted(set(missing))))
+    if not url.lower().startswith(("http://", "https://")):
+        raise ValueError(f"`url` must be an http:// or https:// URL, not {url!r}")
+    for key, value in headers.items():
+        # A line break would let a header smuggle another one (or a second request) in.
+        if not key or any(c in key for c in ":\r\n ") or "\r" in value or "\n" in value:
+            raise ValueError(f"header {key!r} has a name or value HTTP can't carry")
+    return url, headers
 
 
 def expand(text: str, environ: Mapping[str, str], missing: list[str]) -> str:

@@ -2,10 +2,11 @@
 
 Above: print mode (connects everything before `system/init`) and the duplex session
 (initialize, `mcp_status`/`mcp_reconnect`/`mcp_toggle`, the tool list of each turn).
-Below: one `McpServer` per server: stdio ones wisp starts itself, SDK-hosted ones reached
-over the control channel (Python names them in `--mcp-config` as `{"type":"sdk"}`,
-TypeScript in `initialize.sdkMcpServers`). In the duplex session stdio servers start in
-the background at once; SDK servers connect before the first turn that needs them, so
+Below: one `McpServer` per server: stdio ones wisp starts itself, remote ones it reaches
+over HTTP (`type` "http" or "sse"), SDK-hosted ones reached over the control channel
+(Python names them in `--mcp-config` as `{"type":"sdk"}`, TypeScript in
+`initialize.sdkMcpServers`). In the duplex session stdio and remote servers start in the
+background at once; SDK servers connect before the first turn that needs them, so
 start-up and the initialize answer stay fast.
 """
 
@@ -85,7 +86,8 @@ class McpHub:
                 added.append(name)
             await asyncio.gather(*(server.connect() for server in fresh
                                    if server.status == "pending"))
-        errors = {s.name: s.error or s.status for s in fresh if s.status == "failed"}
+        errors = {s.name: s.error or s.status for s in fresh
+                  if s.status in ("failed", "needs-auth")}
         return {"added": _sdk_first(added, self.servers), "removed": removed,
                 "errors": errors}
 
@@ -138,6 +140,12 @@ class McpHub:
 
     async def close(self) -> None:
         await asyncio.gather(*(server.close() for server in self.servers.values()))
+
+    async def remove(self, name: str) -> None:
+        """Closes and forgets one server (a plugin's, when a reload dropped the plugin)."""
+        async with self._lock:
+            if name in self.servers:
+                await self._drop(name)
 
     def tools(self, removed: frozenset[str] = frozenset()) -> list[Tool]:
         """The tools of connected, enabled servers, minus those a bare `--disallowedTools`

@@ -1,10 +1,11 @@
 """JSON-RPC 2.0 over a message stream: each request matched to its response by id.
 
-Above: a transport (`StdioMcpServer`) that feeds in every message the peer writes and
-supplies `write`. The matching is the control channel's (`wisp.control.pending`); a
-response for an id nobody waits for is dropped. The peer may also send notifications
-(passed on) and requests of its own: wisp declares no client capabilities (sampling,
-roots, elicitation), so the only one it answers is `ping`; anything else gets the standard
+Above: a transport (`StdioMcpServer`, `SseMcpServer`) that feeds in every message the
+peer writes and supplies `write`. The matching is the control channel's
+(`wisp.control.pending`); a response for an id nobody waits for is dropped. The peer may
+also send notifications (passed on) and requests of its own (`reply_to`, which
+`HttpMcpServer` uses too): wisp declares no client capabilities (sampling, roots,
+elicitation), so the only one it answers is `ping`; anything else gets the standard
 method-not-found error, so a server waiting on an answer never hangs.
 """
 
@@ -76,21 +77,30 @@ class RpcChannel:
         if isinstance(key, (int, str)):
             self._pending.settle(key, message)
 
+    def reject(self, key: int | str, error: McpError) -> None:
+        """The request `key` failed on its way out (an HTTP POST refused, say)."""
+        self._pending.reject(key, error, keep=False)
+
     def fail(self, error: McpError) -> None:
         """The stream is gone: every waiting request fails with `error`, and so will
         every later one."""
         self._pending.close(error)
 
     def _answer(self, request_id: Any, method: str) -> None:
-        reply: JSON = {"jsonrpc": "2.0", "id": request_id}
-        if method == "ping":
-            reply["result"] = {}
-        else:
-            reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
         with contextlib.suppress(McpError):
-            self.notify(reply)
+            self.notify(reply_to(request_id, method))
 
     def _cancel(self, key: int | str, reason: str) -> None:
         with contextlib.suppress(McpError):
             self.notify({"jsonrpc": "2.0", "method": "notifications/cancelled",
                          "params": {"requestId": key, "reason": f"wisp: {reason}"}})
+
+
+def reply_to(request_id: Any, method: str) -> JSON:
+    """wisp's answer to a request from a server: `ping` is answered, the rest unknown."""
+    reply: JSON = {"jsonrpc": "2.0", "id": request_id}
+    if method == "ping":
+        reply["result"] = {}
+    else:
+        reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
+    return reply

@@ -28,29 +28,17 @@ from pathlib import Path
 from typing import Any
 
 from wisp.errors import McpError
-from wisp.mcp.client import JSON, McpServer
+from wisp.mcp.client import DEFAULT_STARTUP_MS, DEFAULT_TOOL_MS, JSON, McpServer, timeout_s
 from wisp.mcp.jsonrpc import RpcChannel
 from wisp.tools._bash_exec import _wait_for_exit as wait_for_exit
 from wisp.tools.processes import SERVICE_PROCESSES, kill_group
 from wisp.tools.reaper import become_subreaper
 
-# Claude Code's variables and defaults: MCP_TIMEOUT bounds each start-up request,
-# MCP_TOOL_TIMEOUT one tools/call (~28 h by default: in effect, until interrupted).
-DEFAULT_STARTUP_MS = 30_000
-DEFAULT_TOOL_MS = 100_000_000
 CLOSE_GRACE_S = 0.5  # after its stdin closes, how long a server may take to exit itself
 STDERR_GRACE_S = 0.2  # after stdout closes, how long the rest of stderr may take
 REAP_WAIT_S = 5.0
 TAIL_BYTES = 4096
 MAX_LINE_BYTES = 64 * 1024 * 1024  # a longer message means a broken server
-
-
-def timeout_s(environ: Mapping[str, str], key: str, default_ms: int) -> float:
-    try:
-        value = int(environ.get(key, ""))
-    except ValueError:
-        value = default_ms
-    return (value if value > 0 else default_ms) / 1000
 
 
 class StdioMcpServer(McpServer):

@@ -28,7 +28,7 @@ from wisp.permissions.files import (
 )
 from wisp.permissions.modes import PermissionMode
 from wisp.permissions.paths import config_folders
-from wisp.permissions.rules import READ_FAMILY, Rule, normalise_path
+from wisp.permissions.rules import READ_FAMILY, Rule, name_matches, normalise_path
 from wisp.tools.base import Tool
 
 JSON = dict[str, Any]
@@ -120,7 +120,7 @@ def _judge_tool(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdi
 
 def _tool_rule(rules: list[Rule], tool: Tool, tool_input: JSON) -> Rule | None:
     """The highest-ranked rule about the tool itself (bare, or non-path content such as
-    `WebFetch(domain:…)`); path rules are judged per file use instead."""
+    `WebFetch(domain:…)` or `Skill(pdf)`); path rules are judged per file use instead."""
     hits = [r for r in rules if r.names_tool(tool.name) and _tool_content_matches(r, tool,
                                                                                    tool_input)]
     return max(hits, key=lambda r: r.rank, default=None)
@@ -133,6 +133,8 @@ def _tool_content_matches(rule: Rule, tool: Tool, tool_input: JSON) -> bool:
         domain = tool.subject(tool_input).lower()
         wanted = rule.content.removeprefix("domain:").strip().lower().rstrip(".")
         return bool(domain) and (domain == wanted or domain.endswith("." + wanted))
+    if tool.rule_subject == "name":
+        return name_matches(rule.content, tool.subject(tool_input))
     return False
 
 

@@ -1,7 +1,8 @@
 """Permission rules in the reference syntax: `Tool`, `Tool(content)`, `mcp__server[__tool]`.
 
 Content forms: `Bash(npm run test:*)` (prefix), `Bash(git status)` (exact, `*` globs),
-`Read(./src/**)` / `Edit(/abs/**)` / `Edit(~/x/**)` (path globs), `WebFetch(domain:host)`.
+`Read(./src/**)` / `Edit(/abs/**)` / `Edit(~/x/**)` (path globs), `WebFetch(domain:host)`,
+`Skill(pdf)` / `Skill(myplugin:*)` (a name, exact or by prefix).
 Paths are compared after normalisation (absolute, `..` folded, symlinks resolved), so a
 rule cannot be sidestepped by spelling the same file differently.
 """
@@ -119,6 +120,18 @@ def command_matches(content: str, command: str) -> bool:
     if "*" in content:
         return re.fullmatch(".*".join(map(re.escape, content.split("*"))), command) is not None
     return command == content
+
+
+def name_matches(content: str, name: str) -> bool:
+    """A named thing (a skill) against rule content: the exact name, or with `prefix:*`
+    any name starting with the prefix, as Claude Code matches them. A leading `/` is
+    ignored, since users write skills as the slash commands they also are."""
+    content = content.strip().removeprefix("/")
+    if not name:
+        return False
+    if content.endswith(":*"):
+        return name.startswith(content[:-2])
+    return name == content
 
 
 def split_rule_list(text: str) -> list[str]:

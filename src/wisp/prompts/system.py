@@ -9,7 +9,10 @@ from __future__ import annotations
 import platform
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wisp.project.styles import OutputStyle
 
 JSON = dict[str, Any]
 
@@ -30,6 +33,12 @@ How to work:
 - Track multi-step work with TodoWrite when it helps the user follow along.
 - Answer in plain text. Reference code as path:line."""
 
+# Stands in for GUIDANCE under an output style that does not keep the coding instructions:
+# the style's own section (after the environment) says how to work.
+STYLE_GUIDANCE = """\
+Help with the user's request, using your tools where they help. The output style at the \
+end of this prompt describes how to work and how to answer."""
+
 
 def environment_section(cwd: Path) -> str:
     is_git = any((p / ".git").exists() for p in [cwd, *cwd.parents])
@@ -42,12 +51,35 @@ def environment_section(cwd: Path) -> str:
     )
 
 
-def system_blocks(cwd: Path, custom: str | None, append: str | None) -> list[JSON]:
+def system_blocks(cwd: Path, custom: str | None, append: str | None,
+                  style: OutputStyle | None = None) -> list[JSON]:
     """The `system` field of each request. The last block is marked cacheable: it is the
-    same on every call of a session, so the API can reuse it."""
-    text = f"{IDENTITY}\n\n{GUIDANCE}\n\n{environment_section(cwd)}" if custom is None else custom
+    same on every call of a session, so the API can reuse it.
+
+    A `style` other than default adds its section to wisp's prompt (dropping the coding
+    guidance unless the style keeps it) or, after `custom`, to a caller's own prompt: an
+    SDK user who picks a style in settings gets it whatever prompt the SDK sends."""
+    if style is not None and style.is_default:
+        style = None
+    if custom is not None:
+        text = custom
+    else:
+        keep = style is None or style.keep_coding_instructions
+        guidance = GUIDANCE if keep else STYLE_GUIDANCE
+        text = f"{IDENTITY}\n\n{guidance}\n\n{environment_section(cwd)}"
+    if style is not None:
+        text = _joined(text, style_section(style))
     if append:
-        text = f"{text}\n\n{append}" if text else append
+        text = _joined(text, append)
     if not text:
         return []
     return [{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]
+
+
+def style_section(style: OutputStyle) -> str:
+    heading = f"# Output style: {style.name}"
+    return f"{heading}\n\n{style.instructions}" if style.instructions else heading
+
+
+def _joined(text: str, more: str) -> str:
+    return f"{text}\n\n{more}" if text else more

@@ -12,6 +12,7 @@ from wisp.engine.events import EventSink, HookEvent, HookPhase
 from wisp.engine.retry import RetryPolicy
 from wisp.engine.session import Session
 from wisp.engine.tool_calls import AskHost, ToolRunState
+from wisp.hooks.model import HookMatcher
 from wisp.hooks.runner import HookRunner
 from wisp.models import catalog
 from wisp.models.base import Model
@@ -26,6 +27,7 @@ from wisp.settings.loader import Settings
 from wisp.tools.base import Tool, ToolContext
 
 if TYPE_CHECKING:
+    from wisp.project.context import ProjectContext
     from wisp.sessions.resume import SessionStart
 
 JSON = dict[str, Any]
@@ -81,12 +83,15 @@ def new_session(config: RuntimeConfig, env: Mapping[str, str], settings: Setting
     return session
 
 
-def engine_config(config: RuntimeConfig, env: Mapping[str, str]) -> EngineConfig:
+def engine_config(config: RuntimeConfig, env: Mapping[str, str],
+                  project: ProjectContext | None = None) -> EngineConfig:
     tools, removed = select_tools(config)
     engine = EngineConfig(
         tools=tools,
         system_blocks=system_blocks(config.cwd, config.system_prompt,
-                                    config.append_system_prompt),
+                                    config.append_system_prompt,
+                                    style=project.style if project else None),
+        context_blocks=project_context_blocks(project),
         disabled_tools=removed,
         tool_filter=None if config.tools is None else frozenset(config.tools),
         max_turns=config.max_turns,
@@ -129,9 +134,19 @@ def model_provider(env: Mapping[str, str], betas: tuple[str, ...],
     return RoutingModel(anthropic, entries, env)
 
 
+def project_context_blocks(project: ProjectContext | None) -> list[JSON]:
+    """What the first user message of every request starts with: the memory files."""
+    if project is None or not project.memory:
+        return []
+    from wisp.project.memory import memory_reminder
+
+    text = memory_reminder(project.memory)
+    return [{"type": "text", "text": text}] if text else []
+
+
 def build_run(config: RuntimeConfig, sink: EventSink, env: Mapping[str, str],
-              settings: Settings, model: Model | None = None
-              ) -> tuple[RunContext, ToolRunState]:
+              settings: Settings, model: Model | None = None, *,
+              project: ProjectContext | None = None) -> tuple[RunContext, ToolRunState]:
     """The engine of one session: its context (session, config, model, hooks) and its tool
     state, sharing one permission policy (where the mode lives)."""
     # IS_SANDBOX (the root check) counts only from the launch environment: a repository's
@@ -139,7 +154,7 @@ def build_run(config: RuntimeConfig, sink: EventSink, env: Mapping[str, str],
     mode = effective_mode(config, settings, config.env)
     policy = permission_policy(config, mode, settings, env)
     session = new_session(config, env, settings, policy)
-    engine = engine_config(config, env)
+    engine = engine_config(config, env, project)
     model = model if model is not None else model_provider(env, config.betas, settings)
     ctx = RunContext(session=session, config=engine, model=model, sink=sink)
     from wisp.engine.tasks import TaskRegistry
@@ -149,24 +164,64 @@ def build_run(config: RuntimeConfig, sink: EventSink, env: Mapping[str, str],
     def hook_event(phase: str, fields: JSON) -> None:
         sink.emit(HookEvent(cast(HookPhase, phase), fields))
 
-    ctx.hooks = HookRunner(hook_matchers(settings), cwd=str(config.cwd), env=env,
+    matchers = hook_matchers(settings)
+    if project is not None:
+        matchers += plugin_hook_matchers(project)
+    ctx.hooks = HookRunner(matchers, cwd=str(config.cwd), env=env,
                            include_events=config.include_hook_events, emit=hook_event)
     tool_state = ToolRunState(policy=policy)
     if config.permission_prompt_tool not in (None, "stdio"):
         tool_state.ask_host = mcp_permission_prompt(config.permission_prompt_tool, ctx)
-    install_subagents(ctx, tool_state, config.agents_json)
+    install_subagents(ctx, tool_state, config.agents_json,
+                      file_agents=project.agents if project else None)
+    if project is not None:
+        install_skills(ctx, project)
     return ctx, tool_state
 
 
+def plugin_hook_matchers(project: ProjectContext) -> list[HookMatcher]:
+    from wisp.settings.apply import matchers_from
+
+    return [m for name, hooks in project.plugin_hooks()
+            for m in matchers_from(hooks, f"plugin:{name}")]
+
+
+def install_skills(ctx: RunContext, project: ProjectContext) -> None:
+    """Offers the Skill tool when there are skills, unless --tools or a bare deny of
+    `Skill` left it out. It reads `project.skills` at each call, so a reload counts."""
+    config = ctx.config
+    grant_skill_folders(ctx.session.policy, project)
+    if not project.skills or "Skill" in config.disabled_tools or not config.tools_selected(
+            "Skill"):
+        return
+    from wisp.tools.skill import SkillTool
+
+    config.tools["Skill"] = SkillTool(lambda: project.skills)
+
+
+def grant_skill_folders(policy: PermissionPolicy, project: ProjectContext) -> None:
+    """A loaded skill names its folder so the model can read its other files: reading
+    them is allowed like loading the skill (installed configuration), at the lowest rank,
+    so any deny or ask rule still wins. A reload replaces the grants."""
+    stale = set(map(str, project.granted_reads))
+    policy.allow = [r for r in policy.allow if r.rank != 0 or str(r) not in stale]
+    project.granted_reads = [Rule.parse(f"Read({skill.folder}/**)", rank=0)
+                             for skill in project.skills.values()]
+    policy.allow += project.granted_reads
+
+
 def install_subagents(ctx: RunContext, tool_state: ToolRunState, agents_json: str | None,
-                      agents: dict[str, Any] | None = None) -> None:
-    """Offers the Task tool (unless --tools left it out) backed by a subagent runner."""
+                      agents: dict[str, Any] | None = None, *,
+                      file_agents: dict[str, Any] | None = None) -> None:
+    """Offers the Task tool (unless --tools left it out) backed by a subagent runner.
+    Definitions from files come first: `--agents` and initialize's `agents` replace a
+    file's agent of the same name, as an explicit definition should."""
     from wisp.engine.subagents import SubagentRunner, load_agents_flag, parse_agents
     from wisp.tools.task import TaskTool
 
-    definitions = load_agents_flag(agents_json) if agents_json else {}
-    definitions.update(parse_agents(agents or {}))
-    runner = SubagentRunner(ctx, tool_state, definitions)
+    explicit = load_agents_flag(agents_json) if agents_json else {}
+    explicit.update(parse_agents(agents or {}))
+    runner = SubagentRunner(ctx, tool_state, parse_agents(file_agents or {}), explicit)
     ctx.subagents = runner
     if "Task" not in ctx.config.disabled_tools and ctx.config.tools_selected("Task"):
         ctx.config.tools["Task"] = TaskTool(runner.listing())

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from wisp.project.context import ProjectContext
     from wisp.sessions.resume import SessionStart
     from wisp.settings.loader import Settings
 
@@ -53,10 +54,14 @@ class RuntimeConfig:
     resume_drops_turn: str | None = None
     no_session_persistence: bool = False
     mcp_config: tuple[str, ...] = ()
+    strict_mcp_config: bool = False
+    plugin_dirs: tuple[str, ...] = ()
+    plugin_dirs_no_mcp: tuple[str, ...] = ()
     settings: str | None = None  # --settings: a file or JSON text
     setting_sources: tuple[str, ...] | None = None
     # Worked out already by a front end that needed them early (print mode's init).
     loaded_settings: Settings | None = None
+    project: ProjectContext | None = None
     start: SessionStart | None = None
 
     @property

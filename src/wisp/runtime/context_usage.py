@@ -13,6 +13,7 @@ from wisp.models import catalog
 
 if TYPE_CHECKING:
     from wisp.engine.context import RunContext
+    from wisp.project.context import ProjectContext
 
 JSON = dict[str, Any]
 CHARS_PER_TOKEN = 4
@@ -23,7 +24,7 @@ def _tokens(value: Any) -> int:
     return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
 
 
-def context_usage(ctx: RunContext) -> JSON:
+def context_usage(ctx: RunContext, project: ProjectContext | None = None) -> JSON:
     """For any front end: the duplex `get_context_usage` answer, the UI's /context."""
     config, session = ctx.config, ctx.session
     builtin = [t.api_definition() for n, t in config.tools.items() if not n.startswith("mcp__")]
@@ -37,6 +38,8 @@ def context_usage(ctx: RunContext) -> JSON:
         ),
         ("system_tools", "System tools", _tokens(builtin) if builtin else 0, "inactive"),
         ("mcp_tools", "MCP tools", _tokens(mcp) if mcp else 0, "cyan_FOR_SUBAGENTS_ONLY"),
+        ("memory_files", "Memory files",
+         _tokens(config.context_blocks) if config.context_blocks else 0, "claude"),
         ("messages", "Messages", _tokens(session.history) if session.history else 0, "purple"),
     ]
     total = sum(c[2] for c in categories)
@@ -64,9 +67,17 @@ def context_usage(ctx: RunContext) -> JSON:
         "model": session.model,
         "isAutoCompactEnabled": False,
         "autocompactSource": None,
-        "memoryFiles": [],
+        "memoryFiles": memory_files(project),
         "mcpTools": [{"name": t["name"], "tokens": _tokens(t)} for t in mcp],
         "agents": [],
         "gridRows": [],
         "estimated": True,
     }
+
+
+def memory_files(project: ProjectContext | None) -> list[JSON]:
+    """Each loaded memory file: its path, kind and estimated tokens."""
+    if project is None:
+        return []
+    return [{"path": str(m.path), "type": m.kind, "tokens": _tokens(m.content)}
+            for m in project.memory]

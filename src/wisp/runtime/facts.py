@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from wisp.settings.loader import Settings
 
 __all__ = ["BYPASS", "BYPASS_AS_ROOT", "BYPASS_NOT_LAUNCHED", "LaunchFlags", "api_key_source",
-           "bypass_refusal", "effective_mode", "env_overlay", "load_settings",
-           "offered_tool_names", "starting_model"]
+           "bypass_refusal", "configured_mcp_servers", "effective_mode", "env_overlay",
+           "load_settings", "offered_tool_names", "starting_model"]
 
 
 class LaunchFlags(Protocol):
@@ -135,17 +135,35 @@ def load_settings(flags: LaunchFlags, env: Mapping[str, str], *, warn: bool = Tr
     return settings
 
 
-def offered_tool_names(flags: LaunchFlags) -> list[str]:
+def offered_tool_names(flags: LaunchFlags, has_skills: bool = False) -> list[str]:
     """The tools the engine will offer, worked out without importing them (for an early
     `system/init`). `wisp.runtime.build` builds the same set; a test holds the two
-    together."""
-    from wisp.permissions.rules import Rule
+    together. Skill is offered when the project has skills."""
     from wisp.tools.names import BUILTIN_TOOL_NAMES, ENGINE_TOOL_STRUCTURED, ENGINE_TOOL_TASK
 
-    removed = {r.tool for r in map(Rule.parse, flags.disallowed_tools) if r.content is None}
+    removed: set[str] = set()
+    if flags.disallowed_tools:  # the rule parser loads only when there are rules
+        from wisp.permissions.rules import Rule
+
+        removed = {r.tool for r in map(Rule.parse, flags.disallowed_tools) if r.content is None}
     wanted = None if flags.tools is None else set(flags.tools)
-    names = [n for n in (*BUILTIN_TOOL_NAMES, ENGINE_TOOL_TASK)
+    engine_tools = (ENGINE_TOOL_TASK, "Skill") if has_skills else (ENGINE_TOOL_TASK,)
+    names = [n for n in (*BUILTIN_TOOL_NAMES, *engine_tools)
              if (wanted is None or n in wanted) and n not in removed]
     if flags.json_schema is not None:
         names.append(ENGINE_TOOL_STRUCTURED)
     return names
+
+
+def configured_mcp_servers(mcp_config: tuple[str, ...], strict: bool, settings: Settings,
+                           plugin_servers: dict[str, Any]) -> dict[str, Any]:
+    """The MCP servers a session starts with: settings' `mcpServers` (unless
+    --strict-mcp-config), the plugins' servers, then `--mcp-config`'s, which win on a name
+    clash. Bad `--mcp-config` JSON raises UsageError."""
+    servers: dict[str, Any] = {} if strict else settings.mcp_servers()
+    servers.update(plugin_servers)
+    if mcp_config:
+        from wisp.mcp.config import parse_mcp_configs
+
+        servers.update(parse_mcp_configs(mcp_config))
+    return servers

@@ -33,7 +33,8 @@ from wisp.models import catalog
 from wisp.permissions.modes import PermissionMode
 from wisp.runtime.build import build_run, thinking_config
 from wisp.runtime.config import RuntimeConfig
-from wisp.runtime.facts import env_overlay, load_settings
+from wisp.runtime.facts import configured_mcp_servers, env_overlay, load_settings
+from wisp.runtime.project import open_project
 from wisp.sessions import paths
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.stamps import new_uuid
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from wisp.engine.tasks import TaskRegistry
     from wisp.mcp.hub import McpHub
     from wisp.models.base import Model
+    from wisp.project.context import ProjectContext
     from wisp.sessions.checkpoints import FileHistory
 
 JSON = dict[str, Any]
@@ -58,11 +60,18 @@ class Runtime:
         self.settings = (config.loaded_settings if config.loaded_settings is not None
                          else load_settings(config, config.env))
         self.env: dict[str, str] = env_overlay(config.env, self.settings)
-        self.ctx, self.tool_state = build_run(config, sink, self.env, self.settings, model)
+        # CLAUDE.md memory, file agents, skills, output style and plugins.
+        self.project: ProjectContext = (config.project if config.project is not None
+                                        else open_project(config, self.env, self.settings))
+        self.ctx, self.tool_state = build_run(config, sink, self.env, self.settings, model,
+                                              project=self.project)
         self.base_tools = dict(self.ctx.config.tools)  # before MCP servers add theirs
         self._mcp_send = mcp_send
         self._mcp: McpHub | None = None
-        if config.mcp_config:
+        self._configured_mcp = configured_mcp_servers(
+            config.mcp_config, config.strict_mcp_config, self.settings,
+            self.project.plugin_mcp_servers())
+        if self._configured_mcp:
             self._mcp = self.mcp  # configured servers: connected before the first turn
         self._current: asyncio.Task[Outcome] | None = None
         self._claimed = False  # a prompt was taken and will run: an interrupt ends it
@@ -90,13 +99,16 @@ class Runtime:
         """The session's MCP servers. Made on first use: a plain run never loads MCP
         support (it costs start-up time)."""
         if self._mcp is None:
-            from wisp.mcp.config import parse_mcp_configs
             from wisp.mcp.hub import McpHub
 
             self._mcp = McpHub(self._mcp_send, cwd=self.config.cwd, environ=self.env)
-            self._mcp.add_configured(parse_mcp_configs(self.config.mcp_config))
+            self._mcp.add_configured(self._configured_mcp)
             self._mcp.on_tools_changed = self.tools_changed
         return self._mcp
+
+    def mcp_status(self) -> list[JSON]:
+        """The MCP servers' status, without starting MCP support when there are none."""
+        return self._mcp.status() if self._mcp is not None else []
 
     @property
     def running(self) -> bool:
@@ -150,7 +162,8 @@ class Runtime:
             return await self._run_local(command, uuid, announce)
         if announce is not None:
             announce()
-        content = expand_prompt(content, self.config.cwd, paths.config_dir(self.env))
+        content = expand_prompt(content, self.config.cwd, paths.config_dir(self.env),
+                                self.project)
         if self.checkpoints is not None:
             self.checkpoints.snapshot(uuid)
         started = time.monotonic()

@@ -78,6 +78,14 @@ class Settings:
             env.update(source.doc.get("env") or {})
         return env
 
+    def mcp_servers(self) -> dict[str, JSON]:
+        """`mcpServers` of every source, a higher-precedence source's entry replacing a
+        lower one's of the same name."""
+        servers: dict[str, JSON] = {}
+        for source in sorted(self.sources, key=lambda s: SOURCE_RANK[s.name]):
+            servers.update(source.doc.get("mcpServers") or {})
+        return servers
+
     def describe(self) -> list[JSON]:
         return [{"source": s.name, "path": s.path} for s in self.sources]
 

@@ -78,4 +78,10 @@ def validate_settings(doc: Any) -> list[str]:
         problems.append("env must be an object of strings")
     if "model" in doc and not isinstance(doc["model"], str):
         problems.append("model must be a string")
+    if "outputStyle" in doc and not isinstance(doc["outputStyle"], str):
+        problems.append("outputStyle must be a string")
+    servers = doc.get("mcpServers")
+    if "mcpServers" in doc and not (isinstance(servers, dict)
+                                    and all(isinstance(v, dict) for v in servers.values())):
+        problems.append("mcpServers must be an object of server entries")
     return problems

@@ -121,15 +121,17 @@ class Tool:
     input_schema: ClassVar[JSON]
     kind: ClassVar[ToolKind] = "read"
     # What permission rules with content judge for this tool (`Bash(npm test:*)`,
-    # `WebFetch(domain:x)`): "paths" (target_paths, by Read/Edit path rules), "command"
-    # (a shell command line, parsed and judged command by command) or "domain".
-    rule_subject: ClassVar[Literal["paths", "command", "domain"]] = "paths"
+    # `WebFetch(domain:x)`, `Skill(pdf)`): "paths" (target_paths, by Read/Edit path rules),
+    # "command" (a shell command line, parsed and judged command by command), "domain", or
+    # "name" (`subject` names what the call uses, e.g. a skill: exact or `prefix:*`).
+    rule_subject: ClassVar[Literal["paths", "command", "domain", "name"]] = "paths"
     # Reads that descend into folders (Grep, Glob): a denied subtree below the folder is
     # skipped by the tool itself rather than denying the whole search.
     searches_folders: ClassVar[bool] = False
 
     def subject(self, tool_input: JSON) -> str:
-        """The command line or domain a "command" or "domain" rule is matched against."""
+        """The command line, domain or name a "command", "domain" or "name" rule is
+        matched against."""
         return ""
 
     def is_read_only(self, tool_input: JSON) -> bool:

@@ -116,6 +116,8 @@ class TuiApp:
             self.print(f"Error: {exc}\n")
             self.exit(1)
             return
+        self.commands.reload()  # now with the plugins' commands and the skills
+        self.completer.commands = self.commands.descriptions()
         # What loading built lives as long as the UI: out of the collector's sight, so a
         # full collection mid-answer does not walk it all (a pause of tens of ms).
         gc.freeze()

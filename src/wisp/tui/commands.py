@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wisp.commands.custom import CustomCommand, expand, load_commands, parse_slash
+from wisp.commands.custom import CustomCommand, expand, parse_slash
 from wisp.sessions import paths
 
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from wisp.project.context import ProjectContext
     from wisp.tui.app import TuiApp
 
 JSON = dict[str, Any]
@@ -26,15 +28,29 @@ class CommandSet:
     def __init__(self, app: TuiApp) -> None:
         self.app = app
         self.custom: dict[str, CustomCommand] = {}
+        self.skills: dict[str, str] = {}
         self.reload()
 
     def reload(self) -> None:
-        self.custom = load_commands(self.app.config.cwd, paths.config_dir(self.app.env))
+        """The custom commands, the plugins' and the skills (once the runtime, which
+        loaded the project's files, is there)."""
+        from wisp.commands.prompts import commands_of
+
+        project = self._project()
+        self.custom = commands_of(self.app.config.cwd, paths.config_dir(self.app.env), project)
+        self.skills = {name: skill.description
+                       for name, skill in (project.skills if project else {}).items()}
+
+    def _project(self) -> ProjectContext | None:
+        runtime = getattr(self.app, "runtime", None)  # None until the engine has loaded
+        return runtime.project if runtime is not None else None
 
     def descriptions(self) -> dict[str, str]:
         names = {name: doc for name, (doc, _) in BUILT_IN.items()}
         for name, command in self.custom.items():
             names.setdefault(name, f"{command.description} ({command.source})")
+        for name, description in self.skills.items():
+            names.setdefault(name, f"{description} (skill)")
         return names
 
     def handles(self, text: str) -> bool:
@@ -52,6 +68,8 @@ class CommandSet:
                 app.view.print_text(f"/{name} failed: {exc}", "red")
         elif name in self.custom:
             app.send(expand(self.custom[name], args.strip()))
+        elif name in self.skills:
+            app.send(text.strip())  # the runtime expands `/skill args` into its body
         else:
             app.view.print_text(f"Unknown command: /{name} (try /help)", "yellow")
 
@@ -138,7 +156,7 @@ async def cmd_cost(app: TuiApp, args: str) -> None:
 async def cmd_context(app: TuiApp, args: str) -> None:
     from wisp.runtime.context_usage import context_usage
 
-    usage = context_usage(app.runtime.ctx)
+    usage = context_usage(app.runtime.ctx, app.runtime.project)
     table = _table("", "tokens", "")
     for row in usage["categories"]:
         share = 100 * row["tokens"] / max(1, usage["maxTokens"])
@@ -211,6 +229,71 @@ async def cmd_mcp(app: TuiApp, args: str) -> None:
     _show(app, table)
 
 
+async def cmd_memory(app: TuiApp, args: str) -> None:
+    """The memory files (CLAUDE.md and what they import) this session loaded; with none,
+    where it looked, so a misplaced file is easy to spot."""
+    from wisp.project.memory import KIND_LABELS, memory_locations
+
+    project = app.runtime.project
+    if not project.memory:
+        looked = memory_locations(project.cwd, project.config_dir, project.sources)
+        lines = ["No memory files are loaded. wisp looks for:",
+                 *(f"  {path}  ({KIND_LABELS[kind]})" for kind, path in looked)]
+        if not looked:
+            lines.append("  nothing: this session loads no settings sources")
+        app.view.print_text("\n".join(lines))
+        return
+    table = _table("file", "kind", "size", "imported from")
+    for memory in project.memory:
+        row = memory.describe()
+        importer = memory.imported_from
+        _add(table, _short_path(memory.path, project.cwd),
+             KIND_LABELS.get(memory.kind, memory.kind), f"{row['chars']:,} chars",
+             _short_path(importer, project.cwd) if importer else "-")
+    from rich.text import Text
+
+    title = Text(f"{len(project.memory)} memory file(s), sent to the model with each "
+                 "request", style="bold")
+    _show(app, title, table)
+
+
+def _short_path(path: Path, cwd: Path) -> str:
+    """A path as the user would type it: relative to the project, or under `~`, so the
+    file name survives a narrow terminal."""
+    home = Path.home()
+    for base, prefix in ((cwd, ""), (home, "~/")):
+        if path.is_relative_to(base):
+            return prefix + str(path.relative_to(base))
+    return str(path)
+
+
+async def cmd_reload_skills(app: TuiApp, args: str) -> None:
+    from wisp.runtime.project import reload_skills
+
+    rows = reload_skills(app.runtime)
+    _after_reload(app)
+    names = ", ".join(row["name"] for row in rows) or "none"
+    app.view.print_text(f"Skills reloaded: {names}")
+
+
+async def cmd_reload_plugins(app: TuiApp, args: str) -> None:
+    from wisp.runtime.project import reload_plugins
+
+    answer = await reload_plugins(app.runtime)
+    _after_reload(app)
+    names = ", ".join(p["name"] for p in answer["plugins"]) or "none"
+    problems = app.runtime.project.warnings
+    text = f"Plugins reloaded: {names}"
+    if problems:
+        text += "\n" + "\n".join(f"  skipped: {problem}" for problem in problems)
+    app.view.print_text(text, "yellow" if problems else "")
+
+
+def _after_reload(app: TuiApp) -> None:
+    app.commands.reload()
+    app.completer.commands = app.commands.descriptions()
+
+
 async def cmd_agents(app: TuiApp, args: str) -> None:
     runner = app.runtime.ctx.subagents
     table = _table("agent", "description")
@@ -279,7 +362,10 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "resume": ("resume another session of this project", cmd_resume),
     "permissions": ("view and edit permission rules", cmd_permissions),
     "mcp": ("MCP servers, their status and tools", cmd_mcp),
+    "memory": ("the CLAUDE.md memory files loaded for this session", cmd_memory),
     "agents": ("the subagents the Task tool can start", cmd_agents),
+    "reload-skills": ("read the skill folders again", cmd_reload_skills),
+    "reload-plugins": ("read the plugins again (--plugin-dir)", cmd_reload_plugins),
     "hooks": ("the configured hooks", cmd_hooks),
     "status": ("version, session, model and settings", cmd_status),
     "config": ("the settings in effect", cmd_config),

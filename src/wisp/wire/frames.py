@@ -33,6 +33,9 @@ def init(
     mcp_servers: list[JSON] | None = None,
     agents: list[str] | None = None,
     slash_commands: list[str] | None = None,
+    skills: list[str] | None = None,
+    plugins: list[JSON] | None = None,
+    output_style: str = "default",
 ) -> JSON:
     return {
         "type": "system",
@@ -47,10 +50,10 @@ def init(
         "apiKeySource": api_key_source,
         "claude_code_version": PROTOCOL_VERSION,
         "wisp_version": __version__,
-        "output_style": "default",
+        "output_style": output_style,
         "agents": agents or [],
-        "skills": [],
-        "plugins": [],
+        "skills": skills or [],
+        "plugins": plugins or [],
         "uuid": new_uuid(),
     }
 

@@ -343,6 +343,13 @@ class ReloadSkills(TypedDict):
     subtype: Literal["reload_skills"]
 
 
+class ReloadPlugins(TypedDict):
+    subtype: Literal["reload_plugins"]
+    add_plugins: NotRequired[list[JSON] | None]
+    hold_on_cache_impact: NotRequired[bool | None]
+    refuse_if_busy: NotRequired[bool | None]
+
+
 class ReadFile(TypedDict):
     """A file for the host to show, under the Read tool's permission rules. A missing
     `path` is read as "" (and refused), as the reference does."""
@@ -372,6 +379,15 @@ def _server_configs(request: Mapping[str, Any]) -> None:
     servers = request.get("servers")
     if not isinstance(servers, dict) or not all(isinstance(v, dict) for v in servers.values()):
         raise InvalidRequest("mcp_set_servers: servers must be an object of config objects")
+
+
+def _plugin_paths(request: Mapping[str, Any]) -> None:
+    """`add_plugins` as the SDKs' `plugins` option: local plugins by absolute path."""
+    for entry in request.get("add_plugins") or []:
+        path = entry.get("path") if isinstance(entry, dict) else None
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise InvalidRequest("reload_plugins: each of add_plugins must be "
+                                 '{"type": "local", "path": <an absolute path>}')
 
 
 _SERVER_NAME = (field("serverName", str), field("server_name", str))
@@ -417,6 +433,9 @@ GET_USAGE: RequestType[GetUsage] = RequestType(
 LIST_MODELS: RequestType[ListModels] = RequestType("list_models")
 GET_SESSION_COST: RequestType[GetSessionCost] = RequestType("get_session_cost")
 RELOAD_SKILLS: RequestType[ReloadSkills] = RequestType("reload_skills")
+RELOAD_PLUGINS: RequestType[ReloadPlugins] = RequestType("reload_plugins", (
+    field("add_plugins", list, nullable=True), field("hold_on_cache_impact", bool, nullable=True),
+    field("refuse_if_busy", bool, nullable=True)), _plugin_paths)
 READ_FILE: RequestType[ReadFile] = RequestType("read_file", (
     field("path", str), field("max_bytes", int, nullable=True),
     field("encoding", str, nullable=True, choices=("utf-8", "base64"))))
@@ -427,7 +446,7 @@ INBOUND: dict[str, RequestType[Any]] = {t.subtype: t for t in (
     INITIALIZE, INTERRUPT, SET_PERMISSION_MODE, SET_MODEL, SET_MAX_THINKING_TOKENS,
     MCP_STATUS, MCP_RECONNECT, MCP_TOGGLE, STOP_TASK, REWIND_FILES, GET_CONTEXT_USAGE,
     GET_SETTINGS, APPLY_FLAG_SETTINGS, RENAME_SESSION, MCP_SET_SERVERS, GET_USAGE, LIST_MODELS,
-    GET_SESSION_COST, RELOAD_SKILLS, READ_FILE, GET_PLAN,
+    GET_SESSION_COST, RELOAD_SKILLS, RELOAD_PLUGINS, READ_FILE, GET_PLAN,
 )}
 
 
