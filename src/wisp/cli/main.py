@@ -76,12 +76,14 @@ def cache_bytecode_elsewhere() -> None:
     sys.pycache_prefix = os.path.join(cache, "wisp", "pycache")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911  (one return per way out)
     args_list = sys.argv[1:] if argv is None else argv
     if args_list in (["-v"], ["--version"]):
         sys.stdout.write(_version_line() + "\n")
         return 0
     cache_bytecode_elsewhere()  # before anything else is imported
+    if args_list[:1] == ["serve"]:
+        return _serve(args_list[1:])
     # Start-up creates ~34,000 long-lived objects (modules, classes, dataclass methods), so
     # cyclic collections during it are pure cost: 43 of them, ~8 ms of a ~115 ms `-p` run.
     # Each entry point calls end_startup() once its engine is built; the `finally` below
@@ -112,6 +114,13 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         gc.enable()  # for in-process callers, and any path that returns before an engine
+
+
+def _serve(argv: list[str]) -> int:
+    """`wisp serve …`: the session service (its own argv; see wisp.cli.serve)."""
+    from wisp.cli.serve import run_serve
+
+    return run_serve(argv)
 
 
 def _probe(spec: str | None, settings_flag: str | None) -> int:

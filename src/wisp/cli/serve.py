@@ -1,0 +1,106 @@
+"""`wisp serve`: the Managed Agents session service (`wisp.serve`).
+
+    wisp serve [--host 127.0.0.1] [--port 0] [--store sqlite:PATH] [--data-dir DIR]
+
+Prints `wisp serve: listening on http://HOST:PORT` once it accepts connections. The
+model backend comes from this process's environment and settings, as for the CLI.
+Clients authenticate with one of `WISP_SERVE_API_KEYS` (comma-separated); without keys
+only a loopback host is allowed. SIGTERM (or SIGINT) drains: no new work is taken,
+running turns get `--drain` seconds to finish, and what is still running is left in the
+store for the next start (or another worker) to resume.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+from wisp.errors import UsageError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="wisp serve", description=(
+        "Serve the Managed Agents API (agents, environments, sessions, events) over HTTP."))
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0: any free port")
+    parser.add_argument("--store", default=None,
+                        help="sqlite:PATH (default: <config dir>/serve/wisp.db)")
+    parser.add_argument("--data-dir", default=None,
+                        help="where session workspaces live (default: beside the store)")
+    parser.add_argument("--drain", type=float, default=30.0,
+                        help="seconds running turns get to finish on SIGTERM")
+    parser.add_argument("--poll", type=float, default=1.0,
+                        help="seconds between looks for work queued by other processes")
+    return parser
+
+
+def store_path(spec: str | None, env: dict[str, str]) -> Path:
+    from wisp.sessions.paths import config_dir
+
+    if spec is None:
+        return config_dir(env) / "serve" / "wisp.db"
+    kind, _, rest = spec.partition(":")
+    if kind == "sqlite" and rest:
+        return Path(rest).expanduser()
+    if kind in ("postgresql", "postgres"):
+        raise UsageError("--store postgresql://… is not available in this build yet; "
+                         "use sqlite:PATH")
+    raise UsageError(f"--store must be sqlite:PATH, not {spec!r}")
+
+
+def run_serve(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    env = dict(os.environ)
+    try:
+        path = store_path(args.store, env)
+    except UsageError as exc:
+        sys.stderr.write(f"Error: {exc}\n")
+        return 1
+    try:
+        return asyncio.run(_serve(args, env, path))
+    except UsageError as exc:
+        sys.stderr.write(f"Error: {exc}\n")
+        return 1
+
+
+async def _serve(args: argparse.Namespace, env: dict[str, str], path: Path) -> int:
+    from wisp.serve.app import Api
+    from wisp.serve.auth import ApiKeys
+    from wisp.serve.http import Server
+    from wisp.serve.session_log import Fanout
+    from wisp.serve.store.sqlite import SqliteStore
+    from wisp.serve.webhooks import Deliverer
+    from wisp.serve.worker import Worker
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    store = SqliteStore(path)
+    fanout = Fanout()
+    data_dir = Path(args.data_dir).expanduser() if args.data_dir else path.parent
+    worker = Worker(store, fanout, env=env, data_dir=data_dir, poll_s=args.poll)
+    server = Server(Api(store, fanout, worker).router, args.host, args.port,
+                    ApiKeys.from_env(env))
+    await server.start()
+    worker.start()
+    # Every process sends the shared outbox (claims keep two from sending one delivery).
+    deliverer = Deliverer(store, env=env, poll_s=args.poll)
+    deliverer.start()
+    sys.stdout.write(f"wisp serve: listening on {server.url}\n")
+    sys.stdout.flush()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await worker.drain(args.drain)
+    await server.close(drain_s=2.0)
+    await worker.close()
+    await deliverer.close()
+    store.close()
+    from wisp.tools.reaper import end_all_processes
+
+    end_all_processes()
+    return 0
