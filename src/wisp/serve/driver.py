@@ -27,15 +27,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 from wisp.serve import shapes
 from wisp.serve.projection import SessionProjection
-from wisp.serve.session_log import Fanout, SessionLog, tool_event_id, tool_use_id_of
+from wisp.serve.recovery import result_of
+from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
+from wisp.serve.tool_plan import ToolPlan
 from wisp.serve.toolset import (
-    IDEMPOTENT,
-    TOOLSET_NAMES,
-    TOOLSET_TYPE,
     ClientTool,
+    ConfirmedTool,
     cloud_tools,
 )
-from wisp.tools.base import Tool, ToolContext, ToolResult
+from wisp.tools.base import Tool, ToolResult
 
 if TYPE_CHECKING:
     from wisp.engine.outcome import Outcome
@@ -45,55 +45,6 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 ANSWERS = ("user.custom_tool_result", "user.tool_result")
-INTERRUPTED_RESULT = ("This tool call was cut short when the service restarted; it may "
-                      "have run in part. Check its effects before running it again.")
-
-
-class ToolPlan:
-    """Which tools the agent has, where each runs, and which ask first."""
-
-    def __init__(self, agent: JSON, environment: JSON | None) -> None:
-        config = (environment or {}).get("config") or {}
-        self.self_hosted = config.get("type") == "self_hosted"
-        self.toolset: dict[str, str] = {}  # name → "allow" | "ask"
-        self.custom: list[JSON] = []
-        for tool in agent.get("tools") or []:
-            if tool.get("type") == TOOLSET_TYPE:
-                self.toolset.update(_toolset_policies(tool))
-            elif tool.get("type") == "custom":
-                self.custom.append(tool)
-
-    def route(self, name: str) -> tuple[str, str]:
-        if name in self.toolset:
-            return ("client" if self.self_hosted else "cloud"), self.toolset[name]
-        return "custom", "allow"
-
-    def allow_rules(self) -> tuple[str, ...]:
-        """Cloud toolset tools the agent config enables run without a question here
-        (`always_ask` ones after the client's confirmation). Rules name the tools as the
-        model calls them; the working-folder boundary and protected paths still hold."""
-        if self.self_hosted:
-            return ()
-        return tuple(self.toolset)
-
-
-def _toolset_policies(tool: JSON) -> dict[str, str]:
-    default = tool.get("default_config") or {}
-    default_on = default.get("enabled", True) is not False
-    default_policy = _policy_of(default)
-    overrides = {c.get("name"): c for c in tool.get("configs") or [] if isinstance(c, dict)}
-    policies: dict[str, str] = {}
-    for name in TOOLSET_NAMES:
-        config = overrides.get(name, {})
-        if config.get("enabled", default_on) is False:
-            continue
-        policies[name] = _policy_of(config) if "permission_policy" in config else default_policy
-    return policies
-
-
-def _policy_of(config: JSON) -> str:
-    policy = config.get("permission_policy") or {}
-    return "ask" if policy.get("type") == "always_ask" else "allow"
 
 
 class SessionDriver:
@@ -152,11 +103,11 @@ class SessionDriver:
             for name in names:
                 tools[name] = ClientTool({"name": name, "description": DESCRIPTIONS[name],
                                           "input_schema": SCHEMAS[name]}, "toolset",
-                                         self._client_call)
+                                         self.client_call)
         else:
             tools.update(cloud_tools(builtin_tools(), names))
         for custom in self.plan.custom:
-            tools[str(custom["name"])] = ClientTool(custom, "custom", self._client_call)
+            tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
         return {name: self._gated(name, tool) for name, tool in tools.items()}
 
     def _gated(self, name: str, tool: Tool) -> Tool:
@@ -180,7 +131,7 @@ class SessionDriver:
                 if self.busy:
                     self.queue.append(event)
                 else:
-                    self._start(event)
+                    self.start(event)
             elif kind == "user.interrupt":
                 self.log.consumed([event, *self.queue])  # queued messages are dropped too
                 self.queue.clear()
@@ -198,19 +149,19 @@ class SessionDriver:
         if future is not None and not future.done():
             future.set_result(event)
             if not self.waiting:
-                self._set_status("running")
+                self.set_status("running")
         else:
             self.answers[key] = event
 
     # Turns ------------------------------------------------------------------------------
 
-    def _start(self, prompt: JSON | list[JSON] | str) -> None:
+    def start(self, prompt: JSON | list[JSON] | str) -> None:
         """A turn for a `user.message` event (consumed when the model conversation takes
         it, in the same transaction) or for content recovered from the conversation."""
-        self._set_status("running")
-        self.turn = asyncio.ensure_future(self._run(prompt))
+        self.set_status("running")
+        self.turn = asyncio.ensure_future(self.run(prompt))
 
-    async def _run(self, prompt: JSON | list[JSON] | str) -> None:
+    async def run(self, prompt: JSON | list[JSON] | str) -> None:
         if self.runtime is None:
             self.runtime = self._open()
         content = prompt
@@ -236,9 +187,9 @@ class SessionDriver:
         self.waiting.clear()
         self._account_usage()
         if self.queue:
-            self.turn = asyncio.ensure_future(self._run(self.queue.pop(0)))
+            self.turn = asyncio.ensure_future(self.run(self.queue.pop(0)))
             return
-        self._set_status("idle", {"type": "end_turn"})
+        self.set_status("idle", {"type": "end_turn"})
 
     def _account_usage(self) -> None:
         """The turn's model usage added to the session's totals: the document's `usage`
@@ -263,10 +214,10 @@ class SessionDriver:
 
     # Waiting on the client -----------------------------------------------------------------
 
-    async def _client_call(self, kind: str, name: str, tool_input: JSON,
+    async def client_call(self, kind: str, name: str, tool_input: JSON,
                            tool_use_id: str) -> ToolResult:
         answer = await self._wait(tool_event_id(tool_use_id))
-        return _result_of(answer)
+        return result_of(answer)
 
     async def _confirm(self, tool_use_id: str) -> JSON:
         return await self._wait("confirm:" + tool_event_id(tool_use_id))
@@ -286,9 +237,9 @@ class SessionDriver:
         self._report_due = False
         ids = list(dict.fromkeys(key.removeprefix("confirm:") for key in self.waiting))
         if ids:
-            self._set_status("idle", {"type": "requires_action", "event_ids": ids})
+            self.set_status("idle", {"type": "requires_action", "event_ids": ids})
 
-    def _set_status(self, status: str, stop_reason: JSON | None = None) -> None:
+    def set_status(self, status: str, stop_reason: JSON | None = None) -> None:
         if status == "running" and self.status == "running":
             return
         self.status = status
@@ -299,99 +250,22 @@ class SessionDriver:
             event = shapes.status_idle(reason["type"], event_ids=reason.get("event_ids", ()))
         self.log.emit(event, status=status)  # the event and the document's status at once
 
-    # Recovery ---------------------------------------------------------------------------
-
     async def resume(self) -> None:
-        """Continues a turn a crash cut short (see the module docstring)."""
-        conversation = self.store.conversation(self.session_id)
-        if not conversation:
-            waiting = any(e["type"] == "user.message" for e in self.store.queued(
-                self.session_id))
-            if self.status == "running" and not waiting:  # else: that message starts it
-                self._set_status("idle", {"type": "end_turn"})
-            return
-        last = conversation[-1]
-        if last.get("role") == "user":
-            self.store.append(self.session_id, [], (len(conversation) - 1, []))
-            self._start(last.get("content") or [])
-            return
-        calls = [b for b in last.get("content") or [] if b.get("type") == "tool_use"]
-        if calls:
-            self._set_status("running")
-            self.turn = asyncio.ensure_future(self._finish_calls(calls))
-        elif self.status == "running":
-            self._set_status("idle", {"type": "end_turn"})
+        """Continues a turn a crash cut short (`wisp.serve.recovery`)."""
+        from wisp.serve.recovery import resume
 
-    async def _finish_calls(self, calls: list[JSON]) -> None:
-        results = await asyncio.gather(*(self._recovered_result(call) for call in calls))
-        await self._run(list(results))
+        await resume(self)
 
-    async def _recovered_result(self, call: JSON) -> JSON:
-        tool_use_id, name = str(call.get("id")), str(call.get("name"))
-        where, _ = self.plan.route(name)
-        event_id_ = tool_event_id(tool_use_id)
-        if where == "cloud":
-            result = await self._recovered_cloud_result(event_id_, name, call)
-        else:
-            result = await self._client_call(where, name, call.get("input") or {}, tool_use_id)
-        return {"type": "tool_result", "tool_use_id": tool_use_id,
-                "content": result.content, "is_error": result.is_error}
-
-    async def _recovered_cloud_result(self, event_id_: str, name: str, call: JSON
-                                      ) -> ToolResult:
-        logged = self._logged_result(event_id_)
-        if logged is not None:
-            return _result_of(logged)
-        if name in IDEMPOTENT:
-            if self.runtime is None:
-                self.runtime = self._open()
-            tool = self.runtime.ctx.config.tools[name]
-            return await tool.run(call.get("input") or {}, ToolContext(
-                self.workspace, env=self.env, tool_use_id=tool_use_id_of(event_id_)))
-        result = ToolResult.error(INTERRUPTED_RESULT)
-        self.log.emit(shapes.agent_tool_result(event_id_, INTERRUPTED_RESULT, is_error=True))
-        return result
-
-    def _logged_result(self, event_id_: str) -> JSON | None:
-        page = self.store.events(self.session_id, limit=1000, page=None,
-                                 types=["agent.tool_result"], order="desc")
-        return next((e for e in page.items if e.get("tool_use_id") == event_id_), None)
+    def runtime_tools(self) -> dict[str, Tool]:
+        if self.runtime is None:
+            self.runtime = self._open()
+        return self.runtime.ctx.config.tools
 
     async def close(self) -> None:
         if self.turn is not None and not self.turn.done():
             self.turn.cancel()
         if self.runtime is not None:
             await self.runtime.aclose()
-
-
-class ConfirmedTool(Tool):
-    """A tool whose calls wait for the client's `user.tool_confirmation` (the agent config
-    says `always_ask`): run on allow, refused with the client's message on deny."""
-
-    def __init__(self, inner: Tool, confirm: Any) -> None:
-        self.inner = inner
-        self.name = inner.name  # type: ignore[misc]
-        self.description = inner.description  # type: ignore[misc]
-        self.input_schema = inner.input_schema  # type: ignore[misc]
-        self.kind = inner.kind  # type: ignore[misc]
-        self.rule_subject = inner.rule_subject  # type: ignore[misc]
-        self._confirm = confirm
-
-    def subject(self, tool_input: JSON) -> str:
-        return self.inner.subject(tool_input)
-
-    def is_read_only(self, tool_input: JSON) -> bool:
-        return self.inner.is_read_only(tool_input)
-
-    def target_paths(self, tool_input: JSON) -> list[str]:
-        return self.inner.target_paths(tool_input)
-
-    async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
-        answer = await self._confirm(ctx.tool_use_id or "")
-        if answer.get("result") != "allow":
-            message = answer.get("deny_message") or "The user declined this tool call."
-            return ToolResult.error(str(message))
-        return await self.inner.run(tool_input, ctx)
 
 
 def _error_of(outcome: Outcome) -> tuple[str, str] | None:
@@ -406,12 +280,6 @@ def _error_of(outcome: Outcome) -> tuple[str, str] | None:
     if isinstance(outcome, Failed):
         return "unknown_error", outcome.message
     return None
-
-
-def _result_of(answer: JSON) -> ToolResult:
-    content = answer.get("content") or []
-    return ToolResult(content=content if content else "", is_error=bool(answer.get("is_error")),
-                      data=content)
 
 
 def _model_id(agent: JSON) -> str | None:

@@ -142,6 +142,8 @@ def cloud_tools(builtins: dict[str, Tool], names: list[str]) -> dict[str, Tool]:
 # A client-run call: (kind, name, input, tool_use_id) → the client's result. `kind` is
 # "custom" (agent.custom_tool_use) or "toolset" (agent.tool_use).
 ClientCall = Callable[[str, str, JSON, str], Awaitable[ToolResult]]
+# The client's `user.tool_confirmation` for a model tool_use id.
+Confirm = Callable[[str], Awaitable[JSON]]
 
 
 class ClientTool(Tool):
@@ -167,3 +169,33 @@ class ClientTool(Tool):
 
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         return await self._call(self.call_kind, self.name, tool_input, ctx.tool_use_id or "")
+
+
+class ConfirmedTool(Tool):
+    """A tool whose calls wait for the client's `user.tool_confirmation` (the agent config
+    says `always_ask`): run on allow, refused with the client's message on deny."""
+
+    def __init__(self, inner: Tool, confirm: Confirm) -> None:
+        self.inner = inner
+        self.name = inner.name  # type: ignore[misc]
+        self.description = inner.description  # type: ignore[misc]
+        self.input_schema = inner.input_schema  # type: ignore[misc]
+        self.kind = inner.kind  # type: ignore[misc]
+        self.rule_subject = inner.rule_subject  # type: ignore[misc]
+        self._confirm = confirm
+
+    def subject(self, tool_input: JSON) -> str:
+        return self.inner.subject(tool_input)
+
+    def is_read_only(self, tool_input: JSON) -> bool:
+        return self.inner.is_read_only(tool_input)
+
+    def target_paths(self, tool_input: JSON) -> list[str]:
+        return self.inner.target_paths(tool_input)
+
+    async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        answer = await self._confirm(ctx.tool_use_id or "")
+        if answer.get("result") != "allow":
+            message = answer.get("deny_message") or "The user declined this tool call."
+            return ToolResult.error(str(message))
+        return await self.inner.run(tool_input, ctx)

@@ -1,0 +1,94 @@
+"""Recovery of a session a crash cut short mid-turn, as a part of `SessionDriver`.
+
+The model conversation is in the store, written with the events in one transaction
+(`wisp.serve.projection`), so the last message says where the turn was:
+- a user message (a prompt or tool results) without its answer: the model call is sent
+  again;
+- an assistant message with tool calls: each call gets the result a client already
+  posted, or is run again when it changes nothing (read, glob, grep), or is recorded as
+  interrupted (bash, write, edit: it may have run in part); a client's call is waited on
+  again; then the turn goes on with those results;
+- an assistant message without tool calls: the turn was over; only its `idle` is due.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from wisp.serve import shapes
+from wisp.serve.session_log import tool_event_id, tool_use_id_of
+from wisp.serve.toolset import IDEMPOTENT
+from wisp.tools.base import ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from wisp.serve.driver import SessionDriver
+
+JSON = dict[str, Any]
+INTERRUPTED_RESULT = ("This tool call was cut short when the service restarted; it may "
+                      "have run in part. Check its effects before running it again.")
+
+
+async def resume(driver: SessionDriver) -> None:
+    """Continues a turn a crash cut short (see the module docstring)."""
+    conversation = driver.store.conversation(driver.session_id)
+    if not conversation:
+        waiting = any(e["type"] == "user.message" for e in driver.store.queued(
+            driver.session_id))
+        if driver.status == "running" and not waiting:  # else: that message starts it
+            driver.set_status("idle", {"type": "end_turn"})
+        return
+    last = conversation[-1]
+    if last.get("role") == "user":
+        driver.store.append(driver.session_id, [], (len(conversation) - 1, []))
+        driver.start(last.get("content") or [])
+        return
+    calls = [b for b in last.get("content") or [] if b.get("type") == "tool_use"]
+    if calls:
+        driver.set_status("running")
+        driver.turn = asyncio.ensure_future(_finish_calls(driver, calls))
+    elif driver.status == "running":
+        driver.set_status("idle", {"type": "end_turn"})
+
+
+async def _finish_calls(driver: SessionDriver, calls: list[JSON]) -> None:
+    results = await asyncio.gather(*(_recovered_result(driver, call) for call in calls))
+    await driver.run(list(results))
+
+
+async def _recovered_result(driver: SessionDriver, call: JSON) -> JSON:
+    tool_use_id, name = str(call.get("id")), str(call.get("name"))
+    where, _ = driver.plan.route(name)
+    event_id = tool_event_id(tool_use_id)
+    if where == "cloud":
+        result = await _recovered_cloud_result(driver, event_id, name, call)
+    else:
+        result = await driver.client_call(where, name, call.get("input") or {}, tool_use_id)
+    return {"type": "tool_result", "tool_use_id": tool_use_id,
+            "content": result.content, "is_error": result.is_error}
+
+
+async def _recovered_cloud_result(driver: SessionDriver, event_id: str, name: str,
+                                  call: JSON) -> ToolResult:
+    logged = _logged_result(driver, event_id)
+    if logged is not None:
+        return result_of(logged)
+    if name in IDEMPOTENT:
+        tool = driver.runtime_tools()[name]
+        return await tool.run(call.get("input") or {}, ToolContext(
+            driver.workspace, env=driver.env, tool_use_id=tool_use_id_of(event_id)))
+    driver.log.emit(shapes.agent_tool_result(event_id, INTERRUPTED_RESULT, is_error=True))
+    return ToolResult.error(INTERRUPTED_RESULT)
+
+
+def _logged_result(driver: SessionDriver, event_id: str) -> JSON | None:
+    page = driver.store.events(driver.session_id, limit=1000, page=None,
+                               types=["agent.tool_result"], order="desc")
+    return next((e for e in page.items if e.get("tool_use_id") == event_id), None)
+
+
+def result_of(answer: JSON) -> ToolResult:
+    """A client's answer event (`user.*_tool_result`) as a tool result."""
+    content = answer.get("content") or []
+    return ToolResult(content=content if content else "", is_error=bool(answer.get("is_error")),
+                      data=content)
