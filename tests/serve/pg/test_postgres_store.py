@@ -1,0 +1,679 @@
+"""PostgresStore against the `base.Store` contract, with the behaviours
+tests/serve/test_sqlite_store.py checks for SqliteStore (resources and owner isolation,
+paging, the event log and its listing, leases, the outbox), the promises that need other
+processes to check (gap-free seqs under concurrent writers, followers never seeing a
+gap, exclusive leases and claims, an acknowledged append surviving `kill -9`), and
+LISTEN/NOTIFY wake-ups across connections."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from wisp.serve.store.postgres import SCHEMA_VERSION, PostgresStore
+
+JSON = dict[str, Any]
+A, B = "owner-a", "owner-b"
+
+
+@pytest.fixture
+def store(dsn: str) -> Iterator[PostgresStore]:
+    opened = PostgresStore(dsn)
+    yield opened
+    opened.close()
+
+
+def dbname(dsn: str) -> str:
+    return urlsplit(dsn).path.lstrip("/")
+
+
+def resource(rid: str, **fields: Any) -> JSON:
+    return {"id": rid, "created_at": "2026-01-01T00:00:00Z", "archived_at": None, **fields}
+
+
+def event(eid: str, etype: str = "agent.message", processed_at: str | None = None,
+          **fields: Any) -> JSON:
+    return {"id": eid, "type": etype, "processed_at": processed_at, **fields}
+
+
+def python(script: str, *args: str, **popen: Any) -> subprocess.Popen[str]:
+    """A child process running `script` against the store (its own connection)."""
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), *args],
+                            text=True, stdout=subprocess.PIPE, **popen)
+
+
+def all_pages(fetch: Any, limit: int) -> tuple[list[str], int]:
+    ids: list[str] = []
+    page, pages = None, 0
+    while True:
+        got = fetch(limit=limit, page=page)
+        pages += 1
+        ids += [item["id"] for item in got.items]
+        assert len(got.items) <= limit
+        if got.next_page is None:
+            return ids, pages
+        page = got.next_page
+
+
+# Resources ------------------------------------------------------------------------------
+def test_crud_and_owner_isolation(store: PostgresStore) -> None:
+    doc = resource("agent_1", name="one")
+    assert store.create("agent", A, doc) == doc
+    assert store.get("agent", A, "agent_1") == doc
+    assert store.get("agent", B, "agent_1") is None
+    assert store.get("environment", A, "agent_1") is None
+    assert store.owner_of("agent", "agent_1") == A
+    assert store.owner_of("agent", "agent_2") is None
+
+    changed = {**doc, "name": "renamed"}
+    assert store.update("agent", B, "agent_1", changed) is None
+    assert store.get("agent", A, "agent_1") == doc
+    assert store.update("agent", A, "agent_1", changed) == changed
+    assert store.get("agent", A, "agent_1") == changed
+    assert store.update("agent", A, "agent_missing", changed) is None
+
+    assert store.delete("agent", B, "agent_1") is False
+    assert store.delete("agent", A, "agent_1") is True
+    assert store.get("agent", A, "agent_1") is None
+    assert store.owner_of("agent", "agent_1") is None
+    assert store.delete("agent", A, "agent_1") is False
+
+
+def test_documents_keep_their_key_order(store: PostgresStore) -> None:
+    doc = {"type": "session", "id": "sesn_1", "zeta": 1, "alpha": {"b": 1, "a": 2},
+           "status": "idle", "archived_at": None}
+    store.create("session", A, doc)
+    assert list(store.get("session", A, "sesn_1") or {}) == list(doc)
+    store.append("sesn_1", [event("e1", "session.status_running")], status="running")
+    got = store.get("session", A, "sesn_1") or {}
+    assert list(got) == list(doc) and got["status"] == "running"
+    assert list(got["alpha"]) == ["b", "a"]
+
+
+def test_list_pages_both_orders_by_creation(store: PostgresStore) -> None:
+    mine = [f"agent_{i:02d}" for i in range(23)]
+    for i, rid in enumerate(mine):
+        store.create("agent", A, resource(rid))
+        if i % 5 == 0:
+            store.create("agent", B, resource(f"other_{i}"))
+            store.create("environment", A, resource(f"env_{i}"))
+
+    def fetch(order: str) -> Any:
+        return lambda **kw: store.list("agent", A, order=order, **kw)
+
+    assert all_pages(fetch("desc"), 5) == (mine[::-1], 5)
+    assert all_pages(fetch("asc"), 5) == (mine, 5)
+    assert all_pages(fetch("asc"), 23) == (mine, 1)
+    assert store.list("agent", A, limit=100, page=None).items[0]["id"] == mine[-1]
+    assert [d["id"] for d in store.list("agent", B, limit=100, page=None).items] == [
+        f"other_{i}" for i in (20, 15, 10, 5, 0)]
+    assert store.list("agent", "nobody", limit=10, page=None).items == []
+    with pytest.raises(ValueError, match="cursor"):
+        store.list("agent", A, limit=5, page="not a cursor")
+    store.append("sesn_1", [event("e1"), event("e2")])
+    event_cursor = store.events("sesn_1", limit=1, page=None).next_page
+    with pytest.raises(ValueError, match="cursor"):
+        store.list("agent", A, limit=5, page=event_cursor)
+    with pytest.raises(ValueError, match="order"):
+        store.list("agent", A, limit=5, page=None, order="sideways")
+
+
+def test_list_hides_archived_unless_asked(store: PostgresStore) -> None:
+    for i in range(6):
+        store.create("agent", A, resource(f"agent_{i}"))
+    for i in (1, 4):
+        store.update("agent", A, f"agent_{i}",
+                     resource(f"agent_{i}", archived_at="2026-01-02T00:00:00Z"))
+    shown = [d["id"] for d in store.list("agent", A, limit=10, page=None, order="asc").items]
+    assert shown == ["agent_0", "agent_2", "agent_3", "agent_5"]
+    every = store.list("agent", A, limit=10, page=None, order="asc", include_archived=True)
+    assert [d["id"] for d in every.items] == [f"agent_{i}" for i in range(6)]
+    assert all_pages(lambda **kw: store.list("agent", A, **kw), 3) == (
+        ["agent_5", "agent_3", "agent_2", "agent_0"], 2)
+
+
+# Event log ------------------------------------------------------------------------------
+def test_append_assigns_seq_and_events_keep_first_position(store: PostgresStore) -> None:
+    queued = event("sevt_u1", "user.message", content="hi")
+    stored = store.append("sesn_1", [queued, event("sevt_s1", "session.status_running")])
+    assert [(e["id"], e["seq"]) for e in stored] == [("sevt_u1", 1), ("sevt_s1", 2)]
+    assert "seq" not in queued
+    store.append("sesn_1", [event("sevt_a1", processed_at="2026-01-01T00:00:02Z")])
+    consumed = {**queued, "processed_at": "2026-01-01T00:00:01Z"}
+    assert store.append("sesn_1", [consumed])[0]["seq"] == 4
+    assert store.append("sesn_1", []) == []
+    assert store.append("sesn_2", [event("sevt_x")])[0]["seq"] == 1
+
+    log = store.log("sesn_1")
+    assert [(e["seq"], e["id"], e["processed_at"]) for e in log] == [
+        (1, "sevt_u1", None), (2, "sevt_s1", None),
+        (3, "sevt_a1", "2026-01-01T00:00:02Z"), (4, "sevt_u1", "2026-01-01T00:00:01Z")]
+    assert log[0]["content"] == "hi"
+    assert [e["seq"] for e in store.log("sesn_1", after_seq=2)] == [3, 4]
+    assert [e["seq"] for e in store.log("sesn_1", after_seq=1, limit=2)] == [2, 3]
+    assert store.last_seq("sesn_1") == 4
+    assert store.last_seq("sesn_none") == 0
+    assert store.log("sesn_none") == []
+
+    listed = store.events("sesn_1", limit=10, page=None).items
+    assert [(e["id"], e["processed_at"]) for e in listed] == [
+        ("sevt_u1", "2026-01-01T00:00:01Z"), ("sevt_s1", None),
+        ("sevt_a1", "2026-01-01T00:00:02Z")]
+    assert listed[0]["seq"] == 4
+    assert store.event("sesn_1", "sevt_u1") == {**consumed, "seq": 4}
+    assert store.event("sesn_1", "sevt_missing") is None
+    assert store.event("sesn_2", "sevt_u1") is None
+    assert store.queued("sesn_1") == []
+    assert [e["id"] for e in store.queued("sesn_2")] == []
+
+
+def test_queued_and_conversation(store: PostgresStore) -> None:
+    store.append("sesn_1", [event("u1", "user.message"), event("a1"),
+                            event("u2", "user.custom_tool_result")])
+    assert [(e["id"], e["seq"]) for e in store.queued("sesn_1")] == [("u1", 1), ("u2", 3)]
+    store.append("sesn_1", [event("u1", "user.message", "2026-01-01T00:00:00Z")],
+                 conversation=(0, [{"role": "user", "content": "hi"}]))
+    assert [e["id"] for e in store.queued("sesn_1")] == ["u2"]
+    assert store.conversation("sesn_1") == [{"role": "user", "content": "hi"}]
+    store.append("sesn_1", [], conversation=(1, [{"role": "assistant", "content": []},
+                                                 {"role": "user", "content": "x"}]))
+    store.append("sesn_1", [], conversation=(2, []))  # a suffix dropped
+    assert [m["role"] for m in store.conversation("sesn_1")] == ["user", "assistant"]
+    store.append("sesn_1", [], conversation=(0, [{"role": "user", "content": "summary"}]))
+    assert store.conversation("sesn_1") == [{"role": "user", "content": "summary"}]
+    assert store.last_seq("sesn_1") == 4  # conversation-only appends take no seq
+
+
+def test_events_page_both_orders(store: PostgresStore) -> None:
+    ids = [f"sevt_{i:03d}" for i in range(30)]
+    store.append("sesn_1", [event(eid, "user.message") for eid in ids])
+    store.append("sesn_1", [event(eid, "user.message", "2026-01-01T00:00:00Z")
+                            for eid in ids[::3]])
+
+    def fetch(order: str) -> Any:
+        return lambda **kw: store.events("sesn_1", order=order, **kw)
+
+    assert all_pages(fetch("asc"), 7) == (ids, 5)
+    assert all_pages(fetch("desc"), 7) == (ids[::-1], 5)
+    assert all_pages(fetch("asc"), 30) == (ids, 1)
+    last = store.events("sesn_1", limit=7, page=None, order="desc")
+    assert last.next_page is not None
+    assert store.events("sesn_1", limit=7, page=last.next_page, order="desc").items[0][
+        "id"] == ids[22]
+    assert store.events("sesn_empty", limit=5, page=None).items == []
+    with pytest.raises(ValueError):
+        store.events("sesn_1", limit=0, page=None)
+
+
+def test_events_filters(store: PostgresStore) -> None:
+    store.append("sesn_1", [
+        event("e1", "user.message", "2026-01-01T00:00:01Z"),
+        event("e2", "agent.message", "2026-01-01T00:00:02.500Z"),
+        event("e3", "agent.tool_use", "2026-01-01T02:00:03+02:00"),  # = 00:00:03Z
+        event("e4", "user.message"),
+        event("e5", "agent.message", "2026-01-01T00:00:04.000001Z"),
+    ])
+
+    def ids(**filters: Any) -> list[str]:
+        return [e["id"] for e in store.events("sesn_1", limit=50, page=None, **filters).items]
+
+    assert ids() == ["e1", "e2", "e3", "e4", "e5"]
+    assert ids(types=["user.message"]) == ["e1", "e4"]
+    assert ids(types=["agent.message", "agent.tool_use"]) == ["e2", "e3", "e5"]
+    assert ids(types=["nothing"]) == []
+    assert ids(types=[]) == ids()
+    assert ids(created_gt="2026-01-01T00:00:02.5Z") == ["e3", "e5"]
+    assert ids(created_gte="2026-01-01T00:00:02.5Z") == ["e2", "e3", "e5"]
+    assert ids(created_lt="2026-01-01T00:00:03Z") == ["e1", "e2"]
+    assert ids(created_lte="2026-01-01T00:00:03Z") == ["e1", "e2", "e3"]
+    assert ids(created_gte="2025-12-31") == ["e1", "e2", "e3", "e5"]
+    assert ids(created_gt="2026-01-01T01:00:01+01:00", created_lt="2026-01-01T00:00:04Z",
+               types=["agent.message", "agent.tool_use", "user.message"]) == ["e2", "e3"]
+    assert ids(created_gt="2026-01-01T00:00:04Z", order="desc") == ["e5"]
+    with pytest.raises(ValueError):
+        ids(created_gt="yesterday")
+
+
+def test_status_is_set_with_its_event(store: PostgresStore) -> None:
+    store.create("session", A, resource("sesn_1", status="idle"))
+    store.append("sesn_1", [event("s1", "session.status_running")], status="running")
+    assert (store.get("session", A, "sesn_1") or {})["status"] == "running"
+    assert store.sessions_needing_work() == ["sesn_1"]
+    store.append("sesn_1", [], status="idle")  # status alone is allowed too
+    assert (store.get("session", A, "sesn_1") or {})["status"] == "idle"
+    assert store.sessions_needing_work() == []
+
+
+def test_delete_session_drops_its_log_and_lease(store: PostgresStore) -> None:
+    store.create("session", A, resource("sesn_1", status="idle"))
+    store.append("sesn_1", [event("e1", "user.message")])
+    store.acquire_lease("sesn_1", "w1", 30)
+    assert store.delete("session", A, "sesn_1")
+    assert store.log("sesn_1") == []
+    assert store.last_seq("sesn_1") == 0
+    assert store.events("sesn_1", limit=5, page=None).items == []
+    assert store.sessions_needing_work() == []
+    assert store.acquire_lease("sesn_1", "w2", 30)
+
+
+def test_a_failed_append_writes_nothing(store: PostgresStore,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import psycopg
+
+    import wisp.serve.store.postgres as pg
+
+    store.append("sesn_1", [event("e1")])
+    with pytest.raises(TypeError):  # cannot be encoded: nothing of it is written
+        store.append("sesn_1", [event("e2"), {**event("e3"), "bad": {1}}])
+    # Two deliveries under one id: the append fails inside the transaction, after its
+    # events, conversation and counter were written.
+    monkeypatch.setattr(pg, "_delivery_rows", lambda rows, now: [
+        ("dlv_same", o, e, pg._dumps(p), now, now) for o, e, p in rows])
+    with pytest.raises(psycopg.errors.UniqueViolation):
+        store.append("sesn_1", [event("e4")], conversation=(0, [{"a": 1}]),
+                     deliveries=[("o", "whep", {"n": 1}), ("o", "whep", {"n": 2})])
+    assert [e["id"] for e in store.log("sesn_1")] == ["e1"]
+    assert store.conversation("sesn_1") == []
+    assert store.due_deliveries(time.time() + 1) == []
+    assert store.last_seq("sesn_1") == 1
+    assert store.append("sesn_1", [event("e5")])[0]["seq"] == 2  # no gap left behind
+
+
+# Work -----------------------------------------------------------------------------------
+def test_lease_expiry_renew_and_release(store: PostgresStore) -> None:
+    assert store.acquire_lease("sesn_1", "w1", 0.2)
+    assert store.acquire_lease("sesn_1", "w1", 0.2)
+    assert not store.acquire_lease("sesn_1", "w2", 30)
+    assert not store.renew_lease("sesn_1", "w2", 30)
+    store.release_lease("sesn_1", "w2")
+    assert not store.acquire_lease("sesn_1", "w2", 30)
+    assert store.lease_holder("sesn_1") == "w1"
+    assert store.lease_holders() == [("sesn_1", "w1")]
+    assert store.renew_lease("sesn_1", "w1", 0.05)
+    time.sleep(0.1)
+    assert store.lease_holder("sesn_1") is None
+    assert store.acquire_lease("sesn_1", "w2", 30)
+    assert not store.renew_lease("sesn_1", "w1", 30)
+    store.release_lease("sesn_1", "w2")
+    assert store.acquire_lease("sesn_1", "w3", 30)
+    assert not store.renew_lease("sesn_none", "w3", 30)
+
+
+def test_sessions_needing_work(store: PostgresStore) -> None:
+    store.create("session", A, resource("sesn_run", status="running"))
+    store.create("session", A, resource("sesn_idle", status="idle"))
+    store.create("session", B, resource("sesn_q", status="idle"))
+    store.append("sesn_q", [event("u1", "user.message"), event("u2", "user.interrupt")])
+    store.append("sesn_idle", [event("a1", "agent.message"),
+                               event("u3", "user.message", "2026-01-01T00:00:00Z")])
+    store.append("sesn_done", [event("u4", "user.message")])
+    store.append("sesn_done", [event("u4", "user.message", "2026-01-01T00:00:00Z")])
+    assert sorted(store.sessions_needing_work()) == ["sesn_q", "sesn_run"]
+    assert len(store.sessions_needing_work(limit=1)) == 1
+
+    assert store.acquire_lease("sesn_q", "w1", 30)
+    assert store.sessions_needing_work() == ["sesn_run"]
+    store.append("sesn_q", [event("u1", "user.message", "2026-01-01T00:00:00Z")])
+    store.release_lease("sesn_q", "w1")
+    assert sorted(store.sessions_needing_work()) == ["sesn_q", "sesn_run"]
+    store.append("sesn_q", [event("u2", "user.interrupt", "2026-01-01T00:00:00Z")])
+    store.update("session", A, "sesn_run", resource("sesn_run", status="idle"))
+    assert store.sessions_needing_work() == []
+    store.acquire_lease("sesn_idle", "w1", 0.01)
+    store.update("session", A, "sesn_idle", resource("sesn_idle", status="running"))
+    time.sleep(0.02)
+    assert store.sessions_needing_work() == ["sesn_idle"]
+
+
+# Outbox ---------------------------------------------------------------------------------
+def test_outbox_retry_flow(store: PostgresStore) -> None:
+    before = time.time()
+    store.enqueue_delivery(A, "wh_1", {"type": "session.status_idle", "n": 1})
+    store.enqueue_delivery(B, "wh_2", {"n": 2})
+    assert store.due_deliveries(before - 1) == []
+    due = store.due_deliveries(time.time())
+    assert [(d["owner"], d["endpoint_id"], d["payload"]) for d in due] == [
+        (A, "wh_1", {"type": "session.status_idle", "n": 1}), (B, "wh_2", {"n": 2})]
+    first, second = due
+    assert first["id"] != second["id"] and first["id"].startswith("dlv_")
+    assert first["attempts"] == 0 and first["last_error"] is None
+    assert len(store.due_deliveries(time.time(), limit=1)) == 1
+
+    now = time.time()
+    store.delivery_failed(first["id"], now + 60, "HTTP 503")
+    store.delivery_done(second["id"])
+    assert store.due_deliveries(now + 59) == []
+    (retry,) = store.due_deliveries(now + 60)
+    assert (retry["id"], retry["attempts"], retry["last_error"]) == (first["id"], 1, "HTTP 503")
+    store.delivery_failed(first["id"], None, "HTTP 410: giving up")
+    assert store.due_deliveries(now + 10_000) == []
+
+
+def test_deliveries_are_written_in_the_transaction_of_their_events(
+        store: PostgresStore) -> None:
+    status = {"id": "sevt_1", "type": "session.status_idle",
+              "processed_at": "2026-01-01T00:00:00Z"}
+    store.append("sesn_1", [status], deliveries=[("o", "whep_1", {"n": 1})])
+    [row] = store.due_deliveries(time.time())
+    assert (row["owner"], row["endpoint_id"], row["payload"]) == ("o", "whep_1", {"n": 1})
+    with pytest.raises(TypeError):
+        store.append("sesn_1", [{**status, "id": "sevt_2"}],
+                     deliveries=[("o", "whep_1", {"bad": {1, 2}})])
+    assert [e["id"] for e in store.log("sesn_1")] == ["sevt_1"]
+    with pytest.raises(TypeError):
+        store.append("sesn_1", [{**status, "id": "sevt_3", "bad": {1}}],
+                     deliveries=[("o", "whep_1", {"n": 3})])
+    assert len(store.due_deliveries(time.time())) == 1
+
+
+def test_a_claim_hides_deliveries_from_other_claims_until_its_lease_ends(
+        store: PostgresStore, dsn: str) -> None:
+    other = PostgresStore(dsn)
+    try:
+        for n in range(3):
+            store.enqueue_delivery("o", "whep_1", {"n": n})
+        now = time.time()
+        claimed = store.claim_deliveries(now, lease_s=30)
+        assert [r["payload"]["n"] for r in claimed] == [0, 1, 2]
+        assert all(r["next_at"] <= now for r in claimed)  # as they were before the claim
+        assert other.claim_deliveries(now, lease_s=30) == []
+        first, second, third = (r["id"] for r in claimed)
+        store.delivery_done(first)
+        store.release_deliveries([second], now)
+        assert [r["id"] for r in other.claim_deliveries(now, 30)] == [second]
+        assert [r["id"] for r in other.claim_deliveries(now + 31, 30)] == [second, third]
+        store.delivery_failed(first, now, "late report of an expired claim")
+        assert first not in {r["id"] for r in store.due_deliveries(now + 1000)}
+    finally:
+        other.close()
+
+
+CLAIMER = """
+    import json, sys, time
+    from pathlib import Path
+    from wisp.serve.store.postgres import PostgresStore
+    dsn, go = sys.argv[1:]
+    store = PostgresStore(dsn)
+    print("ready", flush=True)
+    while not Path(go).exists():
+        time.sleep(0.001)
+    got = []
+    for _ in range(50):
+        got += [r["id"] for r in store.claim_deliveries(time.time(), 300, limit=3)]
+    print(json.dumps(got), flush=True)
+    store.close()
+"""
+
+
+def test_claims_never_overlap_across_processes(store: PostgresStore, dsn: str,
+                                               tmp_path: Path) -> None:
+    import json
+
+    for n in range(120):
+        store.enqueue_delivery("o", "whep_1", {"n": n})
+    go = tmp_path / "go"
+    children = [python(CLAIMER, dsn, str(go)) for _ in range(3)]
+    for child in children:
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+    go.touch()
+    claimed: list[str] = []
+    for child in children:
+        out, _ = child.communicate(timeout=60)
+        claimed += json.loads(out)
+    assert len(claimed) == len(set(claimed)) == 120
+
+
+# Schema and connections ------------------------------------------------------------------
+def test_schema_version_and_reopen(dsn: str) -> None:
+    store = PostgresStore(dsn)
+    store.create("agent", A, resource("agent_1"))
+    store.append("sesn_1", [event("e1")])
+    with store._read() as cur:
+        assert cur.execute("SELECT version FROM wisp_schema").fetchone() == (SCHEMA_VERSION,)
+    store.close()
+    again = PostgresStore(dsn)
+    assert again.get("agent", A, "agent_1") is not None
+    assert again.last_seq("sesn_1") == 1
+    with again._write() as cur:
+        cur.execute("UPDATE wisp_schema SET version = %s", (SCHEMA_VERSION + 1,))
+    again.close()
+    with pytest.raises(RuntimeError, match="newer"):
+        PostgresStore(dsn)
+
+
+def test_stores_in_other_schemas_are_apart(dsn: str) -> None:
+    one, two = PostgresStore(dsn), PostgresStore(dsn, schema="other")
+    try:
+        one.append("sesn_1", [event("e1")])
+        assert two.last_seq("sesn_1") == 0
+    finally:
+        one.close()
+        two.close()
+    with pytest.raises(ValueError):
+        PostgresStore(dsn, schema="x; DROP TABLE log")
+
+
+def test_store_refuses_use_in_a_forked_child(store: PostgresStore) -> None:
+    store._pid = -1
+    with pytest.raises(RuntimeError, match="fork"):
+        store.last_seq("sesn_1")
+
+
+def test_a_broken_connection_is_replaced(store: PostgresStore, pg_server: Any) -> None:
+    import psycopg
+
+    store.append("sesn_1", [event("e1")])
+    with psycopg.connect(pg_server.dsn(), autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE application_name = 'wisp serve' AND datname = %s",
+                      (dbname(store.dsn),))
+    with pytest.raises(psycopg.OperationalError):
+        store.last_seq("sesn_1")  # this call saw it break …
+    assert store.last_seq("sesn_1") == 1  # … the next one reconnects
+
+
+# LISTEN / NOTIFY ------------------------------------------------------------------------
+class Heard:
+    def __init__(self) -> None:
+        self.appends: list[tuple[str, int, bool]] = []
+        self.outbox = 0
+        self.lost = 0
+        self.changed = threading.Condition()
+
+    def append(self, session_id: str, seq: int, queued: bool) -> None:
+        with self.changed:
+            self.appends.append((session_id, seq, queued))
+            self.changed.notify_all()
+
+    def on_outbox(self) -> None:
+        with self.changed:
+            self.outbox += 1
+            self.changed.notify_all()
+
+    def on_lost(self) -> None:
+        with self.changed:
+            self.lost += 1
+            self.changed.notify_all()
+
+    def wait(self, check: Any, timeout: float = 10.0) -> None:
+        with self.changed:
+            assert self.changed.wait_for(check, timeout), self.appends
+
+
+def test_appends_wake_listeners_of_other_connections(store: PostgresStore, dsn: str) -> None:
+    heard = Heard()
+    listener = store.listen(heard.append, session_ids={"sesn_1", "sesn_2"},
+                            on_outbox=heard.on_outbox)
+    writer = PostgresStore(dsn)  # as if another process
+    try:
+        assert listener.ready.wait(10)
+        writer.append("sesn_1", [event("a1"), event("a2")], sync=False)
+        writer.append("sesn_3", [event("x")])  # not listened to
+        writer.append("sesn_2", [event("u1", "user.message")])
+        heard.wait(lambda: len(heard.appends) >= 2)
+        assert heard.appends == [("sesn_1", 2, False), ("sesn_2", 1, True)]
+        with pytest.raises(TypeError):  # rolled back: nobody is told
+            writer.append("sesn_1", [event("a3"), {**event("a4"), "bad": {1}}])
+        writer.append("sesn_1", [], conversation=(0, [{"role": "user", "content": "x"}]))
+        writer.append("sesn_1", [event("a3")], deliveries=[("o", "whep", {"n": 1})])
+        heard.wait(lambda: len(heard.appends) >= 3 and heard.outbox >= 1)
+        assert heard.appends[2:] == [("sesn_1", 3, False)]
+        assert listener.session_ids is not None
+        listener.session_ids.add("sesn_3")  # the filter can change while it runs
+        writer.append("sesn_3", [event("y")])
+        heard.wait(lambda: len(heard.appends) >= 4)
+        assert heard.appends[3] == ("sesn_3", 2, False)
+    finally:
+        listener.close()
+        writer.close()
+
+
+def test_a_listener_reconnects_and_says_it_may_have_missed_some(
+        store: PostgresStore, pg_server: Any) -> None:
+    import psycopg
+
+    heard = Heard()
+    listener = store.listen(heard.append, on_lost=heard.on_lost)
+    try:
+        assert listener.ready.wait(10)
+        with psycopg.connect(pg_server.dsn(), autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                          "WHERE query LIKE 'LISTEN%%' AND datname = %s",
+                          (dbname(store.dsn),))
+        heard.wait(lambda: heard.lost >= 1)
+        assert listener.ready.wait(10)
+        store.append("sesn_1", [event("a1")])
+        heard.wait(lambda: heard.appends == [("sesn_1", 1, False)])
+    finally:
+        listener.close()
+
+
+# Processes ------------------------------------------------------------------------------
+APPENDER = """
+    import sys, time
+    from pathlib import Path
+    from wisp.serve.store.postgres import PostgresStore
+    dsn, worker, go = sys.argv[1:]
+    store = PostgresStore(dsn)
+    print("ready", flush=True)
+    while not Path(go).exists():
+        time.sleep(0.001)
+    for i in range(200):
+        store.append("sesn_1", [{"id": f"{worker}-{i}", "type": "agent.message",
+                                 "processed_at": None}], sync=i % 2 == 0)
+        store.append(f"sesn_{worker}", [{"id": f"{worker}-own-{i}", "type": "agent.message",
+                                          "processed_at": None}])
+    store.close()
+"""
+
+FOLLOWER = """
+    import sys, time
+    from pathlib import Path
+    from wisp.serve.store.postgres import PostgresStore
+    dsn, go, total = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    store = PostgresStore(dsn)
+    print("ready", flush=True)
+    while not Path(go).exists():
+        time.sleep(0.001)
+    after, reads, deadline = 0, 0, time.time() + 60
+    while after < total and time.time() < deadline:
+        entries = store.log("sesn_1", after)
+        reads += 1
+        for entry in entries:  # each read must continue exactly where the last ended
+            if entry["seq"] != after + 1:
+                print(f"gap: after {after} came {entry['seq']}", flush=True)
+                sys.exit(1)
+            after = entry["seq"]
+    print(after, reads, flush=True)
+"""
+
+
+def test_append_is_gap_free_across_processes(store: PostgresStore, dsn: str,
+                                             tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    writers = [python(APPENDER, dsn, f"w{n}", str(go)) for n in range(4)]
+    follower = python(FOLLOWER, dsn, str(go), "800")
+    for child in [*writers, follower]:
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+    go.touch()
+    for child in writers:
+        assert child.wait(timeout=120) == 0
+    out, _ = follower.communicate(timeout=120)
+    assert follower.returncode == 0, out
+    assert out.split()[0] == "800"  # it saw every seq, in order, never past a gap
+
+    log = store.log("sesn_1", limit=10_000)
+    assert [e["seq"] for e in log] == list(range(1, 801))
+    assert len({e["id"] for e in log}) == 800
+    for n in range(4):
+        mine = [int(e["id"].split("-")[1]) for e in log if e["id"].startswith(f"w{n}-")]
+        assert mine == list(range(200))
+        assert [e["seq"] for e in store.log(f"sesn_w{n}")] == list(range(1, 201))
+    assert store.last_seq("sesn_1") == 800
+    assert len(store.events("sesn_1", limit=1000, page=None).items) == 800
+
+
+LEASER = """
+    import sys, time
+    from pathlib import Path
+    from wisp.serve.store.postgres import PostgresStore
+    dsn, worker, go = sys.argv[1:]
+    store = PostgresStore(dsn)
+    print("ready", flush=True)
+    while not Path(go).exists():
+        time.sleep(0.0005)
+    print(store.acquire_lease("sesn_1", worker, 30), flush=True)
+    store.close()
+"""
+
+
+def test_lease_is_exclusive_across_processes(store: PostgresStore, dsn: str,
+                                             tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    children = [python(LEASER, dsn, f"w{n}", str(go)) for n in range(3)]
+    for child in children:
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+    go.touch()
+    results = []
+    for child in children:
+        out, _ = child.communicate(timeout=30)
+        results.append(out.strip())
+    assert sorted(results) == ["False", "False", "True"]
+    holder = f"w{results.index('True')}"
+    assert not store.acquire_lease("sesn_1", "parent", 30)
+    assert store.renew_lease("sesn_1", holder, 30)
+    store.release_lease("sesn_1", holder)
+    assert store.acquire_lease("sesn_1", "parent", 30)
+
+
+DYING_WRITER = """
+    import sys, time
+    from wisp.serve.store.postgres import PostgresStore
+    store = PostgresStore(sys.argv[1])
+    store.append("sesn_1", [{"id": "sevt_1", "type": "user.message", "processed_at": None,
+                             "content": [{"type": "text", "text": "keep me"}]}])
+    print("acked", flush=True)
+    time.sleep(60)
+"""
+
+
+def test_acknowledged_append_survives_kill_9(store: PostgresStore, dsn: str) -> None:
+    child = python(DYING_WRITER, dsn)
+    assert child.stdout is not None and child.stdout.readline() == "acked\n"
+    os.kill(child.pid, signal.SIGKILL)
+    assert child.wait(timeout=10) == -signal.SIGKILL
+    (entry,) = store.log("sesn_1")
+    assert entry["seq"] == 1
+    assert entry["content"] == [{"type": "text", "text": "keep me"}]
+    assert store.sessions_needing_work() == ["sesn_1"]
