@@ -198,3 +198,30 @@ def test_an_interrupt_stops_a_slow_answer_and_the_session_goes_idle(
         events = wait_for(client, session.id, lambda es: sum(
             e["type"] == "session.status_idle" for e in es) >= 2)
         assert any(e["type"] == "agent.message" for e in events)
+
+
+def test_the_servers_deny_rules_reach_the_toolsets_calls_whatever_the_spelling(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    """`bash` and `read` are judged as wisp's Bash and Read: the operator's rules hold."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "settings.json").write_text(json.dumps({"permissions": {
+        "deny": ["Bash(rm:*)", "Read(**/secret.txt)"]}}))
+    spellings = ["rm -f keep.txt", "/bin/rm -f keep.txt", "command rm -f keep.txt",
+                 "echo ok && rm -f keep.txt", "r\\m -f keep.txt"]
+    server.script(reply.tool_use("bash", {"command": "echo kept > keep.txt; "
+                                                     "echo s > secret.txt"}),
+                  *(reply.tool_use("bash", {"command": c}) for c in spellings),
+                  reply.tool_use("read", {"file_path": "secret.txt"}),
+                  reply.text("done"))
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[user_message("clean up")])
+        events = wait_for(client, session.id, idle_end_turn, timeout=60)
+    results = [e for e in events if e["type"] == "agent.tool_result"]
+    assert results[0]["is_error"] is False
+    assert all(r["is_error"] for r in results[1:]), [r["content"] for r in results]
+    [keep] = list((tmp_path / "serve" / "workspaces").glob("*/keep.txt"))
+    assert keep.read_text() == "kept\n"

@@ -50,10 +50,11 @@ def judge_bash(tool: Tool, command: str, policy: PermissionPolicy) -> Verdict:
     analysis = analyse(command, cwd=str(policy.cwd), env=policy.env)
     per_command = [(c, _uses(c, policy)) for c in analysis.commands]
     uses = [u for _, cu in per_command for u in cu]
-    denied = _command_rule(policy.deny, tool.name, analysis.commands) or denied_use(uses, policy)
+    denied = (_command_rule(policy.deny, tool.rule_name, analysis.commands)
+              or denied_use(uses, policy))
     if denied is not None:
         return deny_by_rule(tool.name, denied)
-    settled = _bypass_or_unresolved(analysis, policy, tool.name)
+    settled = _bypass_or_unresolved(analysis, policy, tool.rule_name)
     if settled is not None:
         return settled
     protected = protected_reasons(uses, policy)
@@ -97,11 +98,11 @@ def _control_characters(command: str) -> Verdict | None:
 def _judge_grants(tool: Tool, analysis: ShellAnalysis,
                   per_command: list[tuple[SimpleCommand, list[FileUse]]], uses: list[FileUse],
                   policy: PermissionPolicy) -> Verdict:
-    ask = (_command_rule(policy.ask, tool.name, analysis.commands)
+    ask = (_command_rule(policy.ask, tool.rule_name, analysis.commands)
            or any_path_rule(policy.ask, uses, policy))
     grant = _Grant()
     for command, command_uses in per_command:
-        _grant_command(tool.name, command, command_uses, policy, grant)
+        _grant_command(tool.rule_name, command, command_uses, policy, grant)
     allow = min(grant.rules, key=lambda r: r.rank, default=None)
     if ask is not None and (allow is None or ask.rank >= allow.rank):
         return Verdict("ask", f"Bash needs approval: the rule {ask} asks for it.", "rule",

@@ -121,8 +121,8 @@ def _judge_tool(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdi
 def _tool_rule(rules: list[Rule], tool: Tool, tool_input: JSON) -> Rule | None:
     """The highest-ranked rule about the tool itself (bare, or non-path content such as
     `WebFetch(domain:…)` or `Skill(pdf)`); path rules are judged per file use instead."""
-    hits = [r for r in rules if r.names_tool(tool.name) and _tool_content_matches(r, tool,
-                                                                                   tool_input)]
+    hits = [r for r in rules if r.names_tool(tool.rule_name)
+            and _tool_content_matches(r, tool, tool_input)]
     return max(hits, key=lambda r: r.rank, default=None)
 
 

@@ -8,6 +8,8 @@ from typing import Any
 from wisp.serve.toolset import TOOLSET_NAMES, TOOLSET_TYPE
 
 JSON = dict[str, Any]
+_BUILTIN_NAMES = {"bash": "Bash", "read": "Read", "write": "Write", "edit": "Edit",
+                  "glob": "Glob", "grep": "Grep"}
 
 
 class ToolPlan:
@@ -31,11 +33,12 @@ class ToolPlan:
 
     def allow_rules(self) -> tuple[str, ...]:
         """Cloud toolset tools the agent config enables run without a question here
-        (`always_ask` ones after the client's confirmation). Rules name the tools as the
-        model calls them; the working-folder boundary and protected paths still hold."""
+        (`always_ask` ones after the client's confirmation). Rules name wisp's tools
+        (`Bash`, `Read`…), which the toolset's calls are judged as; the working-folder
+        boundary, protected paths and the server's deny rules still hold."""
         if self.self_hosted:
             return ()
-        return tuple(self.toolset)
+        return tuple(_BUILTIN_NAMES[name] for name in self.toolset)
 
 
 def _toolset_policies(tool: JSON) -> dict[str, str]:

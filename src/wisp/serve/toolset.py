@@ -100,8 +100,8 @@ def _only(tool_input: JSON, *keys: str) -> JSON:
 
 class CloudTool(Tool):
     """A toolset tool run here, by the built-in it maps onto. Permission questions are
-    answered by the built-in, for the mapped input, so the rules on Bash/Read/Edit paths
-    and commands hold whatever name the model used."""
+    answered by the built-in, for the mapped input and under its name (`rule_name`), so
+    the rules on Bash/Read/Edit paths and commands hold whatever name the model used."""
 
     def __init__(self, name: str, builtin: Tool) -> None:
         self.name = name  # type: ignore[misc]
@@ -111,6 +111,10 @@ class CloudTool(Tool):
         self.rule_subject = builtin.rule_subject  # type: ignore[misc]
         self.searches_folders = builtin.searches_folders  # type: ignore[misc]
         self.builtin = builtin
+
+    @property
+    def rule_name(self) -> str:
+        return self.builtin.name  # `Bash(…)`, `Read(…)` rules judge `bash`, `read` calls
 
     def _mapped(self, tool_input: JSON) -> JSON:
         return to_builtin_input(self.name, tool_input)
@@ -183,6 +187,10 @@ class ConfirmedTool(Tool):
         self.kind = inner.kind  # type: ignore[misc]
         self.rule_subject = inner.rule_subject  # type: ignore[misc]
         self._confirm = confirm
+
+    @property
+    def rule_name(self) -> str:
+        return self.inner.rule_name
 
     def subject(self, tool_input: JSON) -> str:
         return self.inner.subject(tool_input)

@@ -129,6 +129,13 @@ class Tool:
     # skipped by the tool itself rather than denying the whole search.
     searches_folders: ClassVar[bool] = False
 
+    @property
+    def rule_name(self) -> str:
+        """The name permission rules use for this tool: its own, unless it is another
+        tool under a second name (a served agent's `bash` is wisp's Bash, and `Bash(rm:*)`
+        must reach it whatever the model called it)."""
+        return self.name
+
     def subject(self, tool_input: JSON) -> str:
         """The command line, domain or name a "command", "domain" or "name" rule is
         matched against."""
