@@ -27,9 +27,10 @@ class Served:
     """One `wisp serve` process."""
 
     def __init__(self, tmp: Path, model: ScriptedServer, *extra: str,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, store: str | None = None) -> None:
         self.tmp = tmp
         self.store = tmp / "serve" / "wisp.db"
+        self.store_spec = store or f"sqlite:{self.store}"
         base = {k: v for k, v in os.environ.items()
                 if not k.startswith(("ANTHROPIC_", "CLAUDE_", "WISP_"))}
         self.env = {**base, "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-test",
@@ -43,7 +44,8 @@ class Served:
     def start(self, port: int = 0) -> Served:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "wisp", "serve", "--port", str(port), "--poll", "0.2",
-             "--store", f"sqlite:{self.store}", *self.extra],
+             "--store", self.store_spec, "--data-dir", str(self.store.parent),
+             *self.extra],
             env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             start_new_session=True)
         assert self.proc.stdout is not None

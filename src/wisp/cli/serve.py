@@ -18,8 +18,12 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wisp.errors import UsageError
+
+if TYPE_CHECKING:
+    from wisp.serve.store.base import Store
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -28,7 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0: any free port")
     parser.add_argument("--store", default=None,
-                        help="sqlite:PATH (default: <config dir>/serve/wisp.db)")
+                        help="sqlite:PATH (default: <config dir>/serve/wisp.db) or "
+                             "postgresql://…")
     parser.add_argument("--data-dir", default=None,
                         help="where session workspaces live (default: beside the store)")
     parser.add_argument("--drain", type=float, default=30.0,
@@ -38,7 +43,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def store_path(spec: str | None, env: dict[str, str]) -> Path:
+def store_path(spec: str | None, env: dict[str, str]) -> Path | str:
+    """A SQLite file's path, or a PostgreSQL URL (kept as given)."""
     from wisp.sessions.paths import config_dir
 
     if spec is None:
@@ -46,10 +52,21 @@ def store_path(spec: str | None, env: dict[str, str]) -> Path:
     kind, _, rest = spec.partition(":")
     if kind == "sqlite" and rest:
         return Path(rest).expanduser()
-    if kind in ("postgresql", "postgres"):
-        raise UsageError("--store postgresql://… is not available in this build yet; "
-                         "use sqlite:PATH")
-    raise UsageError(f"--store must be sqlite:PATH, not {spec!r}")
+    if kind in ("postgresql", "postgres") and rest.startswith("//"):
+        return spec
+    raise UsageError(f"--store must be sqlite:PATH or postgresql://…, not {spec!r}")
+
+
+def open_store(where: Path | str) -> Store:
+    """SQLite (embedded, the default) or PostgreSQL (psycopg, loaded only then)."""
+    if isinstance(where, str):
+        from wisp.serve.store.postgres import PostgresStore
+
+        return PostgresStore(where)
+    from wisp.serve.store.sqlite import SqliteStore
+
+    where.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return SqliteStore(where)
 
 
 def run_serve(argv: list[str]) -> int:
@@ -67,19 +84,23 @@ def run_serve(argv: list[str]) -> int:
         return 1
 
 
-async def _serve(args: argparse.Namespace, env: dict[str, str], path: Path) -> int:
+def _data_dir(store: Path | str, env: dict[str, str]) -> Path:
+    """Beside a SQLite store; for PostgreSQL, where the default SQLite store would be."""
+    default = store_path(None, env)
+    return store.parent if isinstance(store, Path) else Path(default).parent
+
+
+async def _serve(args: argparse.Namespace, env: dict[str, str], path: Path | str) -> int:
     from wisp.serve.app import Api
     from wisp.serve.auth import ApiKeys
     from wisp.serve.http import Server
     from wisp.serve.session_log import Fanout
-    from wisp.serve.store.sqlite import SqliteStore
     from wisp.serve.webhooks import Deliverer
     from wisp.serve.worker import Worker
 
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    store = SqliteStore(path)
+    store = open_store(path)
     fanout = Fanout()
-    data_dir = Path(args.data_dir).expanduser() if args.data_dir else path.parent
+    data_dir = Path(args.data_dir).expanduser() if args.data_dir else _data_dir(path, env)
     worker = Worker(store, fanout, env=env, data_dir=data_dir, poll_s=args.poll)
     server = Server(Api(store, fanout, worker).router, args.host, args.port,
                     ApiKeys.from_env(env))
