@@ -147,19 +147,16 @@ def _slash_commands(opts: Options, env: Mapping[str, str], project: ProjectConte
 
 
 def _flag_agent_names(opts: Options) -> list[str]:
-    """The agents `--agents` defines (its JSON is checked again when the engine loads)."""
+    """The agents `--agents` defines; a bad value is reported when the engine loads."""
     if not opts.agents_json:
         return []
-    import json
-    from pathlib import Path
+    from wisp.errors import UsageError
+    from wisp.project.agents import agents_flag
 
-    raw = opts.agents_json
     try:
-        text = raw if raw.lstrip().startswith("{") else Path(raw).expanduser().read_text()
-        data = json.loads(text)
-    except (OSError, ValueError):
+        return list(agents_flag(opts.agents_json))
+    except (OSError, UsageError):
         return []
-    return [str(name) for name in data] if isinstance(data, dict) else []
 
 
 def _clears(prompt: str) -> bool:

@@ -34,7 +34,6 @@ from wisp.engine.outcome import Outcome, Success, ending
 from wisp.engine.session import Session
 from wisp.engine.tasks import Task, TaskRegistry, notice_text
 from wisp.engine.tool_calls import ToolRunState
-from wisp.errors import UsageError
 from wisp.models import catalog
 from wisp.prompts.system import environment_section
 from wisp.sessions.transcript import TranscriptWriter
@@ -86,14 +85,9 @@ def parse_agents(raw: Mapping[str, Any]) -> dict[str, AgentDefinition]:
 
 
 def load_agents_flag(raw: str) -> dict[str, AgentDefinition]:
-    text = raw if raw.lstrip().startswith("{") else Path(raw).expanduser().read_text()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--agents is not valid JSON: {exc.msg}") from None
-    if not isinstance(data, dict):
-        raise UsageError("--agents must be a JSON object of agent definitions")
-    return parse_agents(data)
+    from wisp.project.agents import agents_flag
+
+    return parse_agents(agents_flag(raw))
 
 
 def step_description(name: str, tool_input: JSON) -> str:

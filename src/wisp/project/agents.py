@@ -26,6 +26,24 @@ AgentRoot = tuple[str, Path, str | None]
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
 
 
+def agents_flag(raw: str) -> JSON:
+    """`--agents`: JSON text or a file holding it, an object of agent definitions (the
+    shape initialize's `agents` has). UsageError when it is not one; OSError when the
+    file cannot be read."""
+    import json
+
+    from wisp.errors import UsageError
+
+    text = raw if raw.lstrip().startswith("{") else Path(raw).expanduser().read_text()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--agents is not valid JSON: {exc.msg}") from None
+    if not isinstance(data, dict):
+        raise UsageError("--agents must be a JSON object of agent definitions")
+    return data
+
+
 def load_agent_files(roots: Sequence[AgentRoot]) -> dict[str, JSON]:
     """Definitions by name. Later roots win on a name clash (callers pass user, project,
     then plugins), as a project's own agent should replace a user's of the same name."""

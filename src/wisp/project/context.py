@@ -85,9 +85,6 @@ class ProjectContext:
     def plugin_mcp_servers(self) -> dict[str, JSON]:
         return {name: entry for p in self.plugins for name, entry in p.mcp_servers.items()}
 
-    def agent_names(self) -> list[str]:
-        return list(self.agents)
-
     def skill_names(self) -> list[str]:
         return list(self.skills)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from wisp.serve import shapes, webhooks
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
-from wisp.serve.session_log import Fanout
+from wisp.serve.session_log import Fanout, public
 from wisp.serve.store.base import Store
 from wisp.serve.worker import Worker
 
@@ -220,7 +220,7 @@ class Api:
         session = self._found("session", request, "session_id")
         query = shapes.events_query(request.query)
         page = self.store.events(session["id"], **query)
-        return Response(200, shapes.list_page([_public(e) for e in page.items],
+        return Response(200, shapes.list_page([public(e) for e in page.items],
                                               page.next_page))
 
     async def send_events(self, request: Request) -> Response:
@@ -228,7 +228,7 @@ class Api:
         if session.get("status") == "terminated":
             raise HttpError(400, "invalid_request_error", "the session has terminated")
         stored = self._queue(session["id"], shapes.send_events(request.json()))
-        return Response(200, shapes.send_events_response([_public(e) for e in stored]))
+        return Response(200, shapes.send_events_response([public(e) for e in stored]))
 
     def _queue(self, session_id: str, events: list[JSON]) -> list[JSON]:
         """Client events into the log (queued, processed_at null), then the worker is
@@ -273,7 +273,7 @@ async def _follow(store: Store, session_id: str, after: int, wake: asyncio.Event
         entries = store.log(session_id, after)
         for entry in entries:
             after = int(entry["seq"])
-            await out.send_json(_public(entry), event=str(entry["type"]), id=str(after))
+            await out.send_json(public(entry), event=str(entry["type"]), id=str(after))
             if entry["type"] in ("session.deleted", "session.status_terminated"):
                 return
         if not entries and store.owner_of("session", session_id) is None:
@@ -309,8 +309,3 @@ def _last_event_id(request: Request) -> int:
     if not raw.isdigit():
         raise HttpError(400, "invalid_request_error", "Last-Event-ID must be an event seq")
     return int(raw)
-
-
-def _public(entry: JSON) -> JSON:
-    """An event as clients see it: without the log's bookkeeping."""
-    return {k: v for k, v in entry.items() if k != "seq"}

@@ -20,7 +20,7 @@ from typing import Any
 
 from wisp.engine.events import BlockShown, Event, StreamDelta, ToolResultReady
 from wisp.serve import shapes
-from wisp.serve.session_log import SessionLog, event_id, tool_event_id
+from wisp.serve.session_log import SessionLog, event_id, public, tool_event_id
 
 JSON = dict[str, Any]
 # How a tool call of this session is run: "cloud" (here), "client" (a self-hosted
@@ -130,7 +130,7 @@ class SessionProjection:
     def user(self, content: str | list[JSON], uuid: str | None = None) -> str:
         message = {"role": "user", "content": content}
         consumed, self.consume_with_next_user = self.consume_with_next_user, None
-        entries = [shapes.processed(_without_seq(consumed))] if consumed is not None else []
+        entries = [shapes.processed(public(consumed))] if consumed is not None else []
         self.log.write(entries, conversation=(self.length, [message]))
         self.length += 1
         return uuid or ""
@@ -172,7 +172,3 @@ class SessionProjection:
 
     def request_failed(self) -> None:
         self._end_request(_ZERO_USAGE, is_error=True)
-
-
-def _without_seq(entry: JSON) -> JSON:
-    return {k: v for k, v in entry.items() if k != "seq"}

@@ -115,11 +115,13 @@ class SessionLog:
         """Client events taken up by the agent: logged again, same ids, with
         `processed_at` set (without the store's `seq`)."""
         stamp = timestamp()
-        return self.write([{**_without_seq(e), "processed_at": stamp} for e in events])
+        return self.write([{**public(e), "processed_at": stamp} for e in events])
 
     def preview(self, event: JSON) -> None:
         self.fanout.preview(self.session_id, event)
 
 
-def _without_seq(entry: JSON) -> JSON:
+def public(entry: JSON) -> JSON:
+    """A log entry as clients see it (and as it is logged again): without the store's
+    `seq`."""
     return {k: v for k, v in entry.items() if k != "seq"}

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from wisp.serve.toolset import TOOLSET_NAMES, TOOLSET_TYPE
+from wisp.serve.toolset import BUILTIN_NAMES, TOOLSET_NAMES, TOOLSET_TYPE
 
 JSON = dict[str, Any]
-_BUILTIN_NAMES = {"bash": "Bash", "read": "Read", "write": "Write", "edit": "Edit",
-                  "glob": "Glob", "grep": "Grep"}
 
 
 class ToolPlan:
@@ -38,7 +36,7 @@ class ToolPlan:
         boundary, protected paths and the server's deny rules still hold."""
         if self.self_hosted:
             return ()
-        return tuple(_BUILTIN_NAMES[name] for name in self.toolset)
+        return tuple(BUILTIN_NAMES[name] for name in self.toolset)
 
 
 def _toolset_policies(tool: JSON) -> dict[str, str]:

@@ -65,7 +65,7 @@ DESCRIPTIONS = {
 # any other is recorded as interrupted instead (it may have run in part).
 IDEMPOTENT = frozenset({"read", "glob", "grep"})
 # What each toolset tool becomes in the cloud: wisp's built-in, and its input mapped.
-_BUILTIN = {"bash": "Bash", "read": "Read", "write": "Write", "edit": "Edit",
+BUILTIN_NAMES = {"bash": "Bash", "read": "Read", "write": "Write", "edit": "Edit",
             "glob": "Glob", "grep": "Grep"}
 
 
@@ -140,7 +140,7 @@ class CloudTool(Tool):
 
 
 def cloud_tools(builtins: dict[str, Tool], names: list[str]) -> dict[str, Tool]:
-    return {name: CloudTool(name, builtins[_BUILTIN[name]]) for name in names}
+    return {name: CloudTool(name, builtins[BUILTIN_NAMES[name]]) for name in names}
 
 
 # A client-run call: (kind, name, input, tool_use_id) → the client's result. `kind` is

@@ -55,13 +55,16 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from wisp.serve.store.base import JSON, Delivery, Page
-from wisp.serve.store.sqlite import (
-    _checked,
-    _cursor,
-    _descending,
-    _position,
-    _stored_time,
-    _time_key,
+from wisp.serve.store.rows import (
+    checked,
+    cursor,
+    descending,
+    is_queued,
+    loads,
+    page_of,
+    position,
+    stored_time,
+    time_key,
 )
 
 if TYPE_CHECKING:
@@ -275,23 +278,23 @@ class PostgresStore:
         with self._read() as cur:
             row = cur.execute("SELECT doc FROM resources WHERE kind = %s AND owner = %s "
                               "AND id = %s", (kind, owner, resource_id)).fetchone()
-        return None if row is None else _loads(row[0])
+        return None if row is None else loads(row[0])
 
     def list(self, kind: str, owner: str, *, limit: int, page: str | None,
              order: str = "desc", include_archived: bool = False) -> Page:
-        desc = _descending(order)
+        desc = descending(order)
         where = ["kind = %s", "owner = %s"]
         args: builtins.list[Any] = [kind, owner]
         if not include_archived:
             where.append("NOT archived")
         if page is not None:
             where.append("n < %s" if desc else "n > %s")
-            args.append(_position("r", page))
+            args.append(position("r", page))
         sql = (f"SELECT n, doc FROM resources WHERE {' AND '.join(where)} "
                f"ORDER BY n {'DESC' if desc else 'ASC'} LIMIT %s")
         with self._read() as cur:
-            rows = cur.execute(sql, [*args, _checked(limit) + 1]).fetchall()
-        return _page(rows, limit, "r")
+            rows = cur.execute(sql, [*args, checked(limit) + 1]).fetchall()
+        return page_of(rows, limit, "r")
 
     def update(self, kind: str, owner: str, resource_id: str, doc: JSON) -> JSON | None:
         text = _dumps(doc)
@@ -364,7 +367,7 @@ class PostgresStore:
         with self._read() as cur:
             rows = cur.execute("SELECT message FROM conversation WHERE session_id = %s "
                                "ORDER BY n", (session_id,)).fetchall()
-        return [_loads(row[0]) for row in rows]
+        return [loads(row[0]) for row in rows]
 
     def log(self, session_id: str, after_seq: int = 0, limit: int = 1000) -> builtins.list[JSON]:
         with self._read() as cur:
@@ -382,7 +385,7 @@ class PostgresStore:
                types: builtins.list[str] | None = None, created_gt: str | None = None,
                created_gte: str | None = None, created_lt: str | None = None,
                created_lte: str | None = None) -> Page:
-        desc = _descending(order)
+        desc = descending(order)
         where = ["e.session_id = %s"]
         args: builtins.list[Any] = [session_id]
         if types:
@@ -393,17 +396,17 @@ class PostgresStore:
                           ("<=", created_lte)):
             if bound is not None:
                 where.append(f"e.processed_at {op} %s")
-                args.append(_time_key(bound))
+                args.append(time_key(bound))
         if page is not None:
             where.append("e.first_seq < %s" if desc else "e.first_seq > %s")
-            args.append(_position("e", page))
+            args.append(position("e", page))
         sql = (f"SELECT e.first_seq, l.body, l.seq {_LATEST_BODY} WHERE {' AND '.join(where)} "
                f"ORDER BY e.first_seq {'DESC' if desc else 'ASC'} LIMIT %s")
         with self._read() as cur:
-            rows = cur.execute(sql, [*args, _checked(limit) + 1]).fetchall()
+            rows = cur.execute(sql, [*args, checked(limit) + 1]).fetchall()
         items = [_entry(body, seq) for _, body, seq in rows[:limit]]
         more = len(rows) > limit
-        return Page(items, _cursor("e", rows[limit - 1][0]) if more else None)
+        return Page(items, cursor("e", rows[limit - 1][0]) if more else None)
 
     def event(self, session_id: str, event_id: str) -> JSON | None:
         with self._read() as cur:
@@ -611,7 +614,7 @@ def _set_status(cur: psycopg.Cursor[Any], session_id: str, status: str) -> None:
                       "FOR UPDATE", (session_id,)).fetchone()
     if row is None:
         return
-    doc = _loads(row[0])
+    doc = loads(row[0])
     doc["status"] = status
     cur.execute("UPDATE resources SET status = %s, doc = %s WHERE kind = 'session' AND id = %s",
                 (status, _dumps(doc), session_id))
@@ -638,32 +641,21 @@ def _insert_deliveries(cur: psycopg.Cursor[Any], rows: list[tuple[Any, ...]]) ->
 
 
 def _delivery(row: Any) -> JSON:
-    return {"id": row[0], "owner": row[1], "endpoint_id": row[2], "payload": _loads(row[3]),
+    return {"id": row[0], "owner": row[1], "endpoint_id": row[2], "payload": loads(row[3]),
             "attempts": row[4], "next_at": row[5], "last_error": row[6]}
 
 
 def _latest_row(session_id: str, entry: JSON) -> tuple[Any, ...]:
-    processed_at = entry.get("processed_at")
-    queued = processed_at is None and str(entry["type"]).startswith("user.")
     return (session_id, entry["seq"], entry["id"], entry["seq"], entry["type"],
-            _stored_time(processed_at), queued)
-
-
-def _loads(text: str) -> JSON:
-    doc: JSON = json.loads(text)
-    return doc
+            stored_time(entry.get("processed_at")), is_queued(entry))
 
 
 def _entry(body: str, seq: int) -> JSON:
     """A log entry as stored: the event with its `seq`."""
-    return {**_loads(body), "seq": int(seq)}
+    return {**loads(body), "seq": int(seq)}
 
 
 def _derived(doc: JSON) -> tuple[bool, Any]:
     return doc.get("archived_at") is not None, doc.get("status")
 
 
-def _page(rows: list[Any], limit: int, tag: str) -> Page:
-    items = [_loads(body) for _, body in rows[:limit]]
-    more = len(rows) > limit
-    return Page(items, _cursor(tag, rows[limit - 1][0]) if more else None)

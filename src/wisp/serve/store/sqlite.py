@@ -31,7 +31,6 @@ resource's `n`, the event's first seq). A malformed cursor raises ValueError.
 
 from __future__ import annotations
 
-import base64
 import builtins
 import fcntl
 import json
@@ -42,11 +41,20 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from wisp.serve.store.base import JSON, Delivery, Page
+from wisp.serve.store.rows import (
+    checked,
+    descending,
+    is_queued,
+    loads,
+    page_of,
+    position,
+    stored_time,
+    time_key,
+)
 
 SCHEMA_VERSION = 1
 # How long a writer waits for another process's write lock before failing. Transactions
@@ -233,23 +241,23 @@ class SqliteStore:
         with self._read() as db:
             row = db.execute("SELECT doc FROM resources WHERE kind = ? AND owner = ? AND id = ?",
                              (kind, owner, resource_id)).fetchone()
-        return None if row is None else _loads(row[0])
+        return None if row is None else loads(row[0])
 
     def list(self, kind: str, owner: str, *, limit: int, page: str | None,
              order: str = "desc", include_archived: bool = False) -> Page:
-        desc = _descending(order)
+        desc = descending(order)
         where = ["kind = ?", "owner = ?"]
         args: builtins.list[Any] = [kind, owner]
         if not include_archived:
             where.append("archived = 0")
         if page is not None:
             where.append("n < ?" if desc else "n > ?")
-            args.append(_position("r", page))
+            args.append(position("r", page))
         sql = (f"SELECT n, doc FROM resources WHERE {' AND '.join(where)} "
                f"ORDER BY n {'DESC' if desc else 'ASC'} LIMIT ?")
         with self._read() as db:
-            rows = db.execute(sql, [*args, _checked(limit) + 1]).fetchall()
-        return _page(rows, limit, "r")
+            rows = db.execute(sql, [*args, checked(limit) + 1]).fetchall()
+        return page_of(rows, limit, "r")
 
     def update(self, kind: str, owner: str, resource_id: str, doc: JSON) -> JSON | None:
         with self._write() as db:
@@ -303,19 +311,19 @@ class SqliteStore:
             rows = db.execute(f"SELECT l.body {_LATEST_BODY} WHERE e.session_id = ? "
                               "AND e.queued = 1 ORDER BY e.first_seq",
                               (session_id,)).fetchall()
-        return [_loads(row[0]) for row in rows]
+        return [loads(row[0]) for row in rows]
 
     def conversation(self, session_id: str) -> builtins.list[JSON]:
         with self._read() as db:
             rows = db.execute("SELECT message FROM conversation WHERE session_id = ? "
                               "ORDER BY n", (session_id,)).fetchall()
-        return [_loads(row[0]) for row in rows]
+        return [loads(row[0]) for row in rows]
 
     def log(self, session_id: str, after_seq: int = 0, limit: int = 1000) -> builtins.list[JSON]:
         with self._read() as db:
             rows = db.execute("SELECT body FROM log WHERE session_id = ? AND seq > ? "
                               "ORDER BY seq LIMIT ?", (session_id, after_seq, limit)).fetchall()
-        return [_loads(body) for body, in rows]
+        return [loads(body) for body, in rows]
 
     def last_seq(self, session_id: str) -> int:
         with self._read() as db:
@@ -325,7 +333,7 @@ class SqliteStore:
                types: builtins.list[str] | None = None, created_gt: str | None = None,
                created_gte: str | None = None, created_lt: str | None = None,
                created_lte: str | None = None) -> Page:
-        desc = _descending(order)
+        desc = descending(order)
         where = ["e.session_id = ?"]
         args: builtins.list[Any] = [session_id]
         if types:
@@ -336,22 +344,22 @@ class SqliteStore:
                           ("<=", created_lte)):
             if bound is not None:
                 where.append(f"e.processed_at {op} ?")
-                args.append(_time_key(bound))
+                args.append(time_key(bound))
         if page is not None:
             where.append("e.first_seq < ?" if desc else "e.first_seq > ?")
-            args.append(_position("e", page))
+            args.append(position("e", page))
         sql = (f"SELECT e.first_seq, l.body {_LATEST_BODY} WHERE {' AND '.join(where)} "
                f"ORDER BY e.first_seq {'DESC' if desc else 'ASC'} LIMIT ?")
         with self._read() as db:
-            rows = db.execute(sql, [*args, _checked(limit) + 1]).fetchall()
-        return _page(rows, limit, "e")
+            rows = db.execute(sql, [*args, checked(limit) + 1]).fetchall()
+        return page_of(rows, limit, "e")
 
     def event(self, session_id: str, event_id: str) -> JSON | None:
         with self._read() as db:
             row = db.execute(f"SELECT l.body {_LATEST_BODY} "
                              "WHERE e.session_id = ? AND e.event_id = ?",
                              (session_id, event_id)).fetchone()
-        return None if row is None else _loads(row[0])
+        return None if row is None else loads(row[0])
 
     # Work -------------------------------------------------------------------------------
     # Expiry is wall-clock (`time.time()`): the workers comparing it are other processes.
@@ -472,11 +480,6 @@ def _held(fd: int | None) -> Iterator[None]:
         fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def _loads(text: str) -> JSON:
-    doc: JSON = json.loads(text)
-    return doc
-
-
 def _derived(doc: JSON) -> tuple[int, Any]:
     """The columns a resource's queries filter on: archived flag and status."""
     return int(doc.get("archived_at") is not None), doc.get("status")
@@ -500,7 +503,7 @@ def _insert_deliveries(db: sqlite3.Connection, deliveries: list[Delivery], now: 
 
 
 def _delivery(row: Any) -> JSON:
-    return {"id": row[0], "owner": row[1], "endpoint_id": row[2], "payload": _loads(row[3]),
+    return {"id": row[0], "owner": row[1], "endpoint_id": row[2], "payload": loads(row[3]),
             "attempts": row[4], "next_at": row[5], "last_error": row[6]}
 
 
@@ -510,59 +513,7 @@ def _last_seq(db: sqlite3.Connection, session_id: str) -> int:
 
 
 def _latest_row(session_id: str, entry: JSON) -> tuple[Any, ...]:
-    processed_at = entry.get("processed_at")
-    queued = processed_at is None and str(entry["type"]).startswith("user.")
     return (session_id, entry["seq"], entry["id"], entry["seq"], entry["type"],
-            _stored_time(processed_at), int(queued))
+            stored_time(entry.get("processed_at")), int(is_queued(entry)))
 
 
-def _time_key(value: str) -> str:
-    """An ISO-8601 time as fixed-width UTC text, so SQL's text order is time order whatever
-    offset or precision the writer used. Naive times are taken as UTC."""
-    t = datetime.fromisoformat(value)
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=UTC)
-    return t.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
-
-
-def _stored_time(value: Any) -> str | None:
-    # The service writes valid times; anything else is kept as is rather than lose the event.
-    if value is None:
-        return None
-    try:
-        return _time_key(str(value))
-    except ValueError:
-        return str(value)
-
-
-def _descending(order: str) -> bool:
-    if order not in ("asc", "desc"):
-        raise ValueError(f"order must be 'asc' or 'desc', not {order!r}")
-    return order == "desc"
-
-
-def _checked(limit: int) -> int:
-    if limit < 1:
-        raise ValueError(f"limit must be at least 1, not {limit}")
-    return limit
-
-
-def _cursor(tag: str, position: int) -> str:
-    return base64.urlsafe_b64encode(f"{tag}{position}".encode()).decode().rstrip("=")
-
-
-def _position(tag: str, page: str) -> int:
-    try:
-        raw = base64.urlsafe_b64decode(page + "=" * (-len(page) % 4)).decode()
-        if raw.startswith(tag) and raw[len(tag):].isdigit():
-            return int(raw[len(tag):])
-    except ValueError:  # bad base64 (binascii.Error) or bytes that aren't UTF-8
-        pass
-    raise ValueError(f"invalid page cursor: {page!r}")
-
-
-def _page(rows: list[Any], limit: int, tag: str) -> Page:
-    """`rows` are (position, json) pairs, one more than `limit` when more follow."""
-    items = [_loads(body) for _, body in rows[:limit]]
-    more = len(rows) > limit
-    return Page(items, _cursor(tag, rows[limit - 1][0]) if more else None)
