@@ -1,6 +1,11 @@
 """`wisp serve` under load, against the scripted model server, over real HTTP.
 
     .venv/bin/python bench/managed_agents.py [--turns 30] [--sessions 200] [--subscribers 50]
+        [--store postgresql://… [--split]]
+
+`--store postgresql://…` runs the service on PostgreSQL, turns as DBOS workflows; with
+`--split`, as one `--role api` and one `--role worker` process (RSS is the worker's). The
+database should be empty: the bench creates its resources under its own key.
 
 Reported:
 - overhead: from `POST /v1/sessions/{id}/events` to the first `agent.message` on an open
@@ -49,16 +54,19 @@ def start_model() -> tuple[subprocess.Popen[str], str]:
     return proc, proc.stdout.readline().strip()
 
 
-def start_serve(tmp: Path, model_url: str) -> tuple[subprocess.Popen[str], str]:
+def start_serve(tmp: Path, model_url: str, store: str, role: str = "all"
+                ) -> tuple[subprocess.Popen[str], str]:
+    """A `wisp serve` process; its URL ("" for a worker)."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "WISP_", "CLAUDE_"))}
     env.update({"ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "sk-bench",
                 "WISP_SERVE_API_KEYS": KEY, "HOME": str(tmp), "WISP_CONFIG_DIR": str(tmp)})
     proc = subprocess.Popen([sys.executable, "-m", "wisp", "serve", "--port", "0",
-                             "--store", f"sqlite:{tmp / 'bench.db'}"],
+                             "--store", store, "--role", role, "--data-dir", str(tmp)],
                             env=env, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
-    return proc, proc.stdout.readline().rsplit(" ", 1)[1].strip()
+    line = proc.stdout.readline()
+    return proc, line.rsplit(" ", 1)[1].strip() if "listening" in line else ""
 
 
 def rss_mb(pid: int) -> float:
@@ -187,17 +195,23 @@ async def fanout(api: Api, subscribers: int) -> JSON:
 async def main_async(args: argparse.Namespace) -> JSON:
     model, model_url = start_model()
     with tempfile.TemporaryDirectory() as tmp:
-        serve, url = start_serve(Path(tmp), model_url)
+        store = args.store or f"sqlite:{Path(tmp) / 'bench.db'}"
+        procs = []
+        if args.split:
+            procs.append(start_serve(Path(tmp), model_url, store, "worker")[0])
+        serve, url = start_serve(Path(tmp), model_url, store, "api" if args.split else "all")
+        procs.append(serve)
         try:
             limits = httpx2.Limits(max_connections=400, max_keepalive_connections=400)
             async with httpx2.AsyncClient(base_url=url, limits=limits, timeout=60) as client:
                 api = Api(client)
                 return {"overhead": await overhead(api, model_url, args.turns),
                         "fanout": await fanout(api, args.subscribers),
-                        "concurrency": await concurrency(api, args.sessions, serve.pid)}
+                        "concurrency": await concurrency(api, args.sessions, procs[0].pid)}
         finally:
-            serve.terminate()
-            serve.wait(30)
+            for proc in procs:
+                proc.terminate()
+                proc.wait(30)
             model.stdin.close()  # type: ignore[union-attr]
             model.wait()
 
@@ -207,6 +221,9 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=30)
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--subscribers", type=int, default=50)
+    parser.add_argument("--store", default=None, help="postgresql://… (default: SQLite)")
+    parser.add_argument("--split", action="store_true",
+                        help="one api and one worker process (needs --store postgresql://)")
     args = parser.parse_args()
     result = asyncio.run(main_async(args))
     print(json.dumps(result, indent=2))

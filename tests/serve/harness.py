@@ -40,6 +40,7 @@ class Served:
         self.extra = extra
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
+        self.worker_name = ""
 
     def start(self, port: int = 0) -> Served:
         self.proc = subprocess.Popen(
@@ -50,6 +51,9 @@ class Served:
             start_new_session=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
+        if line.startswith("wisp serve: worker "):  # --role worker: no HTTP
+            self.worker_name = line.split()[3]
+            return self
         assert line.startswith("wisp serve: listening on "), (line, self.stderr())
         self.url = line.rsplit(" ", 1)[1].strip()
         return self
@@ -96,6 +100,22 @@ def serving(tmp: Path, model: ScriptedServer, *extra: str,
         yield served
     finally:
         served.stop()
+
+
+@contextmanager
+def split_serving(tmp: Path, model: ScriptedServer, *extra: str, dsn: str,
+                  env: dict[str, str] | None = None) -> Iterator[Served]:
+    """A PostgreSQL deployment split by role: one worker process (DBOS turns) and one
+    API process, sharing `tmp` (so workspaces are where the tests look). Yields the API."""
+    worker = Served(tmp, model, "--role", "worker", *extra, env=env, store=dsn).start()
+    try:
+        api = Served(tmp, model, "--role", "api", *extra, env=env, store=dsn).start()
+        try:
+            yield api
+        finally:
+            api.stop()
+    finally:
+        worker.stop()
 
 
 def cloud_setup(client: Any, *, tools: list[JSON] | None = None,

@@ -1,6 +1,7 @@
 """`wisp serve`: the Managed Agents session service (`wisp.serve`).
 
-    wisp serve [--host 127.0.0.1] [--port 0] [--store sqlite:PATH] [--data-dir DIR]
+    wisp serve [--host 127.0.0.1] [--port 0] [--store sqlite:PATH|postgresql://…]
+               [--role all|api|worker] [--data-dir DIR]
 
 Prints `wisp serve: listening on http://HOST:PORT` once it accepts connections. The
 model backend comes from this process's environment and settings, as for the CLI.
@@ -8,6 +9,10 @@ Clients authenticate with one of `WISP_SERVE_API_KEYS` (comma-separated); withou
 only a loopback host is allowed. SIGTERM (or SIGINT) drains: no new work is taken,
 running turns get `--drain` seconds to finish, and what is still running is left in the
 store for the next start (or another worker) to resume.
+
+With `--store postgresql://…` turns run as DBOS durable workflows (`wisp.serve.durable`),
+and processes may split the work: `--role api` serves HTTP, `--role worker` runs turns,
+`--role all` (the default) both. A worker prints `wisp serve: worker NAME ready`.
 """
 
 from __future__ import annotations
@@ -40,6 +45,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="seconds running turns get to finish on SIGTERM")
     parser.add_argument("--poll", type=float, default=1.0,
                         help="seconds between looks for work queued by other processes")
+    parser.add_argument("--role", choices=("all", "api", "worker"), default="all",
+                        help="with a PostgreSQL store: serve HTTP (api), run turns "
+                             "(worker), or both (all)")
     return parser
 
 
@@ -74,10 +82,15 @@ def run_serve(argv: list[str]) -> int:
     env = dict(os.environ)
     try:
         path = store_path(args.store, env)
+        if args.role != "all" and not isinstance(path, str):
+            raise UsageError("--role api and --role worker need a postgresql:// --store: "
+                             "processes share work through PostgreSQL")
     except UsageError as exc:
         sys.stderr.write(f"Error: {exc}\n")
         return 1
     try:
+        if isinstance(path, str):
+            return asyncio.run(_serve_scaled(args, env, path))
         return asyncio.run(_serve(args, env, path))
     except UsageError as exc:
         sys.stderr.write(f"Error: {exc}\n")
@@ -109,19 +122,47 @@ async def _serve(args: argparse.Namespace, env: dict[str, str], path: Path | str
     # Every process sends the shared outbox (claims keep two from sending one delivery).
     deliverer = Deliverer(store, env=env, poll_s=args.poll)
     deliverer.start()
-    sys.stdout.write(f"wisp serve: listening on {server.url}\n")
-    sys.stdout.flush()
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    _ready(f"listening on {server.url}")
+    await _stopped()
     await worker.drain(args.drain)
     await server.close(drain_s=2.0)
     await worker.close()
     await deliverer.close()
     store.close()
+    _end_children()
+    return 0
+
+
+async def _serve_scaled(args: argparse.Namespace, env: dict[str, str], dsn: str) -> int:
+    """PostgreSQL: turns are DBOS workflows (`wisp.serve.durable`), run by this process
+    (role all, worker) and/or started by its API (all, api). One LISTEN connection wakes
+    this process's SSE streams and running turns on other processes' writes."""
+    from wisp.serve.durable.processes import Scaled
+
+    scaled = Scaled(args.role, dsn, env=env, data_dir=Path(args.data_dir).expanduser()
+                    if args.data_dir else _data_dir(dsn, env), poll_s=args.poll)
+    await scaled.start(args.host, args.port)
+    _ready(f"listening on {scaled.url}" if scaled.url else f"worker {scaled.name} ready")
+    await _stopped()
+    await scaled.close(args.drain)
+    _end_children()
+    return 0
+
+
+def _ready(what: str) -> None:
+    sys.stdout.write(f"wisp serve: {what}\n")
+    sys.stdout.flush()
+
+
+async def _stopped() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+def _end_children() -> None:
     from wisp.tools.reaper import end_all_processes
 
     end_all_processes()
-    return 0

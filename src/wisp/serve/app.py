@@ -11,17 +11,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from wisp.serve import shapes, webhooks
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
 from wisp.serve.store.base import Store
-from wisp.serve.worker import Worker
 
 JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 POLL_S = 0.5  # a stream re-reads the log this often even unwoken (writes by other processes)
+
+
+class Dispatch(Protocol):
+    """Where client events go once logged: the embedded `Worker`, or the durable turns
+    of a PostgreSQL deployment (`wisp.serve.durable.dispatch`)."""
+
+    def notify(self, session_id: str) -> None:
+        """The session has new queued client events."""
+
+    def forget(self, session_id: str) -> None:
+        """The session was deleted: stop its turns."""
 
 
 def _shape_errors(handler: Route) -> Route:
@@ -37,7 +47,7 @@ def _shape_errors(handler: Route) -> Route:
 
 
 class Api:
-    def __init__(self, store: Store, fanout: Fanout, worker: Worker | None) -> None:
+    def __init__(self, store: Store, fanout: Fanout, worker: Dispatch | None) -> None:
         self.store = store
         self.fanout = fanout
         self.worker = worker

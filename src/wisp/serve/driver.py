@@ -68,6 +68,7 @@ class SessionDriver:
         self._report_due = False
         self.status = str(session.get("status") or "idle")
         self.seen: set[str] = set()  # client events already taken in hand
+        self.changed = asyncio.Event()  # set at each status change (see `settle`)
 
     # Building the runtime -----------------------------------------------------------------
 
@@ -243,6 +244,7 @@ class SessionDriver:
         if status == "running" and self.status == "running":
             return
         self.status = status
+        self.changed.set()
         if status == "running":
             event = shapes.status_running()
         else:
@@ -250,16 +252,34 @@ class SessionDriver:
             event = shapes.status_idle(reason["type"], event_ids=reason.get("event_ids", ()))
         self.log.emit(event, status=status)  # the event and the document's status at once
 
+    async def settle(self) -> list[str] | None:
+        """Waits until the turn is over (None) or stopped on the client: the event ids
+        it waits on, once `requires_action` is reported. What a durable turn's step runs
+        until (`wisp.serve.durable`)."""
+        while True:
+            if not self.busy:
+                return None
+            if self.waiting and not self._report_due and self.status == "idle":
+                return list(dict.fromkeys(k.removeprefix("confirm:") for k in self.waiting))
+            self.changed.clear()
+            assert self.turn is not None
+            changed = asyncio.ensure_future(self.changed.wait())
+            try:
+                await asyncio.wait({self.turn, changed}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                changed.cancel()
+
     async def resume(self) -> None:
         """Continues a turn a crash cut short (`wisp.serve.recovery`)."""
         from wisp.serve.recovery import resume
 
         await resume(self)
 
-    def runtime_tools(self) -> dict[str, Tool]:
+    def opened(self) -> Runtime:
+        """The session's runtime, opened if it is not yet."""
         if self.runtime is None:
             self.runtime = self._open()
-        return self.runtime.ctx.config.tools
+        return self.runtime
 
     async def close(self) -> None:
         if self.turn is not None and not self.turn.done():

@@ -17,14 +17,15 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from wisp.serve import shapes
-from wisp.serve.session_log import tool_event_id, tool_use_id_of
+from wisp.serve.session_log import tool_event_id
 from wisp.serve.toolset import IDEMPOTENT
-from wisp.tools.base import ToolContext, ToolResult
+from wisp.tools.base import ToolResult
 
 if TYPE_CHECKING:
     from wisp.serve.driver import SessionDriver
 
 JSON = dict[str, Any]
+ANSWERS = ("user.custom_tool_result", "user.tool_result")
 INTERRUPTED_RESULT = ("This tool call was cut short when the service restarted; it may "
                       "have run in part. Check its effects before running it again.")
 
@@ -58,33 +59,56 @@ async def _finish_calls(driver: SessionDriver, calls: list[JSON]) -> None:
 
 async def _recovered_result(driver: SessionDriver, call: JSON) -> JSON:
     tool_use_id, name = str(call.get("id")), str(call.get("name"))
-    where, _ = driver.plan.route(name)
+    where, policy = driver.plan.route(name)
     event_id = tool_event_id(tool_use_id)
     if where == "cloud":
-        result = await _recovered_cloud_result(driver, event_id, name, call)
+        return await _recovered_cloud_result(driver, event_id, policy, call)
+    answered = _logged_client_event(driver, ANSWERS, event_id)
+    if answered is not None:  # taken up just before the crash, not yet in the conversation
+        result = result_of(answered)
     else:
         result = await driver.client_call(where, name, call.get("input") or {}, tool_use_id)
     return {"type": "tool_result", "tool_use_id": tool_use_id,
             "content": result.content, "is_error": result.is_error}
 
 
-async def _recovered_cloud_result(driver: SessionDriver, event_id: str, name: str,
-                                  call: JSON) -> ToolResult:
+async def _recovered_cloud_result(driver: SessionDriver, event_id: str, policy: str,
+                                  call: JSON) -> JSON:
+    """The logged result; else the call runs (again) when that is safe: it changes
+    nothing, or it waited on a confirmation that never came (so it never started). It
+    runs through the engine, so the permission rules judge it as on any other day."""
     logged = _logged_result(driver, event_id)
     if logged is not None:
-        return result_of(logged)
-    if name in IDEMPOTENT:
-        tool = driver.runtime_tools()[name]
-        return await tool.run(call.get("input") or {}, ToolContext(
-            driver.workspace, env=driver.env, tool_use_id=tool_use_id_of(event_id)))
+        result = result_of(logged)
+        return {"type": "tool_result", "tool_use_id": call.get("id"),
+                "content": result.content, "is_error": result.is_error}
+    never_started = policy == "ask" and _logged_client_event(
+        driver, ("user.tool_confirmation",), event_id) is None
+    if str(call.get("name")) in IDEMPOTENT or never_started:
+        from wisp.engine.tool_calls import run_one
+
+        runtime = driver.opened()
+        block, shown = await run_one(runtime.ctx, runtime.tool_state, call)
+        runtime.ctx.emit(shown)  # logged as the call's `agent.tool_result`
+        return block
     driver.log.emit(shapes.agent_tool_result(event_id, INTERRUPTED_RESULT, is_error=True))
-    return ToolResult.error(INTERRUPTED_RESULT)
+    return {"type": "tool_result", "tool_use_id": call.get("id"),
+            "content": INTERRUPTED_RESULT, "is_error": True}
 
 
 def _logged_result(driver: SessionDriver, event_id: str) -> JSON | None:
     page = driver.store.events(driver.session_id, limit=1000, page=None,
                                types=["agent.tool_result"], order="desc")
     return next((e for e in page.items if e.get("tool_use_id") == event_id), None)
+
+
+def _logged_client_event(driver: SessionDriver, kinds: tuple[str, ...],
+                         event_id: str) -> JSON | None:
+    """A client's answer to `event_id` that the session already took up."""
+    page = driver.store.events(driver.session_id, limit=1000, page=None, types=list(kinds),
+                               order="desc")
+    return next((e for e in page.items if e.get("processed_at") is not None and event_id in (
+        e.get("custom_tool_use_id"), e.get("tool_use_id"))), None)
 
 
 def result_of(answer: JSON) -> ToolResult:

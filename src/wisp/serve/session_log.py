@@ -60,6 +60,12 @@ class Fanout:
         for event in self._waiters.get(session_id, ()):
             event.set()
 
+    def wake_all(self) -> None:
+        """Every follower looks again (notifications from other processes were lost)."""
+        for waiters in self._waiters.values():
+            for event in waiters:
+                event.set()
+
     def on_preview(self, session_id: str, send: Callable[[JSON], None]) -> Callable[[], None]:
         self._previews.setdefault(session_id, set()).add(send)
         return lambda: self._previews.get(session_id, set()).discard(send)

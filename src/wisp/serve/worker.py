@@ -40,8 +40,7 @@ class Worker:
         self.data_dir = data_dir
         self.poll_s = poll_s
         self.model = model
-        # host:pid:nonce: a worker on the same host can tell that a holder has died.
-        self.name = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.name = worker_name()
         self.drivers: dict[str, SessionDriver] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -118,21 +117,12 @@ class Worker:
             return
         self._checked_holders = loop.time()
         for session_id, holder in self.store.lease_holders():
-            if holder != self.name and _dead_here(holder):
+            if holder != self.name and dead_here(holder):
                 self.store.release_lease(session_id, holder)
 
     def _driver(self, session_id: str) -> SessionDriver | None:
-        owner = self.store.owner_of("session", session_id)
-        session = self.store.get("session", owner, session_id) if owner else None
-        if session is None or owner is None:
-            return None
-        agent = session.get("agent") or {}
-        environment = self.store.get("environment", owner,
-                                     str(session.get("environment_id") or ""))
-        workspace = self.data_dir / "workspaces" / session_id
-        workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return SessionDriver(self.store, self.fanout, session, agent, environment,
-                             env=self.env, workspace=workspace, model=self.model)
+        return open_driver(self.store, self.fanout, session_id, env=self.env,
+                           data_dir=self.data_dir, model=self.model)
 
     def _renew_leases(self) -> None:
         loop = asyncio.get_running_loop()
@@ -170,7 +160,28 @@ class Worker:
             await asyncio.wait(turns, timeout=timeout_s)
 
 
-def _dead_here(worker: str) -> bool:
+def worker_name() -> str:
+    """host:pid:nonce: a worker of the same host can tell that the holder has died."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def open_driver(store: Store, fanout: Fanout, session_id: str, *, env: Mapping[str, str],
+                data_dir: Path, model: Model | None = None) -> SessionDriver | None:
+    """A driver for the session as the store has it (None: it is gone), its workspace
+    `<data dir>/workspaces/<session id>` made if new."""
+    owner = store.owner_of("session", session_id)
+    session = store.get("session", owner, session_id) if owner else None
+    if session is None or owner is None:
+        return None
+    agent = session.get("agent") or {}
+    environment = store.get("environment", owner, str(session.get("environment_id") or ""))
+    workspace = data_dir / "workspaces" / session_id
+    workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return SessionDriver(store, fanout, session, agent, environment, env=env,
+                         workspace=workspace, model=model)
+
+
+def dead_here(worker: str) -> bool:
     """Whether `worker` (host:pid:nonce) was a process of this host that is gone."""
     host, _, rest = worker.partition(":")
     pid = rest.partition(":")[0]

@@ -1,0 +1,176 @@
+"""Scale-out on PostgreSQL: 2 API processes and 2 worker processes (`wisp serve --role`),
+turns as DBOS durable workflows, driven by the official `anthropic` SDK. One worker is
+killed (`kill -9`) while turns are under way on it; every session must still complete,
+each exactly once."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from tests.serve.harness import Served, cloud_setup, user_message
+from wisp.serve.store.postgres import PostgresStore
+from wisp.testing import ScriptedServer
+from wisp.testing.reply import MessageReply, Reply
+from wisp.testing.reply import Served as ServedReply
+
+pytest.importorskip("dbos", reason="DBOS Transact is not installed (pip install dbos)")
+
+JSON = dict[str, Any]
+SESSIONS = 20
+LOOKUP = {"type": "custom", "name": "lookup", "description": "Look a key up",
+          "input_schema": {"type": "object", "properties": {"key": {"type": "string"}}}}
+
+
+class LookupThenAnswer(Reply):
+    """Per conversation, not per arrival order (20 sessions share the server): a prompt
+    gets a `lookup` call, a tool result gets `done: <result>`. Slow enough (~0.6 s a
+    reply) for a worker to be killed with model calls in flight."""
+
+    def render(self, body: JSON, body_size: int) -> ServedReply:
+        last = body["messages"][-1]
+        content = last["content"] if isinstance(last["content"], list) else [
+            {"type": "text", "text": last["content"]}]
+        results = [b for b in content if b.get("type") == "tool_result"]
+        if results:
+            answer = results[0]["content"]
+            text = answer if isinstance(answer, str) else "".join(
+                b.get("text", "") for b in answer)
+            reply = MessageReply(({"type": "text", "text": f"done: {text}"},), chunks=6,
+                                 delay=0.06)
+        else:
+            prompt = next(b["text"] for b in content if b.get("type") == "text"
+                          and b["text"].startswith("key-"))
+            reply = MessageReply(({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex}",
+                                   "name": "lookup", "input": {"key": prompt}},),
+                                 "tool_use", chunks=6, delay=0.06)
+        return reply.render(body, body_size)
+
+
+def _answer_lookups(client: Any, session_ids: list[str], stop: threading.Event,
+                    answered: dict[str, int]) -> None:
+    """The client's side: answers each `lookup` call, once."""
+    seen: set[str] = set()
+    while not stop.is_set():
+        for session_id in session_ids:
+            for event in client.beta.sessions.events.list(session_id, limit=100):
+                if event.type != "agent.custom_tool_use" or event.id in seen:
+                    continue
+                seen.add(event.id)
+                answered[session_id] = answered.get(session_id, 0) + 1
+                client.beta.sessions.events.send(session_id, events=[{
+                    "type": "user.custom_tool_result", "custom_tool_use_id": event.id,
+                    "content": [{"type": "text", "text": "value-of-" + event.input["key"]}]}])
+        time.sleep(0.05)
+
+
+def _lease_holders(store: PostgresStore) -> dict[str, str]:
+    return {s: h for s, h in store.lease_holders() if not s.startswith("executor:")}
+
+
+def _turns(dsn: str) -> list[tuple[str, str]]:
+    with psycopg.connect(dsn) as conn:
+        rows = conn.execute("SELECT workflow_uuid, status FROM dbos.workflow_status "
+                            "WHERE name = 'wisp_turn'").fetchall()
+    return [(str(w), str(s)) for w, s in rows]
+
+
+def _finished(events: list[JSON]) -> bool:
+    return any(e["type"] == "agent.message" for e in events) and (
+        events[-1]["type"] == "session.status_idle"
+        and events[-1]["stop_reason"]["type"] == "end_turn")
+
+
+def test_two_apis_two_workers_one_killed_mid_turn(tmp_path: Path, dsn: str) -> None:
+    model = ScriptedServer(default=LookupThenAnswer())
+    store = PostgresStore(dsn)
+    procs: list[Served] = []
+    try:
+        workers = [Served(tmp_path / f"w{i}", model, "--role", "worker", store=dsn).start()
+                   for i in (1, 2)]
+        apis = [Served(tmp_path / f"a{i}", model, "--role", "api", store=dsn).start()
+                for i in (1, 2)]
+        procs = [*workers, *apis]
+        clients = [api.client() for api in apis]
+        agent, environment = cloud_setup(clients[0], tools=[LOOKUP])
+        sessions = [clients[i % 2].beta.sessions.create(
+            agent=agent.id, environment_id=environment.id).id for i in range(SESSIONS)]
+        stop, answered = threading.Event(), {}
+        answerers = [threading.Thread(target=_answer_lookups, args=(
+            clients[i], sessions[i::2], stop, answered), daemon=True) for i in (0, 1)]
+        for thread in answerers:
+            thread.start()
+        for i, session_id in enumerate(sessions):
+            clients[(i + 1) % 2].beta.sessions.events.send(
+                session_id, events=[user_message(f"key-{i}")])
+
+        victim, its_sessions = _kill_a_busy_worker(store, workers, model)
+        deadline = time.monotonic() + 90
+        logs: dict[str, list[JSON]] = {}
+        while time.monotonic() < deadline and len(logs) < SESSIONS:
+            for session_id in sessions:
+                if session_id not in logs:
+                    log = store.log(session_id)
+                    if _finished(log):
+                        logs[session_id] = log
+            time.sleep(0.2)
+        stop.set()
+        survivor = next(w for w in workers if w is not victim)
+        unfinished = [s for s in sessions if s not in logs]
+        assert not unfinished, (unfinished, [e["type"] for e in store.log(unfinished[0])])
+    finally:
+        for proc in procs:
+            proc.stop()
+        model.close()
+        store.close()
+
+    assert victim.worker_name in survivor.stderr()  # "recovered the turns of <victim>"
+    assert its_sessions, "the killed worker held no session"
+    for i, session_id in enumerate(sessions):
+        _check_once(logs[session_id], f"value-of-key-{i}")
+        assert answered[session_id] == 1
+    turns = _turns(dsn)
+    assert len(turns) == SESSIONS and {s for _, s in turns} == {"SUCCESS"}, turns
+
+
+def _kill_a_busy_worker(store: PostgresStore, workers: list[Served], model: ScriptedServer
+                        ) -> tuple[Served, set[str]]:
+    """SIGKILLs the worker holding the most session leases, once model calls are in
+    flight (some sessions mid-turn on it)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        holders = _lease_holders(store)
+        if len(model.requests) >= 8 and holders:
+            by_worker = {w: {s for s, h in holders.items() if h == w.worker_name}
+                         for w in workers}
+            victim = max(workers, key=lambda w: len(by_worker[w]))
+            if by_worker[victim]:
+                victim.kill()
+                return victim, by_worker[victim]
+        time.sleep(0.02)
+    raise AssertionError("no worker took a session")
+
+
+def _check_once(log: list[JSON], result: str) -> None:
+    """One turn, exactly once: gap-free seqs; every event once, except client events
+    (queued, then taken up); one tool call, one answer, one final message with it."""
+    assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+    counts: dict[str, int] = {}
+    for event in log:
+        counts[event["id"]] = counts.get(event["id"], 0) + 1
+    for event in log:
+        limit = 2 if event["type"].startswith("user.") else 1
+        assert counts[event["id"]] <= limit, (event, [e["type"] for e in log])
+    kinds = [e["type"] for e in log]
+    assert kinds.count("agent.custom_tool_use") == 1, kinds
+    messages = [e for e in log if e["type"] == "agent.message"]
+    assert [m["content"][0]["text"] for m in messages] == [f"done: {result}"]
+    ends = [e for e in log if e["type"] == "span.model_request_end"]
+    starts = {e["id"] for e in log if e["type"] == "span.model_request_start"}
+    assert len(ends) == 2 and all(e["model_request_start_id"] in starts for e in ends)
