@@ -12,6 +12,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.serve.harness import (
     Served,
     cloud_setup,
@@ -96,8 +98,12 @@ def test_killed_during_a_model_call_the_call_is_sent_again(tmp_path: Path,
     assert requests[-1]["messages"] == requests[0]["messages"]  # the same call, again
 
 
-def test_killed_while_waiting_for_a_custom_tool_result(tmp_path: Path,
-                                                       server: ScriptedServer) -> None:
+@pytest.mark.parametrize("how", ["kill -9", "SIGTERM"])
+def test_stopped_while_waiting_for_a_custom_tool_result(tmp_path: Path,
+                                                        server: ScriptedServer,
+                                                        how: str) -> None:
+    """A drained stop too leaves the wait as it was: the call still gets the client's
+    answer after the restart, not an "interrupted" result."""
     server.script(reply.tool_use("approve", {"what": "deploy"}), reply.text("deployed"))
     served = start(tmp_path, server)
     client = served.client()
@@ -106,7 +112,10 @@ def test_killed_while_waiting_for_a_custom_tool_result(tmp_path: Path,
     client.beta.sessions.events.send(session.id, events=[user_message("deploy?")])
     events = wait_for(client, session.id, lambda es: "session.status_idle" in types(es))
     use = next(e for e in events if e["type"] == "agent.custom_tool_use")
-    served.kill()
+    if how == "kill -9":
+        served.kill()
+    else:
+        assert served.stop() == 0
     served = start(tmp_path, server)
     try:
         client = served.client()

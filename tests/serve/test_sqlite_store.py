@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.serve.store_fence import check_the_lease_fences_appends
 from wisp.serve.store.sqlite import SCHEMA_VERSION, SqliteStore
 
 JSON = dict[str, Any]
@@ -416,3 +417,7 @@ def test_acknowledged_append_survives_kill_9(path: Path) -> None:
     assert entry["content"] == [{"type": "text", "text": "keep me"}]
     assert store.sessions_needing_work() == ["sesn_1"]  # a crash leaves the work findable
     store.close()
+
+
+def test_the_lease_fences_a_workers_appends(store: SqliteStore) -> None:
+    check_the_lease_fences_appends(store)

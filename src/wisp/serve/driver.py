@@ -29,6 +29,7 @@ from wisp.serve import shapes
 from wisp.serve.projection import SessionProjection
 from wisp.serve.recovery import result_of
 from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
+from wisp.serve.store.base import LeaseLost
 from wisp.serve.tool_plan import ToolPlan
 from wisp.serve.toolset import (
     ClientTool,
@@ -50,10 +51,10 @@ ANSWERS = ("user.custom_tool_result", "user.tool_result")
 class SessionDriver:
     def __init__(self, store: Store, fanout: Fanout, session: JSON, agent: JSON,
                  environment: JSON | None, *, env: Mapping[str, str], workspace: Path,
-                 model: Model | None = None) -> None:
+                 model: Model | None = None, holder: str | None = None) -> None:
         self.store = store
         self.session_id = str(session["id"])
-        self.log = SessionLog(store, fanout, self.session_id)
+        self.log = SessionLog(store, fanout, self.session_id, holder=holder)
         self.plan = ToolPlan(agent, environment)
         self.agent = agent
         self.env = dict(env)
@@ -69,6 +70,7 @@ class SessionDriver:
         self.status = str(session.get("status") or "idle")
         self.seen: set[str] = set()  # client events already taken in hand
         self.changed = asyncio.Event()  # set at each status change (see `settle`)
+        self.fenced = False  # the lease was lost: this driver writes no more
 
     # Building the runtime -----------------------------------------------------------------
 
@@ -163,6 +165,13 @@ class SessionDriver:
         self.turn = asyncio.ensure_future(self.run(prompt))
 
     async def run(self, prompt: JSON | list[JSON] | str) -> None:
+        """One turn; writes fenced off by a lost lease end it quietly (`_fenced`)."""
+        try:
+            await self._run(prompt)
+        except LeaseLost:
+            self._fenced()
+
+    async def _run(self, prompt: JSON | list[JSON] | str) -> None:
         if self.runtime is None:
             self.runtime = self._open()
         content = prompt
@@ -172,15 +181,27 @@ class SessionDriver:
             self.projection.consume_with_next_user = prompt
         try:
             outcome = await self.runtime.run_prompt(cast("list[JSON] | str", content))
+        except LeaseLost:
+            raise
         except Exception as exc:  # the session reports it; the service goes on
             self.log.emit(shapes.session_error("unknown_error", str(exc)))
         else:
             error = _error_of(outcome)
+            if self.log.fenced:  # the loop failed on a fenced write: it said nothing
+                raise LeaseLost(self.session_id, self.log.holder or "")
             if error is not None:
                 self.log.emit(shapes.session_error(*error))
         if self.projection is not None:
             self.projection.request_failed()  # a span left open by an error or interrupt
         self._end_turn()
+
+    def _fenced(self) -> None:
+        """Another worker took the session (this one was thought dead): stop, writing
+        nothing more; that worker continues the turn from the log."""
+        self.fenced = True
+        for future in self.waiting.values():
+            future.cancel()
+        self.waiting.clear()
 
     def _end_turn(self) -> None:
         for future in self.waiting.values():
@@ -282,6 +303,10 @@ class SessionDriver:
         return self.runtime
 
     async def close(self) -> None:
+        """Lets the session go (shutdown, a lost lease, a deleted session). The log stays
+        as it is for whoever resumes the session: a turn stopped here records nothing
+        (no "interrupted" results for calls still waiting on the client)."""
+        self.log.silenced = True
         if self.turn is not None and not self.turn.done():
             self.turn.cancel()
         if self.runtime is not None:

@@ -41,7 +41,8 @@ async def resume(driver: SessionDriver) -> None:
         return
     last = conversation[-1]
     if last.get("role") == "user":
-        driver.store.append(driver.session_id, [], (len(conversation) - 1, []))
+        driver.store.append(driver.session_id, [], (len(conversation) - 1, []),
+                            holder=driver.log.holder)
         driver.start(last.get("content") or [])
         return
     calls = [b for b in last.get("content") or [] if b.get("type") == "tool_use"]

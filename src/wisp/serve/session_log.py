@@ -16,7 +16,7 @@ from typing import Any
 
 from wisp.serve import webhooks
 from wisp.serve.shapes import new_id, timestamp
-from wisp.serve.store.base import Delivery, Store
+from wisp.serve.store.base import Delivery, LeaseLost, Store
 
 JSON = dict[str, Any]
 
@@ -81,10 +81,14 @@ class Fanout:
 class SessionLog:
     """Appends one session's events."""
 
-    def __init__(self, store: Store, fanout: Fanout, session_id: str) -> None:
+    def __init__(self, store: Store, fanout: Fanout, session_id: str, *,
+                 holder: str | None = None) -> None:
         self.store = store
         self.fanout = fanout
         self.session_id = session_id
+        self.holder = holder  # the worker whose lease fences these writes (None: the API)
+        self.fenced = False  # a write was refused: the lease is another worker's now
+        self.silenced = False  # handed back: what the turn does from now on is not kept
         self._owner: str | None = None  # looked up once, when a webhook may need it
 
     def emit(self, *events: JSON, conversation: tuple[int, list[JSON]] | None = None,
@@ -97,9 +101,15 @@ class SessionLog:
 
     def write(self, entries: list[JSON], conversation: tuple[int, list[JSON]] | None = None,
               status: str | None = None) -> list[JSON]:
+        if self.silenced:
+            return []
         deliveries = self._deliveries(entries)
-        stored = self.store.append(self.session_id, entries, conversation, status,
-                                   sync=False, deliveries=deliveries)
+        try:
+            stored = self.store.append(self.session_id, entries, conversation, status,
+                                       sync=False, deliveries=deliveries, holder=self.holder)
+        except LeaseLost:
+            self.fenced = True
+            raise
         self.fanout.wake(self.session_id)
         if deliveries:
             webhooks.hub(self.store).wake()

@@ -122,7 +122,7 @@ class Worker:
 
     def _driver(self, session_id: str) -> SessionDriver | None:
         return open_driver(self.store, self.fanout, session_id, env=self.env,
-                           data_dir=self.data_dir, model=self.model)
+                           data_dir=self.data_dir, model=self.model, holder=self.name)
 
     def _renew_leases(self) -> None:
         loop = asyncio.get_running_loop()
@@ -154,10 +154,14 @@ class Worker:
         self.drivers.clear()
 
     async def drain(self, timeout_s: float) -> None:
-        """Lets running turns finish, up to `timeout_s` (SIGTERM)."""
-        turns = [d.turn for d in self.drivers.values() if d.busy and d.turn is not None]
-        if turns:
-            await asyncio.wait(turns, timeout=timeout_s)
+        """Lets running turns finish, up to `timeout_s` (SIGTERM). A turn waiting on the
+        client is not waited for: it is handed back as it is (`close`)."""
+        settling = [asyncio.ensure_future(d.settle()) for d in self.drivers.values()
+                    if d.busy]
+        if settling:
+            await asyncio.wait(settling, timeout=timeout_s)
+            for waiting in settling:
+                waiting.cancel()
 
 
 def worker_name() -> str:
@@ -166,9 +170,11 @@ def worker_name() -> str:
 
 
 def open_driver(store: Store, fanout: Fanout, session_id: str, *, env: Mapping[str, str],
-                data_dir: Path, model: Model | None = None) -> SessionDriver | None:
+                data_dir: Path, model: Model | None = None, holder: str | None = None
+                ) -> SessionDriver | None:
     """A driver for the session as the store has it (None: it is gone), its workspace
-    `<data dir>/workspaces/<session id>` made if new."""
+    `<data dir>/workspaces/<session id>` made if new; its writes fenced by `holder`'s
+    lease."""
     owner = store.owner_of("session", session_id)
     session = store.get("session", owner, session_id) if owner else None
     if session is None or owner is None:
@@ -178,7 +184,7 @@ def open_driver(store: Store, fanout: Fanout, session_id: str, *, env: Mapping[s
     workspace = data_dir / "workspaces" / session_id
     workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
     return SessionDriver(store, fanout, session, agent, environment, env=env,
-                         workspace=workspace, model=model)
+                         workspace=workspace, model=model, holder=holder)
 
 
 def dead_here(worker: str) -> bool:

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.serve.store_fence import check_the_lease_fences_appends
 from wisp.serve.store.postgres import SCHEMA_VERSION, PostgresStore
 
 JSON = dict[str, Any]
@@ -677,3 +678,7 @@ def test_acknowledged_append_survives_kill_9(store: PostgresStore, dsn: str) -> 
     assert entry["seq"] == 1
     assert entry["content"] == [{"type": "text", "text": "keep me"}]
     assert store.sessions_needing_work() == ["sesn_1"]
+
+
+def test_the_lease_fences_a_workers_appends(store: PostgresStore) -> None:
+    check_the_lease_fences_appends(store)

@@ -5,6 +5,8 @@ each exactly once."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 import uuid
@@ -14,9 +16,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from tests.serve.harness import Served, cloud_setup, user_message
+from tests.serve.harness import Served, anthropic, cloud_setup, user_message
+from wisp.serve import shapes
 from wisp.serve.store.postgres import PostgresStore
-from wisp.testing import ScriptedServer
+from wisp.testing import ScriptedServer, reply
 from wisp.testing.reply import MessageReply, Reply
 from wisp.testing.reply import Served as ServedReply
 
@@ -174,3 +177,171 @@ def _check_once(log: list[JSON], result: str) -> None:
     ends = [e for e in log if e["type"] == "span.model_request_end"]
     starts = {e["id"] for e in log if e["type"] == "span.model_request_start"}
     assert len(ends) == 2 and all(e["model_request_start_id"] in starts for e in ends)
+
+
+def test_a_worker_frozen_past_its_lease_writes_nothing_after_the_takeover(
+        tmp_path: Path, dsn: str) -> None:
+    """SIGSTOP (a long GC pause, a partition) outlasts the worker's lease: the other
+    worker takes the turn over and finishes it; when the frozen one wakes mid-model-call,
+    its writes are fenced off by the lease, so nothing appears twice."""
+    model = ScriptedServer(default=reply.slow("one answer", 0.25, chunks=12))
+    store = PostgresStore(dsn)
+    procs: list[Served] = []
+    try:
+        workers = [Served(tmp_path / f"w{i}", model, "--role", "worker", store=dsn).start()
+                   for i in (1, 2)]
+        api = Served(tmp_path / "api", model, "--role", "api", store=dsn).start()
+        procs = [*workers, api]
+        client = api.client()
+        agent, environment = cloud_setup(client, tools=[])
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[user_message("hello")])
+        model.wait_for_requests(1, timeout=20)
+        holder = _wait_for_holder(store, session.id)
+        frozen = next(w for w in workers if w.worker_name == holder)
+        os.kill(frozen.proc.pid, signal.SIGSTOP)  # type: ignore[union-attr]
+        try:
+            log = _wait_until(lambda: store.log(session.id), _finished, 60)
+        finally:
+            os.kill(frozen.proc.pid, signal.SIGCONT)  # type: ignore[union-attr]
+        time.sleep(4)  # the woken worker's stream goes on; its writes must be refused
+        log = store.log(session.id)
+    finally:
+        for proc in procs:
+            proc.stop()
+        model.close()
+        store.close()
+    assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+    kinds = [e["type"] for e in log]
+    assert kinds.count("agent.message") == 1, kinds
+    assert kinds[-1] == "session.status_idle", kinds
+    ids = [e["id"] for e in log if not e["type"].startswith("user.")]
+    assert len(ids) == len(set(ids)), kinds
+
+
+def _wait_for_holder(store: PostgresStore, session_id: str) -> str:
+    holder = _wait_until(lambda: store.lease_holder(session_id), bool, 20)
+    assert holder is not None
+    return holder
+
+
+def _wait_until(read: Any, done: Any, timeout: float) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if done(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out; last: {value!r}")
+        time.sleep(0.1)
+
+
+def test_a_turn_that_cannot_go_on_terminates_its_session(tmp_path: Path, dsn: str) -> None:
+    """A turn waits on a custom tool; its worker dies; the environment's stored document
+    is now unreadable, so the worker that takes the answered turn over fails on it. After its
+    retries the turn ends the session: `session.error`, then `session.status_terminated`
+    (final: the stream ends, new events are refused). Other sessions go on."""
+    model = ScriptedServer(default=LookupThenAnswer())
+    store = PostgresStore(dsn)
+    procs: list[Served] = []
+    try:
+        worker = Served(tmp_path / "w1", model, "--role", "worker", store=dsn).start()
+        api = Served(tmp_path / "api", model, "--role", "api", store=dsn).start()
+        procs = [worker, api]
+        client = api.client()
+        agent, broken_env = cloud_setup(client, tools=[LOOKUP])
+        healthy_env = client.beta.environments.create(name="ok", config={"type": "cloud"})
+        broken = client.beta.sessions.create(agent=agent.id, environment_id=broken_env.id)
+        client.beta.sessions.events.send(broken.id, events=[user_message("key-0")])
+        waiting = _wait_until(lambda: store.log(broken.id), lambda log: any(
+            e["type"] == "agent.custom_tool_use" for e in log), 30)
+        worker.kill()
+        with psycopg.connect(dsn) as conn:
+            conn.execute("UPDATE wisp.resources SET doc = '{not json' WHERE id = %s",
+                         (broken_env.id,))
+        procs.append(Served(tmp_path / "w2", model, "--role", "worker", store=dsn).start())
+        call = next(e for e in waiting if e["type"] == "agent.custom_tool_use")
+        client.beta.sessions.events.send(broken.id, events=[{  # the turn goes on: it fails
+            "type": "user.custom_tool_result", "custom_tool_use_id": call["id"],
+            "content": [{"type": "text", "text": "value"}]}])
+        log = _wait_until(lambda: store.log(broken.id), lambda log: log[-1]["type"] ==
+                          "session.status_terminated", 60)
+        with pytest.raises(anthropic.BadRequestError, match="terminated"):
+            client.beta.sessions.events.send(broken.id, events=[user_message("again")])
+        healthy = client.beta.sessions.create(agent=agent.id, environment_id=healthy_env.id)
+        client.beta.sessions.events.send(healthy.id, events=[user_message("key-1")])
+        use = _wait_until(lambda: store.log(healthy.id), lambda log: any(
+            e["type"] == "agent.custom_tool_use" for e in log), 30)
+    finally:
+        for proc in procs:
+            proc.stop()
+        model.close()
+        store.close()
+    kinds = [e["type"] for e in log]
+    assert kinds[-2:] == ["session.error", "session.status_terminated"], kinds
+    assert "the turn failed" in log[-2]["error"]["message"]
+    assert any(e["type"] == "agent.custom_tool_use" for e in use)
+
+
+def test_sigterm_hands_a_waiting_turn_to_another_worker_at_once(tmp_path: Path,
+                                                                dsn: str) -> None:
+    """A worker stopped with SIGTERM releases its executor lease: the other worker takes
+    its waiting turn over without waiting for the lease to expire, and the client's
+    answer completes the turn there."""
+    model = ScriptedServer(default=LookupThenAnswer())
+    store = PostgresStore(dsn)
+    procs: list[Served] = []
+    try:
+        first = Served(tmp_path / "w1", model, "--role", "worker", store=dsn).start()
+        api = Served(tmp_path / "api", model, "--role", "api", store=dsn).start()
+        procs = [first, api]
+        client = api.client()
+        agent, environment = cloud_setup(client, tools=[LOOKUP])
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[user_message("key-7")])
+        log = _wait_until(lambda: store.log(session.id), lambda log: log[-1]["type"] ==
+                          "session.status_idle", 30)
+        second = Served(tmp_path / "w2", model, "--role", "worker", store=dsn).start()
+        procs.append(second)
+        assert first.stop() == 0
+        stopped = time.monotonic()
+        call = next(e for e in log if e["type"] == "agent.custom_tool_use")
+        client.beta.sessions.events.send(session.id, events=[{
+            "type": "user.custom_tool_result", "custom_tool_use_id": call["id"],
+            "content": [{"type": "text", "text": "value-of-key-7"}]}])
+        log = _wait_until(lambda: store.log(session.id), _finished, 30)
+        took = time.monotonic() - stopped
+    finally:
+        for proc in procs:
+            proc.stop()
+        model.close()
+        store.close()
+    _check_once(log, "value-of-key-7")
+    assert took < 4.0, took  # the executor lease lives 5 s: released, not expired
+
+
+def test_a_message_logged_but_never_dispatched_is_picked_up(tmp_path: Path,
+                                                            dsn: str) -> None:
+    """An API process that died between logging a `user.message` and enqueueing its turn
+    (here: the event is written straight into the log) loses nothing: a worker's
+    reconciler starts the turn."""
+    model = ScriptedServer(default=reply.text("reconciled"))
+    store = PostgresStore(dsn)
+    procs: list[Served] = []
+    try:
+        worker = Served(tmp_path / "w1", model, "--role", "worker", store=dsn).start()
+        api = Served(tmp_path / "api", model, "--role", "api", store=dsn).start()
+        procs = [worker, api]
+        client = api.client()
+        agent, environment = cloud_setup(client, tools=[])
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        store.append(session.id, [shapes.client_event_record(user_message("hi"))])
+        log = _wait_until(lambda: store.log(session.id), lambda log: log[-1]["type"] ==
+                          "session.status_idle", 30)
+    finally:
+        for proc in procs:
+            proc.stop()
+        model.close()
+        store.close()
+    assert [e["content"][0]["text"] for e in log if e["type"] == "agent.message"] == [
+        "reconciled"]

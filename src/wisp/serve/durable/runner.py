@@ -22,7 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wisp.serve import shapes
+from wisp.serve.durable.turns import MAX_RECOVERIES
 from wisp.serve.session_log import Fanout, SessionLog
+from wisp.serve.store.base import LeaseLost
 from wisp.serve.worker import open_driver
 
 if TYPE_CHECKING:
@@ -62,13 +64,22 @@ class TurnRunner:
     # Steps --------------------------------------------------------------------------------
 
     async def advance(self, session_id: str, turn_id: str) -> JSON:
+        try:
+            return await self._advance(session_id, turn_id)
+        except LeaseLost:
+            # This process was thought dead and another worker has the session: this
+            # execution stops; DBOS retries the step, which waits for the lease.
+            await self._drop(session_id)
+            raise
+
+    async def _advance(self, session_id: str, turn_id: str) -> JSON:
         await self._lease(session_id)
         driver = self.drivers.get(session_id)
         queued = self.store.queued(session_id)
         if driver is None:
             driver = open_driver(self.store, self.fanout, session_id, env=self.env,
-                                 data_dir=self.data_dir, model=self.model)
-            if driver is None:  # deleted meanwhile
+                                 data_dir=self.data_dir, model=self.model, holder=self.name)
+            if driver is None or driver.status == "terminated":  # nothing to run
                 self.store.release_lease(session_id, self.name)
                 return {"done": True}
             self.drivers[session_id] = driver
@@ -79,6 +90,8 @@ class TurnRunner:
             waiting = await self._run_until_settled(driver, turn_id, queued, wake)
         finally:
             del self.steps[session_id]
+        if driver.fenced:
+            raise LeaseLost(session_id, self.name)
         if waiting:
             return {"waiting": waiting}
         await self._finish(session_id)
@@ -117,20 +130,25 @@ class TurnRunner:
         await driver.handle(events)
 
     async def failed(self, session_id: str, turn_id: str, error: str) -> None:
+        """The turn cannot go on (its steps kept failing): the session ends, with the
+        reason, in its final state."""
+        await self._drop(session_id)
+        terminate(self.store, self.fanout, session_id, f"the turn failed: {error}")
+        self.store.release_lease(session_id, self.name)
+
+    def dead_letter(self, session_id: str, turn_id: str) -> None:
+        terminate(self.store, self.fanout, session_id,
+                  f"the turn crashed its worker {MAX_RECOVERIES} times; it was given up")
+
+    async def _drop(self, session_id: str) -> None:
         driver = self.drivers.pop(session_id, None)
         if driver is not None:
             await driver.close()
-        log = SessionLog(self.store, self.fanout, session_id)
-        log.emit(shapes.session_error("unknown_error", f"the turn failed: {error}"))
-        log.emit(shapes.status_idle("end_turn"), status="idle")
-        self.store.release_lease(session_id, self.name)
 
     async def _finish(self, session_id: str) -> None:
         """The turn is over: the next one may run on any worker, which rebuilds the
         driver from the store (a kept one could be stale by then)."""
-        driver = self.drivers.pop(session_id, None)
-        if driver is not None:
-            await driver.close()
+        await self._drop(session_id)
         self.store.release_lease(session_id, self.name)
 
     # Leases -------------------------------------------------------------------------------
@@ -153,8 +171,7 @@ class TurnRunner:
                     print(f"wisp serve: lease renewal: {exc!r}", file=sys.stderr)
                     continue
                 if not kept:
-                    driver = self.drivers.pop(session_id)
-                    await driver.close()
+                    await self._drop(session_id)
 
     async def drain(self, timeout_s: float) -> None:
         """Lets running steps finish, up to `timeout_s` (SIGTERM)."""
@@ -172,3 +189,15 @@ class TurnRunner:
             await driver.close()
             self.store.release_lease(session_id, self.name)
         self.drivers.clear()
+
+
+def terminate(store: Store, fanout: Fanout, session_id: str, reason: str) -> None:
+    """`session.error` and `session.status_terminated`: the session's irreversible end
+    (it takes no more events). Once only: a terminated session is left as it is."""
+    owner = store.owner_of("session", session_id)
+    doc = store.get("session", owner, session_id) if owner else None
+    if doc is None or doc.get("status") == "terminated":
+        return
+    log = SessionLog(store, fanout, session_id)
+    log.emit(shapes.session_error("unknown_error", reason))
+    log.emit(shapes.status_terminated(), status="terminated")

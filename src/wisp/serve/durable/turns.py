@@ -40,7 +40,7 @@ from typing import Any, Protocol
 from dbos import DBOS, DBOSClient
 
 from wisp.serve.session_log import Fanout, SessionLog
-from wisp.serve.store.postgres import PostgresStore
+from wisp.serve.store.postgres import IDLE_IN_TRANSACTION_S, PostgresStore
 from wisp.serve.worker import dead_here
 
 JSON = dict[str, Any]
@@ -53,6 +53,9 @@ APP_VERSION = "wisp-turns-1"
 EXECUTOR_LEASE = "executor:"
 WAIT_S = 3600.0  # a wait wakes this often even unanswered (one checkpoint each)
 ACTIVE = ["PENDING", "ENQUEUED"]
+# A turn that took its worker down this many times is not tried again (DBOS's dead
+# letter, MAX_RECOVERY_ATTEMPTS_EXCEEDED): its session is terminated instead.
+MAX_RECOVERIES = 5
 
 
 def workflow_id(session_id: str, turn_id: str) -> str:
@@ -67,7 +70,11 @@ class TurnSteps(Protocol):
         ...
 
     async def failed(self, session_id: str, turn_id: str, error: str) -> None:
-        """The turn could not go on (`advance` kept failing): report it, go idle."""
+        """The turn could not go on (`advance` kept failing): end the session."""
+        ...
+
+    def dead_letter(self, session_id: str, turn_id: str) -> None:
+        """The turn crashed its worker MAX_RECOVERIES times: end the session."""
         ...
 
 
@@ -107,7 +114,8 @@ _registered = False
 def _register() -> None:
     global _registered
     if not _registered:
-        DBOS.workflow(name=TURN_WORKFLOW)(turn_workflow)
+        DBOS.workflow(name=TURN_WORKFLOW, max_recovery_attempts=MAX_RECOVERIES)(
+            turn_workflow)
         _registered = True
 
 
@@ -116,7 +124,8 @@ class TurnClient:
     (the API processes' side, a `DBOSClient` on the same database)."""
 
     def __init__(self, dsn: str) -> None:
-        self.client = DBOSClient(system_database_url=dsn)
+        self.client = DBOSClient(system_database_url=dsn,
+                                 sys_db_idle_transaction_timeout_sec=IDLE_IN_TRANSACTION_S)
 
     async def start(self, session_id: str, turn_id: str) -> None:
         """Enqueues the turn of the `user.message` `turn_id` (again: the same turn)."""
@@ -180,6 +189,8 @@ class DurableTurns:
                      "executor_id": self.executor_id, "application_version": APP_VERSION,
                      "notification_listener_polling_interval_sec": 0.1,
                      "sys_db_pool_size": 10,
+                     # A paused executor must not hold DBOS's row locks for long either.
+                     "sys_db_idle_transaction_timeout_sec": IDLE_IN_TRANSACTION_S,
                      "log_level": "WARNING"})
         DBOS.launch()
         await DBOS.register_queue_async(TURN_QUEUE, partition_concurrency=1,
@@ -202,6 +213,7 @@ class DurableTurns:
                 if loop.time() - reconciled >= self.reconcile_s:
                     reconciled = loop.time()
                     await self.reconcile()
+                    await self.bury_dead_letters()
             except Exception as exc:  # a database hiccup: again at the next beat
                 print(f"wisp serve: turns heartbeat: {exc!r}", file=sys.stderr)
 
@@ -221,6 +233,15 @@ class DurableTurns:
         self.recovered += dead
         print(f"wisp serve: recovered the turns of {', '.join(dead)}", file=sys.stderr)
         return dead
+
+    async def bury_dead_letters(self) -> None:
+        """Sessions of turns DBOS gave up recovering end (idempotent: terminated once)."""
+        given_up = await DBOS.list_workflows_async(
+            status="MAX_RECOVERY_ATTEMPTS_EXCEEDED", name=TURN_WORKFLOW, load_input=False,
+            load_output=False)
+        for workflow in given_up:
+            _, session_id, turn_id = str(workflow.workflow_id).split(":", 2)
+            self.steps.dead_letter(session_id, turn_id)
 
     async def reconcile(self) -> None:
         """Turns for user messages logged but never enqueued, and client events logged

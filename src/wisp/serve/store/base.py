@@ -14,7 +14,9 @@ is queued (`processed_at: null`) and again when the agent consumed it. Listing e
 first appearance.
 
 A session is worked on by one worker at a time: `acquire_lease` succeeds only when no
-other worker holds an unexpired lease on it.
+other worker holds an unexpired lease on it. The lease is also a fence: a worker's appends
+name it (`append(..., holder=…)`) and fail with `LeaseLost`, writing nothing, once the
+lease is another's (or released), so a worker thought dead that still runs cannot write.
 
 The webhook outbox holds deliveries (one event for one endpoint), each with a stable id
 (`dlv_…`, the `webhook-id` of every attempt). A delivery is written in the same transaction
@@ -32,6 +34,15 @@ from typing import Any, Protocol
 JSON = dict[str, Any]
 # (owner, endpoint id, payload): one webhook delivery to write with the events it reports.
 Delivery = tuple[str, str, JSON]
+
+
+class LeaseLost(Exception):
+    """An append fenced by a lease its writer no longer holds."""
+
+    def __init__(self, session_id: str, holder: str) -> None:
+        super().__init__(f"{holder} no longer holds the lease on {session_id}")
+        self.session_id = session_id
+        self.holder = holder
 
 
 class Page:
@@ -61,7 +72,8 @@ class Store(Protocol):
     def append(self, session_id: str, events: builtins.list[JSON],
                conversation: tuple[int, builtins.list[JSON]] | None = None,
                status: str | None = None, sync: bool = True, *,
-               deliveries: builtins.list[Delivery] | None = None) -> builtins.list[JSON]:
+               deliveries: builtins.list[Delivery] | None = None,
+               holder: str | None = None) -> builtins.list[JSON]:
         """Appends entries, assigning each the next `seq`; returns them as stored (with
         `seq`). Entries keep the `id` they carry (a second appearance of an event).
         `conversation` (start index, messages) updates the session's model conversation in
@@ -75,7 +87,9 @@ class Store(Protocol):
         durability).
 
         `deliveries` are webhook deliveries reporting these events, queued (due now) in
-        the same transaction."""
+        the same transaction. With `holder`, the session's lease must be that worker's
+        (expired or not, as long as no other took it), else `LeaseLost` and nothing is
+        written."""
     def queued(self, session_id: str) -> builtins.list[JSON]:
         """Client events not yet consumed (latest form has processed_at null), in order."""
     def conversation(self, session_id: str) -> builtins.list[JSON]:

@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from wisp.serve.store.base import JSON, Delivery, Page
+from wisp.serve.store.base import JSON, Delivery, LeaseLost, Page
 from wisp.serve.store.rows import (
     checked,
     cursor,
@@ -147,6 +147,7 @@ CREATE TABLE outbox (
 CREATE INDEX outbox_due ON outbox (next_at, n) WHERE NOT done
 """
 
+IDLE_IN_TRANSACTION_S = 5.0  # see `_connection`
 _NOW = "extract(epoch FROM clock_timestamp())"
 
 _UPSERT_LATEST = """
@@ -326,7 +327,8 @@ class PostgresStore:
     def append(self, session_id: str, events: builtins.list[JSON],
                conversation: tuple[int, builtins.list[JSON]] | None = None,
                status: str | None = None, sync: bool = True, *,
-               deliveries: builtins.list[Delivery] | None = None) -> builtins.list[JSON]:
+               deliveries: builtins.list[Delivery] | None = None,
+               holder: str | None = None) -> builtins.list[JSON]:
         if not events and conversation is None and status is None and not deliveries:
             return []
         # Everything that can fail to encode fails before the transaction starts.
@@ -335,6 +337,8 @@ class PostgresStore:
                     else None)
         outbox = _delivery_rows(deliveries or [], time.time())
         with self._write(sync) as cur:
+            if holder is not None:
+                _fence(cur, session_id, holder)
             stored: builtins.list[JSON] = []
             if events:
                 last = _bump(cur, session_id, len(events)) - len(events)
@@ -591,10 +595,24 @@ class Listener:
 # Helpers ------------------------------------------------------------------------------
 def _connect(dsn: str, timeout: float) -> psycopg.Connection[Any]:
     driver = _psycopg()
+    # A process paused inside a transaction (SIGSTOP, a long GC pause, a VM migration)
+    # would hold its row locks (a lease, a session's seq counter) until it wakes, stalling
+    # every process that touches them: the server ends such a transaction instead. Ours
+    # last milliseconds.
     conn: psycopg.Connection[Any] = driver.connect(
         dsn, autocommit=True, connect_timeout=max(1, int(timeout)),
-        application_name="wisp serve")
+        application_name="wisp serve",
+        options=f"-c idle_in_transaction_session_timeout={int(IDLE_IN_TRANSACTION_S * 1000)}")
     return conn
+
+
+def _fence(cur: psycopg.Cursor[Any], session_id: str, holder: str) -> None:
+    """The lease must be `holder`'s; FOR SHARE keeps another worker from taking it until
+    this transaction ends, so no write lands after a takeover."""
+    row = cur.execute("SELECT worker FROM leases WHERE session_id = %s FOR SHARE",
+                      (session_id,)).fetchone()
+    if row is None or row[0] != holder:
+        raise LeaseLost(session_id, holder)
 
 
 def _bump(cur: psycopg.Cursor[Any], session_id: str, n: int) -> int:

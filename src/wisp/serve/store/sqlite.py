@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from wisp.serve.store.base import JSON, Delivery, Page
+from wisp.serve.store.base import JSON, Delivery, LeaseLost, Page
 from wisp.serve.store.rows import (
     checked,
     descending,
@@ -287,10 +287,16 @@ class SqliteStore:
     def append(self, session_id: str, events: builtins.list[JSON],
                conversation: tuple[int, builtins.list[JSON]] | None = None,
                status: str | None = None, sync: bool = True, *,
-               deliveries: builtins.list[Delivery] | None = None) -> builtins.list[JSON]:
+               deliveries: builtins.list[Delivery] | None = None,
+               holder: str | None = None) -> builtins.list[JSON]:
         if not events and conversation is None and status is None and not deliveries:
             return []
         with self._write(sync) as db:
+            if holder is not None:
+                row = db.execute("SELECT worker FROM leases WHERE session_id = ?",
+                                 (session_id,)).fetchone()
+                if row is None or row[0] != holder:
+                    raise LeaseLost(session_id, holder)
             last = _last_seq(db, session_id)
             stored = [{**event, "seq": last + i} for i, event in enumerate(events, 1)]
             db.executemany("INSERT INTO log VALUES (?, ?, ?, ?, ?, ?)",
