@@ -92,6 +92,9 @@ def test_killed_during_a_model_call_the_call_is_sent_again(tmp_path: Path,
         "second try"]
     assert types(events).count("span.model_request_start") == 2
     assert types(events).count("span.model_request_end") == 1
+    # The restart says the session's work was rescheduled, then running again.
+    rescheduled = types(events).index("session.status_rescheduled")
+    assert types(events)[rescheduled + 1] == "session.status_running"
     log = check_log(served, session.id)
     assert [e["type"] for e in log].count("user.message") == 2  # queued, consumed once
     requests = [r.body for r in server.requests if r.body]

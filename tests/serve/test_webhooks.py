@@ -31,12 +31,14 @@ from tests.serve.harness import (
     user_message,
     wait_for,
 )
-from wisp.serve import webhooks
+from wisp.serve import shapes, webhooks
 from wisp.serve.store.sqlite import SqliteStore
 from wisp.testing import ScriptedServer, reply
 
 JSON = dict[str, Any]
-FAST = {"WISP_SERVE_WEBHOOK_BACKOFF_S": "0.1", "WISP_SERVE_WEBHOOK_TIMEOUT_S": "2"}
+# The receivers are on 127.0.0.1, which the service refuses to deliver to by default.
+FAST = {"WISP_SERVE_WEBHOOK_BACKOFF_S": "0.1", "WISP_SERVE_WEBHOOK_TIMEOUT_S": "2",
+        "WISP_SERVE_WEBHOOK_ALLOW_PRIVATE": "1"}
 
 
 class Received(NamedTuple):
@@ -235,12 +237,13 @@ def test_a_claim_hides_deliveries_from_other_claims_until_its_lease_ends(
 
 def test_the_deliverer_retries_with_backoff_then_gives_up(store: SqliteStore,
                                                           receiver: Receiver) -> None:
-    endpoint = webhooks.endpoint_document({"url": receiver.url})
+    endpoint = webhooks.endpoint_document({"url": receiver.url}, allow_private=True)
     store.create(webhooks.KIND, "o", endpoint)
     store.enqueue_delivery("o", endpoint["id"], {"type": "event", "n": 1})
     receiver.fail_first = 100
     now = [time.time()]  # the deliverer's clock: moved to each retry's time
-    deliverer = webhooks.Deliverer(store, env={"WISP_SERVE_WEBHOOK_ATTEMPTS": "3"},
+    deliverer = webhooks.Deliverer(store, env={"WISP_SERVE_WEBHOOK_ATTEMPTS": "3",
+                                               "WISP_SERVE_WEBHOOK_ALLOW_PRIVATE": "1"},
                                    clock=lambda: now[0])
     waits: list[float] = []
 
@@ -322,7 +325,8 @@ def test_deliveries_survive_kill_9_while_the_receiver_is_down(
     with socket.socket() as probe:  # a port with no one listening, for the receiver later
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = {"WISP_SERVE_WEBHOOK_BACKOFF_S": "1", "WISP_SERVE_WEBHOOK_TIMEOUT_S": "2"}
+    env = {"WISP_SERVE_WEBHOOK_BACKOFF_S": "1", "WISP_SERVE_WEBHOOK_TIMEOUT_S": "2",
+           "WISP_SERVE_WEBHOOK_ALLOW_PRIVATE": "1"}
     served = Served(tmp_path, server, env=env).start()
     try:
         endpoint = register(served, f"http://127.0.0.1:{port}/hooks").json()
@@ -391,3 +395,55 @@ def test_endpoints_belong_to_their_key_and_are_validated(tmp_path: Path,
         deleted = call("DELETE", f"{base}/{endpoint['id']}")
         assert deleted.json() == {"id": endpoint["id"], "type": "webhook_endpoint_deleted"}
         assert call("GET", base).json()["data"] == []
+
+
+# Egress: deliveries go only to public addresses -------------------------------------------
+
+LOOPBACK_SPELLINGS = ["127.0.0.1", "127.1", "127.000.000.001", "2130706433", "0x7f000001",
+                      "0177.0.0.1", "[::1]", "[::ffff:127.0.0.1]", "[0:0:0:0:0:0:0:1]",
+                      "localhost", "LOCALHOST.", "api.localhost"]
+PRIVATE = ["10.0.0.7", "172.16.3.4", "192.168.1.1", "169.254.169.254", "100.64.0.1",
+           "0.0.0.0", "[fc00::1]", "[fe80::1]", "224.0.0.1", "[::]"]
+
+
+def test_endpoints_on_non_public_addresses_are_refused_whatever_the_spelling() -> None:
+    import random
+
+    rng = random.Random(16)
+    hosts = LOOPBACK_SPELLINGS + PRIVATE + [
+        f"127.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+        for _ in range(20)] + [
+        f"10.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
+        for _ in range(20)] + [
+        str(int.from_bytes(bytes([127, rng.randrange(256), rng.randrange(256), 1]), "big"))
+        for _ in range(10)]
+    for host in hosts:
+        for scheme, port in (("http", ""), ("https", ":8443")):
+            with pytest.raises(shapes.ShapeError) as refused:
+                webhooks.endpoint_document({"url": f"{scheme}://{host}{port}/hook"})
+            assert str(refused.value).startswith("url"), host
+    for public in ("https://example.com/hook", "http://93.184.216.34/x", "https://[2606:4700::1]/"):
+        assert webhooks.endpoint_document({"url": public})["url"] == public
+    assert webhooks.endpoint_document({"url": "http://127.0.0.1:9/x"}, allow_private=True)
+
+
+def test_a_name_resolving_to_a_private_address_is_not_delivered_to(
+        store: SqliteStore, receiver: Receiver) -> None:
+    """The name passes registration (it is no address); at delivery it resolves to
+    loopback, so nothing is sent, and the outbox says why."""
+    host = socket.gethostname()
+    endpoint = webhooks.endpoint_document(
+        {"url": f"http://{host}:{receiver.url.rsplit(':', 1)[1]}"})
+    store.create(webhooks.KIND, "o", endpoint)
+    store.enqueue_delivery("o", endpoint["id"], {"type": "event", "n": 1})
+    deliverer = webhooks.Deliverer(store, env={"WISP_SERVE_WEBHOOK_ATTEMPTS": "1"})
+
+    async def one_round() -> None:
+        await deliverer.step()
+        await deliverer.close()
+
+    asyncio.run(one_round())
+    assert receiver.requests == []
+    with store._read() as db:
+        attempts, error = db.execute("SELECT attempts, last_error FROM outbox").fetchone()
+    assert attempts == 1 and "not a public address" in error, error

@@ -241,7 +241,8 @@ async def request(
         except _Unanswered:
             pass  # closed by the server while idle: nothing came back, so resend, unseen
     conn = await open_connection(target.key, connect_timeout,
-                                 pool.environ if pool is not None else None)
+                                 pool.environ if pool is not None else None,
+                                 pool.resolve if pool is not None else None)
     try:
         return await _exchange(method, conn, data, timeout, pool)
     except _Unanswered as exc:

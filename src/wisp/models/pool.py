@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NamedTuple
 
 from wisp.errors import RetryableAPIError
 from wisp.models.proxy import proxy_for, tunnel
 
 Key = tuple[str, str, int]  # (scheme, host, port)
+Resolve = Callable[[str, int], Awaitable[str]]  # (host, port) → the address to connect to
 
 MAX_IDLE_PER_KEY = 4
 MAX_IDLE_SECONDS = 60.0
@@ -113,10 +114,12 @@ class ConnectionPool:
 
     def __init__(
         self, max_per_key: int = MAX_IDLE_PER_KEY, max_idle: float = MAX_IDLE_SECONDS,
-        environ: Mapping[str, str] | None = None,
+        environ: Mapping[str, str] | None = None, resolve: Resolve | None = None,
     ) -> None:
         # Where HTTPS_PROXY / NO_PROXY are read: the session's environment overlay.
         self.environ: Mapping[str, str] = os.environ if environ is None else environ
+        # Picks (and may refuse) the address a new direct connection goes to.
+        self.resolve = resolve
         self.max_per_key = max_per_key
         self.max_idle = max_idle
         self._idle: dict[Key, list[Connection]] = {}
@@ -200,9 +203,12 @@ class ConnectionPool:
 
 
 async def open_connection(key: Key, connect_timeout: float,
-                          environ: Mapping[str, str] | None = None) -> Connection:
+                          environ: Mapping[str, str] | None = None,
+                          resolve: Resolve | None = None) -> Connection:
     """A new connection; failures are `RetryableAPIError(status=None)`. Proxy settings come
-    from `environ` (the session's overlay), else the process environment."""
+    from `environ` (the session's overlay), else the process environment. `resolve`
+    chooses the address a direct connection goes to (TLS still names the host); what it
+    raises is not caught."""
     scheme, host, port = key
     kwargs: dict[str, Any] = {"limit": _HEAD_LIMIT}
     if scheme == "https":
@@ -215,7 +221,8 @@ async def open_connection(key: Key, connect_timeout: float,
                 reader, writer = await tunnel(proxy, host, port, ssl=kwargs.get("ssl"),
                                               limit=_HEAD_LIMIT)
             else:
-                reader, writer = await asyncio.open_connection(host, port, **kwargs)
+                address = await resolve(host, port) if resolve is not None else host
+                reader, writer = await asyncio.open_connection(address, port, **kwargs)
     except TimeoutError:
         raise RetryableAPIError(f"Connection error: timed out connecting to {where}") from None
     except CONNECTION_ERRORS as exc:

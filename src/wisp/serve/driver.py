@@ -268,10 +268,15 @@ class SessionDriver:
         self.changed.set()
         if status == "running":
             event = shapes.status_running()
+        elif status == "rescheduling":
+            event = shapes.status_rescheduled()
         else:
             reason = stop_reason or {"type": "end_turn"}
             event = shapes.status_idle(reason["type"], event_ids=reason.get("event_ids", ()))
-        self.log.emit(event, status=status)  # the event and the document's status at once
+        # The event and the document's status at once. `rescheduling` lasts the moment a
+        # restarted worker takes the session up: the document stays `running`, the status
+        # the store looks for when it finds sessions that need a worker.
+        self.log.emit(event, status="running" if status == "rescheduling" else status)
 
     async def settle(self) -> list[str] | None:
         """Waits until the turn is over (None) or stopped on the client: the event ids

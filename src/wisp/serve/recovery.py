@@ -31,12 +31,16 @@ INTERRUPTED_RESULT = ("This tool call was cut short when the service restarted; 
 
 
 async def resume(driver: SessionDriver) -> None:
-    """Continues a turn a crash cut short (see the module docstring)."""
+    """Continues a turn a crash cut short (see the module docstring). A session found
+    running says so first (`session.status_rescheduled`, status `rescheduling`), as the
+    service does when it restarts a session's work elsewhere; `running` follows."""
+    if driver.status == "running":
+        driver.set_status("rescheduling")
     conversation = driver.store.conversation(driver.session_id)
     if not conversation:
         waiting = any(e["type"] == "user.message" for e in driver.store.queued(
             driver.session_id))
-        if driver.status == "running" and not waiting:  # else: that message starts it
+        if driver.status == "rescheduling" and not waiting:  # else: it starts the turn
             driver.set_status("idle", {"type": "end_turn"})
         return
     last = conversation[-1]
@@ -49,7 +53,7 @@ async def resume(driver: SessionDriver) -> None:
     if calls:
         driver.set_status("running")
         driver.turn = asyncio.ensure_future(_finish_calls(driver, calls))
-    elif driver.status == "running":
+    elif driver.status == "rescheduling":
         driver.set_status("idle", {"type": "end_turn"})
 
 

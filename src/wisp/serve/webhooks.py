@@ -50,7 +50,7 @@ from urllib.parse import urlsplit
 from wisp.errors import ModelAPIError
 from wisp.models.http import request as http_request
 from wisp.models.pool import ConnectionPool, parse_url
-from wisp.serve import shapes
+from wisp.serve import egress, shapes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router
 from wisp.serve.store.base import Delivery, Store
 
@@ -183,7 +183,7 @@ class _Routes:
         self.store = store
 
     async def create(self, request: Request) -> Response | EventStream:
-        doc = endpoint_document(request.json())
+        doc = endpoint_document(request.json(), allow_private=egress.private_allowed())
         if len(_all(self.store, request.owner)) >= MAX_ENDPOINTS:
             raise HttpError(400, "invalid_request_error",
                             f"at most {MAX_ENDPOINTS} webhook endpoints per API key")
@@ -214,14 +214,21 @@ class _Routes:
         return doc
 
 
-def endpoint_document(body: Any) -> JSON:
-    """A new endpoint from a create request (ShapeError naming the field otherwise)."""
+def endpoint_document(body: Any, *, allow_private: bool = False) -> JSON:
+    """A new endpoint from a create request (ShapeError naming the field otherwise). Its
+    host must be public unless `allow_private` (`wisp.serve.egress`)."""
     if not isinstance(body, dict):
         raise shapes.ShapeError("body", "expected an object")
     for key in body:
         if key not in ("url", "event_types"):
             raise shapes.ShapeError(str(key), "unknown field")
-    return {"id": shapes.new_id("whep"), "type": KIND, "url": _url(body.get("url")),
+    url = _url(body.get("url"))
+    if not allow_private:
+        try:
+            egress.refuse_private_literal(str(urlsplit(url).hostname))
+        except egress.EgressRefused as exc:
+            raise shapes.ShapeError("url", str(exc)) from None
+    return {"id": shapes.new_id("whep"), "type": KIND, "url": url,
             "event_types": _event_types(body.get("event_types")), "secret": new_secret(),
             "created_at": shapes.timestamp()}
 
@@ -318,7 +325,10 @@ class Deliverer:
         # A claim outlives the longest round (every claimed row sent to one slow endpoint)
         # so no other deliverer sends a row meanwhile; after a crash it is the wait.
         self.lease_s = BATCH * self.timeout_s + 10.0
-        self._pool = ConnectionPool()
+        # Deliveries go only to public addresses, checked at each new connection (and
+        # connected to as checked): `wisp.serve.egress`.
+        self._pool = ConnectionPool(resolve=None if egress.private_allowed(env)
+                                    else egress.public_address)
         self._claimed: set[str] = set()
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
