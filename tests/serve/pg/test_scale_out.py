@@ -345,3 +345,50 @@ def test_a_message_logged_but_never_dispatched_is_picked_up(tmp_path: Path,
         store.close()
     assert [e["content"][0]["text"] for e in log if e["type"] == "agent.message"] == [
         "reconciled"]
+
+
+def test_events_no_turn_waits_for_are_taken_up_once_across_api_processes(
+        tmp_path: Path, dsn: str) -> None:
+    """Interrupts posted to an idle session through two API processes at once: nothing
+    to interrupt, so each is taken up (logged consumed) — once, though both processes
+    see both queued."""
+    model = ScriptedServer(default=reply.text("idle now"))
+    store = PostgresStore(dsn)
+    procs: list[Served] = []
+    try:
+        worker = Served(tmp_path / "w1", model, "--role", "worker", store=dsn).start()
+        apis = [Served(tmp_path / f"a{i}", model, "--role", "api", store=dsn).start()
+                for i in (1, 2)]
+        procs = [worker, *apis]
+        clients = [api.client() for api in apis]
+        agent, environment = cloud_setup(clients[0], tools=[])
+        session = clients[0].beta.sessions.create(agent=agent.id,
+                                                  environment_id=environment.id)
+        clients[0].beta.sessions.events.send(session.id, events=[user_message("hi")])
+        _wait_until(lambda: store.log(session.id), _finished, 30)
+        for _ in range(5):
+            threads = [threading.Thread(target=client.beta.sessions.events.send, args=(
+                session.id,), kwargs={"events": [{"type": "user.interrupt"}]})
+                for client in clients]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        log = _wait_until(lambda: store.log(session.id), lambda log: sum(
+            e["type"] == "user.interrupt" for e in log) >= 20 and not store.queued(
+            session.id), 30)
+        time.sleep(1)  # a second consumer would have written by now
+        log = store.log(session.id)
+    finally:
+        for proc in procs:
+            proc.stop()
+        model.close()
+        store.close()
+    interrupts = [e for e in log if e["type"] == "user.interrupt"]
+    by_id: dict[str, list[JSON]] = {}
+    for event in interrupts:
+        by_id.setdefault(event["id"], []).append(event)
+    assert len(by_id) == 10
+    for appearances in by_id.values():  # queued, then consumed: never consumed twice
+        assert [e["processed_at"] is None for e in appearances] == [True, False]
+    assert [e["seq"] for e in log] == list(range(1, len(log) + 1))

@@ -23,7 +23,8 @@ class TurnDispatch:
     def __init__(self, store: PostgresStore, client: TurnClient) -> None:
         self.store = store
         self.client = client
-        self._order: dict[str, asyncio.Lock] = {}  # per session: its batches in order
+        # Per session: its batches in order (the lock, and how many dispatches use it).
+        self._order: dict[str, tuple[asyncio.Lock, int]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     def notify(self, session_id: str) -> None:
@@ -37,34 +38,31 @@ class TurnDispatch:
         self._tasks.add(task)  # held: the loop keeps only weak references
         task.add_done_callback(self._tasks.discard)
 
-    def _lock(self, session_id: str) -> asyncio.Lock:
-        lock = self._order.get(session_id)
-        if lock is None:
-            lock = self._order[session_id] = asyncio.Lock()
-        return lock
-
-    def _unlock_done(self, session_id: str) -> None:
-        lock = self._order.get(session_id)
-        if lock is not None and not lock.locked():
-            del self._order[session_id]
-
     async def _dispatch(self, session_id: str) -> None:
-        async with self._lock(session_id):
-            try:
-                await dispatch_queued(self.store, self.client, session_id,
-                                      consume_strays=True)
-            except Exception as exc:  # logged already: the reconciler passes it on
-                print(f"wisp serve: dispatch for {session_id}: {exc!r}", file=sys.stderr)
-        self._unlock_done(session_id)
+        await self._in_order(session_id, dispatch_queued(
+            self.store, self.client, session_id, consume_strays=True), "dispatch for")
 
     async def _cancel(self, session_id: str) -> None:
-        async with self._lock(session_id):
-            try:
-                await self.client.cancel(session_id)
-            except Exception as exc:
-                print(f"wisp serve: cancelling {session_id}'s turns: {exc!r}",
-                      file=sys.stderr)
-        self._unlock_done(session_id)
+        await self._in_order(session_id, self.client.cancel(session_id), "cancelling")
+
+    async def _in_order(self, session_id: str, work: Coroutine[Any, Any, None],
+                        what: str) -> None:
+        """Runs `work` after the session's earlier dispatches; the lock lives while any
+        dispatch of the session holds or awaits it (dropped with a waiter left, a new
+        lock would let two run at once)."""
+        lock, users = self._order.get(session_id, (asyncio.Lock(), 0))
+        self._order[session_id] = (lock, users + 1)
+        try:
+            async with lock:
+                await work
+        except Exception as exc:  # logged already: the reconciler passes it on
+            print(f"wisp serve: {what} {session_id}: {exc!r}", file=sys.stderr)
+        finally:
+            lock, users = self._order[session_id]
+            if users == 1:
+                del self._order[session_id]
+            else:
+                self._order[session_id] = (lock, users - 1)
 
     async def close(self) -> None:
         if self._tasks:

@@ -41,7 +41,7 @@ from dbos import DBOS, DBOSClient
 
 from wisp.serve.session_log import Fanout, SessionLog
 from wisp.serve.store.postgres import IDLE_IN_TRANSACTION_S, PostgresStore
-from wisp.serve.worker import dead_here
+from wisp.serve.worker import dead_here, worker_name
 
 JSON = dict[str, Any]
 TURN_WORKFLOW = "wisp_turn"
@@ -56,6 +56,7 @@ ACTIVE = ["PENDING", "ENQUEUED"]
 # A turn that took its worker down this many times is not tried again (DBOS's dead
 # letter, MAX_RECOVERY_ATTEMPTS_EXCEEDED): its session is terminated instead.
 MAX_RECOVERIES = 5
+STRAY_LEASE_S = 5.0
 
 
 def workflow_id(session_id: str, turn_id: str) -> str:
@@ -278,4 +279,24 @@ async def dispatch_queued(store: PostgresStore, client: TurnClient, session_id: 
         for event in others:
             await client.tell(workflow, str(event["id"]))
     if not active and consume_strays:
-        SessionLog(store, Fanout(), session_id).consumed(others)
+        await _consume_strays(store, session_id)
+
+
+async def _consume_strays(store: PostgresStore, session_id: str) -> None:
+    """Takes up client events no turn waits for, under the session's lease (held for the
+    moment it takes): two API processes dispatching one session cannot both log them
+    consumed, and none is taken up while a worker drives the session (its turn reads
+    them). Without the lease within a second, a turn has it, and the events are its."""
+    holder = f"dispatch:{worker_name()}"
+    for _ in range(20):
+        if store.acquire_lease(session_id, holder, STRAY_LEASE_S):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        return
+    try:
+        strays = [e for e in store.queued(session_id) if e.get("type") != "user.message"]
+        if strays:
+            SessionLog(store, Fanout(), session_id, holder=holder).consumed(strays)
+    finally:
+        store.release_lease(session_id, holder)
