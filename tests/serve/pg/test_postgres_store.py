@@ -682,3 +682,36 @@ def test_acknowledged_append_survives_kill_9(store: PostgresStore, dsn: str) -> 
 
 def test_the_lease_fences_a_workers_appends(store: PostgresStore) -> None:
     check_the_lease_fences_appends(store)
+
+
+def test_previews_are_watched_and_published_across_connections(store: PostgresStore,
+                                                               dsn: str) -> None:
+    got: list[tuple[str, str, JSON]] = []
+    arrived = threading.Event()
+
+    def on_preview(session_id: str, sender: str, event: JSON) -> None:
+        got.append((session_id, sender, event))
+        arrived.set()
+
+    listener = store.listen(lambda *_: None, on_preview=on_preview)
+    worker = PostgresStore(dsn)  # as if the process running the turn
+    try:
+        assert listener.ready.wait(10)
+        assert not worker.previews_watched("sesn_1")
+        store.watch_previews("sesn_1", "api-1", 0.3)
+        assert worker.previews_watched("sesn_1")
+        assert not worker.previews_watched("sesn_1", besides="api-1")  # its own watch
+        assert not worker.previews_watched("sesn_2")
+        delta = {"type": "event_delta", "event_id": "sevt_1", "delta": {"text": "hé"}}
+        assert worker.publish_preview("sesn_1", "worker-1", delta)
+        assert arrived.wait(10)
+        assert got == [("sesn_1", "worker-1", delta)]
+        assert not worker.publish_preview("sesn_1", "worker-1", {"text": "x" * 8000})
+        time.sleep(0.4)
+        assert not worker.previews_watched("sesn_1")  # expired
+        store.watch_previews("sesn_1", "api-1", 30)
+        store.unwatch_previews("sesn_1", "api-1")
+        assert not worker.previews_watched("sesn_1")
+    finally:
+        listener.close()
+        worker.close()

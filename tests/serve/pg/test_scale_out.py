@@ -56,6 +56,34 @@ class LookupThenAnswer(Reply):
         return reply.render(body, body_size)
 
 
+class Deployment:
+    """The processes of one PostgreSQL deployment, the scripted model they call, and a
+    store to look into the database with; every process is stopped at the end."""
+
+    def __init__(self, tmp: Path, dsn: str, model_reply: Reply) -> None:
+        self.tmp = tmp
+        self.dsn = dsn
+        self.model = ScriptedServer(default=model_reply)
+        self.store = PostgresStore(dsn)
+        self.procs: list[Served] = []
+
+    def start(self, role: str) -> Served:
+        """A `wisp serve --role ROLE` process, with a folder of its own."""
+        proc = Served(self.tmp / f"{role}{len(self.procs)}", self.model, "--role", role,
+                      store=self.dsn).start()
+        self.procs.append(proc)
+        return proc
+
+    def __enter__(self) -> Deployment:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        for proc in self.procs:
+            proc.stop()
+        self.model.close()
+        self.store.close()
+
+
 def _answer_lookups(client: Any, session_ids: list[str], stop: threading.Event,
                     answered: dict[str, int]) -> None:
     """The client's side: answers each `lookup` call, once."""
@@ -91,20 +119,14 @@ def _finished(events: list[JSON]) -> bool:
 
 
 def test_two_apis_two_workers_one_killed_mid_turn(tmp_path: Path, dsn: str) -> None:
-    model = ScriptedServer(default=LookupThenAnswer())
-    store = PostgresStore(dsn)
-    procs: list[Served] = []
-    try:
-        workers = [Served(tmp_path / f"w{i}", model, "--role", "worker", store=dsn).start()
-                   for i in (1, 2)]
-        apis = [Served(tmp_path / f"a{i}", model, "--role", "api", store=dsn).start()
-                for i in (1, 2)]
-        procs = [*workers, *apis]
-        clients = [api.client() for api in apis]
+    with Deployment(tmp_path, dsn, LookupThenAnswer()) as deployment:
+        model, store = deployment.model, deployment.store
+        workers = [deployment.start("worker") for _ in (1, 2)]
+        clients = [deployment.start("api").client() for _ in (1, 2)]
         agent, environment = cloud_setup(clients[0], tools=[LOOKUP])
         sessions = [clients[i % 2].beta.sessions.create(
             agent=agent.id, environment_id=environment.id).id for i in range(SESSIONS)]
-        stop, answered = threading.Event(), {}
+        stop, answered = threading.Event(), dict[str, int]()
         answerers = [threading.Thread(target=_answer_lookups, args=(
             clients[i], sessions[i::2], stop, answered), daemon=True) for i in (0, 1)]
         for thread in answerers:
@@ -127,11 +149,6 @@ def test_two_apis_two_workers_one_killed_mid_turn(tmp_path: Path, dsn: str) -> N
         survivor = next(w for w in workers if w is not victim)
         unfinished = [s for s in sessions if s not in logs]
         assert not unfinished, (unfinished, [e["type"] for e in store.log(unfinished[0])])
-    finally:
-        for proc in procs:
-            proc.stop()
-        model.close()
-        store.close()
 
     assert victim.worker_name in survivor.stderr()  # "recovered the turns of <victim>"
     assert its_sessions, "the killed worker held no session"
@@ -184,15 +201,10 @@ def test_a_worker_frozen_past_its_lease_writes_nothing_after_the_takeover(
     """SIGSTOP (a long GC pause, a partition) outlasts the worker's lease: the other
     worker takes the turn over and finishes it; when the frozen one wakes mid-model-call,
     its writes are fenced off by the lease, so nothing appears twice."""
-    model = ScriptedServer(default=reply.slow("one answer", 0.25, chunks=12))
-    store = PostgresStore(dsn)
-    procs: list[Served] = []
-    try:
-        workers = [Served(tmp_path / f"w{i}", model, "--role", "worker", store=dsn).start()
-                   for i in (1, 2)]
-        api = Served(tmp_path / "api", model, "--role", "api", store=dsn).start()
-        procs = [*workers, api]
-        client = api.client()
+    with Deployment(tmp_path, dsn, reply.slow("one answer", 0.25, chunks=12)) as deployment:
+        model, store = deployment.model, deployment.store
+        workers = [deployment.start("worker") for _ in (1, 2)]
+        client = deployment.start("api").client()
         agent, environment = cloud_setup(client, tools=[])
         session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
         client.beta.sessions.events.send(session.id, events=[user_message("hello")])
@@ -202,15 +214,13 @@ def test_a_worker_frozen_past_its_lease_writes_nothing_after_the_takeover(
         os.kill(frozen.proc.pid, signal.SIGSTOP)  # type: ignore[union-attr]
         try:
             log = _wait_until(lambda: store.log(session.id), _finished, 60)
+        except AssertionError:
+            print(_database_activity(deployment.dsn))
+            raise
         finally:
             os.kill(frozen.proc.pid, signal.SIGCONT)  # type: ignore[union-attr]
         time.sleep(4)  # the woken worker's stream goes on; its writes must be refused
         log = store.log(session.id)
-    finally:
-        for proc in procs:
-            proc.stop()
-        model.close()
-        store.close()
     assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
     kinds = [e["type"] for e in log]
     assert kinds.count("agent.message") == 1, kinds
@@ -221,8 +231,7 @@ def test_a_worker_frozen_past_its_lease_writes_nothing_after_the_takeover(
 
 def _wait_for_holder(store: PostgresStore, session_id: str) -> str:
     holder = _wait_until(lambda: store.lease_holder(session_id), bool, 20)
-    assert holder is not None
-    return holder
+    return str(holder)
 
 
 def _wait_until(read: Any, done: Any, timeout: float) -> Any:
@@ -241,13 +250,10 @@ def test_a_turn_that_cannot_go_on_terminates_its_session(tmp_path: Path, dsn: st
     is now unreadable, so the worker that takes the answered turn over fails on it. After its
     retries the turn ends the session: `session.error`, then `session.status_terminated`
     (final: the stream ends, new events are refused). Other sessions go on."""
-    model = ScriptedServer(default=LookupThenAnswer())
-    store = PostgresStore(dsn)
-    procs: list[Served] = []
-    try:
-        worker = Served(tmp_path / "w1", model, "--role", "worker", store=dsn).start()
-        api = Served(tmp_path / "api", model, "--role", "api", store=dsn).start()
-        procs = [worker, api]
+    with Deployment(tmp_path, dsn, LookupThenAnswer()) as deployment:
+        store = deployment.store
+        worker = deployment.start("worker")
+        api = deployment.start("api")
         client = api.client()
         agent, broken_env = cloud_setup(client, tools=[LOOKUP])
         healthy_env = client.beta.environments.create(name="ok", config={"type": "cloud"})
@@ -259,7 +265,7 @@ def test_a_turn_that_cannot_go_on_terminates_its_session(tmp_path: Path, dsn: st
         with psycopg.connect(dsn) as conn:
             conn.execute("UPDATE wisp.resources SET doc = '{not json' WHERE id = %s",
                          (broken_env.id,))
-        procs.append(Served(tmp_path / "w2", model, "--role", "worker", store=dsn).start())
+        deployment.start("worker")
         call = next(e for e in waiting if e["type"] == "agent.custom_tool_use")
         client.beta.sessions.events.send(broken.id, events=[{  # the turn goes on: it fails
             "type": "user.custom_tool_result", "custom_tool_use_id": call["id"],
@@ -272,11 +278,6 @@ def test_a_turn_that_cannot_go_on_terminates_its_session(tmp_path: Path, dsn: st
         client.beta.sessions.events.send(healthy.id, events=[user_message("key-1")])
         use = _wait_until(lambda: store.log(healthy.id), lambda log: any(
             e["type"] == "agent.custom_tool_use" for e in log), 30)
-    finally:
-        for proc in procs:
-            proc.stop()
-        model.close()
-        store.close()
     kinds = [e["type"] for e in log]
     assert kinds[-2:] == ["session.error", "session.status_terminated"], kinds
     assert "the turn failed" in log[-2]["error"]["message"]
@@ -288,21 +289,17 @@ def test_sigterm_hands_a_waiting_turn_to_another_worker_at_once(tmp_path: Path,
     """A worker stopped with SIGTERM releases its executor lease: the other worker takes
     its waiting turn over without waiting for the lease to expire, and the client's
     answer completes the turn there."""
-    model = ScriptedServer(default=LookupThenAnswer())
-    store = PostgresStore(dsn)
-    procs: list[Served] = []
-    try:
-        first = Served(tmp_path / "w1", model, "--role", "worker", store=dsn).start()
-        api = Served(tmp_path / "api", model, "--role", "api", store=dsn).start()
-        procs = [first, api]
+    with Deployment(tmp_path, dsn, LookupThenAnswer()) as deployment:
+        store = deployment.store
+        first = deployment.start("worker")
+        api = deployment.start("api")
         client = api.client()
         agent, environment = cloud_setup(client, tools=[LOOKUP])
         session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
         client.beta.sessions.events.send(session.id, events=[user_message("key-7")])
         log = _wait_until(lambda: store.log(session.id), lambda log: log[-1]["type"] ==
                           "session.status_idle", 30)
-        second = Served(tmp_path / "w2", model, "--role", "worker", store=dsn).start()
-        procs.append(second)
+        deployment.start("worker")  # the one that takes the turn over
         assert first.stop() == 0
         stopped = time.monotonic()
         call = next(e for e in log if e["type"] == "agent.custom_tool_use")
@@ -311,11 +308,6 @@ def test_sigterm_hands_a_waiting_turn_to_another_worker_at_once(tmp_path: Path,
             "content": [{"type": "text", "text": "value-of-key-7"}]}])
         log = _wait_until(lambda: store.log(session.id), _finished, 30)
         took = time.monotonic() - stopped
-    finally:
-        for proc in procs:
-            proc.stop()
-        model.close()
-        store.close()
     _check_once(log, "value-of-key-7")
     assert took < 4.0, took  # the executor lease lives 5 s: released, not expired
 
@@ -325,24 +317,15 @@ def test_a_message_logged_but_never_dispatched_is_picked_up(tmp_path: Path,
     """An API process that died between logging a `user.message` and enqueueing its turn
     (here: the event is written straight into the log) loses nothing: a worker's
     reconciler starts the turn."""
-    model = ScriptedServer(default=reply.text("reconciled"))
-    store = PostgresStore(dsn)
-    procs: list[Served] = []
-    try:
-        worker = Served(tmp_path / "w1", model, "--role", "worker", store=dsn).start()
-        api = Served(tmp_path / "api", model, "--role", "api", store=dsn).start()
-        procs = [worker, api]
-        client = api.client()
+    with Deployment(tmp_path, dsn, reply.text("reconciled")) as deployment:
+        store = deployment.store
+        deployment.start("worker")
+        client = deployment.start("api").client()
         agent, environment = cloud_setup(client, tools=[])
         session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
         store.append(session.id, [shapes.client_event_record(user_message("hi"))])
         log = _wait_until(lambda: store.log(session.id), lambda log: log[-1]["type"] ==
                           "session.status_idle", 30)
-    finally:
-        for proc in procs:
-            proc.stop()
-        model.close()
-        store.close()
     assert [e["content"][0]["text"] for e in log if e["type"] == "agent.message"] == [
         "reconciled"]
 
@@ -352,15 +335,10 @@ def test_events_no_turn_waits_for_are_taken_up_once_across_api_processes(
     """Interrupts posted to an idle session through two API processes at once: nothing
     to interrupt, so each is taken up (logged consumed) — once, though both processes
     see both queued."""
-    model = ScriptedServer(default=reply.text("idle now"))
-    store = PostgresStore(dsn)
-    procs: list[Served] = []
-    try:
-        worker = Served(tmp_path / "w1", model, "--role", "worker", store=dsn).start()
-        apis = [Served(tmp_path / f"a{i}", model, "--role", "api", store=dsn).start()
-                for i in (1, 2)]
-        procs = [worker, *apis]
-        clients = [api.client() for api in apis]
+    with Deployment(tmp_path, dsn, reply.text("idle now")) as deployment:
+        store = deployment.store
+        deployment.start("worker")
+        clients = [deployment.start("api").client() for _ in (1, 2)]
         agent, environment = cloud_setup(clients[0], tools=[])
         session = clients[0].beta.sessions.create(agent=agent.id,
                                                   environment_id=environment.id)
@@ -379,11 +357,6 @@ def test_events_no_turn_waits_for_are_taken_up_once_across_api_processes(
             session.id), 30)
         time.sleep(1)  # a second consumer would have written by now
         log = store.log(session.id)
-    finally:
-        for proc in procs:
-            proc.stop()
-        model.close()
-        store.close()
     interrupts = [e for e in log if e["type"] == "user.interrupt"]
     by_id: dict[str, list[JSON]] = {}
     for event in interrupts:
@@ -392,3 +365,17 @@ def test_events_no_turn_waits_for_are_taken_up_once_across_api_processes(
     for appearances in by_id.values():  # queued, then consumed: never consumed twice
         assert [e["processed_at"] is None for e in appearances] == [True, False]
     assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
+
+
+def _database_activity(dsn: str) -> str:
+    """What every connection, turn and lease is doing: printed when a takeover stalls."""
+    with psycopg.connect(dsn) as conn:
+        activity = conn.execute(
+            "SELECT pid, application_name, state, wait_event_type, wait_event, "
+            "now() - xact_start, left(query, 100) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchall()
+        turns = conn.execute("SELECT workflow_uuid, status, executor_id "
+                             "FROM dbos.workflow_status").fetchall()
+        leases = conn.execute("SELECT * FROM wisp.leases").fetchall()
+    return "\n".join(["activity:", *map(str, activity), f"turns: {turns}",
+                      f"leases: {leases}"])

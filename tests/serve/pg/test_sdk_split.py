@@ -21,6 +21,7 @@ CASES: list[Case] = [
     test_sdk_basic.test_list_pages_and_the_stream_follows_live,
     test_sdk_basic.test_last_event_id_resumes_the_stream_after_it,
     test_sdk_basic.test_session_lifecycle_initial_events_update_archive_delete,
+    test_sdk_basic.test_previews_come_only_when_asked_and_are_never_stored,
     test_sdk_tools.test_a_custom_tool_is_answered_through_the_sdks_tool_runner,
     test_sdk_tools.test_bash_runs_in_a_cloud_environment,
     test_sdk_tools.test_a_self_hosted_session_runs_bash_and_edit_through_the_sdk_runner,

@@ -16,13 +16,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from wisp.serve.durable.previews import SharedFanout
 from wisp.serve.durable.runner import TurnRunner
 from wisp.serve.durable.turns import DurableTurns, TurnClient
-from wisp.serve.session_log import Fanout
 from wisp.serve.store.postgres import PostgresStore
 from wisp.serve.worker import worker_name
+
+JSON = dict[str, Any]
 
 if TYPE_CHECKING:
     from wisp.serve.durable.dispatch import TurnDispatch
@@ -41,7 +43,7 @@ class Scaled:
         self.poll_s = poll_s
         self.name = worker_name()
         self.store = PostgresStore(dsn)
-        self.fanout = Fanout()
+        self.fanout = SharedFanout(self.store, self.name)
         self.client = TurnClient(dsn)
         self.url = ""
         self.runner: TurnRunner | None = None
@@ -53,6 +55,7 @@ class Scaled:
 
     async def start(self, host: str, port: int) -> None:
         self._listen()
+        self.fanout.start()
         if self.role in ("all", "worker"):
             await self._start_worker()
         if self.role in ("all", "api"):
@@ -77,7 +80,10 @@ class Scaled:
         def on_lost() -> None:
             loop.call_soon_threadsafe(lost)
 
-        self.listener = self.store.listen(on_append, on_lost=on_lost)
+        def on_preview(session_id: str, sender: str, event: JSON) -> None:
+            loop.call_soon_threadsafe(self.fanout.heard, session_id, sender, event)
+
+        self.listener = self.store.listen(on_append, on_lost=on_lost, on_preview=on_preview)
 
     async def _start_worker(self) -> None:
         self.runner = TurnRunner(self.store, self.fanout, name=self.name, env=self.env,
@@ -118,6 +124,7 @@ class Scaled:
             await self.runner.close()
         if self.deliverer is not None:
             await self.deliverer.close()
+        await self.fanout.close()
         if self.listener is not None:
             self.listener.close()
         self.client.close()

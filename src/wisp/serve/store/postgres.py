@@ -73,6 +73,18 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 LOG_CHANNEL = "wisp_log"
 OUTBOX_CHANNEL = "wisp_outbox"
+PREVIEW_CHANNEL = "wisp_preview"
+PREVIEW_PAYLOAD_MAX = 7900  # NOTIFY's payload limit is 8000 bytes
+# Which processes stream previews of which session, so the worker running its turn
+# publishes them (`wisp.serve.durable.previews`). Created by every start: it came after
+# schema version 1, and IF NOT EXISTS keeps that version.
+_PREVIEW_WATCH = """
+CREATE TABLE IF NOT EXISTS preview_watch (
+    session_id TEXT NOT NULL,
+    watcher TEXT NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (session_id, watcher)
+)"""
 # Any constant: the advisory lock that keeps two processes from migrating at once.
 _MIGRATION_LOCK = 0x77697370  # "wisp"
 
@@ -150,9 +162,9 @@ CREATE INDEX outbox_due ON outbox (next_at, n) WHERE NOT done
 IDLE_IN_TRANSACTION_S = 5.0  # see `_connection`
 _NOW = "extract(epoch FROM clock_timestamp())"
 
-_UPSERT_LATEST = """
-INSERT INTO latest (session_id, first_seq, event_id, seq, type, processed_at, queued)
-VALUES (%s, %s, %s, %s, %s, %s, %s)
+_UPSERT_LATEST_HEAD = ("INSERT INTO latest (session_id, first_seq, event_id, seq, type, "
+                       "processed_at, queued)")
+_UPSERT_LATEST_TAIL = """
 ON CONFLICT (session_id, event_id) DO UPDATE SET
     seq = excluded.seq, type = excluded.type, processed_at = excluded.processed_at,
     queued = excluded.queued
@@ -264,6 +276,7 @@ class PostgresStore:
                         if statement.strip():
                             cur.execute(statement)
                     cur.execute("INSERT INTO wisp_schema VALUES (%s)", (SCHEMA_VERSION,))
+                cur.execute(_PREVIEW_WATCH)
             conn.execute(f"SET search_path TO {self.schema}")
 
     # Resources --------------------------------------------------------------------------
@@ -344,12 +357,11 @@ class PostgresStore:
                 last = _bump(cur, session_id, len(events)) - len(events)
                 stored = [{**event, "seq": last + i} for i, event in enumerate(events, 1)]
                 # The body is written without `seq` in it: the column is the truth.
-                cur.executemany("INSERT INTO log VALUES (%s, %s, %s, %s, %s, %s)",
-                                [(session_id, e["seq"], e["id"], e["type"],
-                                  e.get("processed_at"), body)
-                                 for e, body in zip(stored, bodies, strict=True)])
-                latest = [_latest_row(session_id, e) for e in stored]
-                cur.executemany(_UPSERT_LATEST, latest)
+                _insert_rows(cur, "INSERT INTO log", [
+                    (session_id, e["seq"], e["id"], e["type"], e.get("processed_at"), body)
+                    for e, body in zip(stored, bodies, strict=True)])
+                latest = _latest_rows(session_id, stored)
+                _insert_rows(cur, _UPSERT_LATEST_HEAD, latest, _UPSERT_LATEST_TAIL)
                 queued = any(row[-1] for row in latest)
                 cur.execute("SELECT pg_notify(%s, %s)",
                             (LOG_CHANNEL, f"{session_id} {stored[-1]['seq']} {int(queued)}"))
@@ -505,18 +517,51 @@ class PostgresStore:
                         (error, retry_at, retry_at is None, delivery_id))
 
     # Waking other processes -------------------------------------------------------------
+    # Previews across processes (never stored: they travel by NOTIFY) ----------------------
+
+    def watch_previews(self, session_id: str, watcher: str, ttl_s: float) -> None:
+        """`watcher` streams previews of the session for `ttl_s` more seconds."""
+        with self._write() as cur:
+            cur.execute(f"INSERT INTO preview_watch VALUES (%s, %s, {_NOW} + %s) "
+                        "ON CONFLICT (session_id, watcher) DO UPDATE SET "
+                        "expires_at = excluded.expires_at", (session_id, watcher, ttl_s))
+
+    def unwatch_previews(self, session_id: str, watcher: str) -> None:
+        with self._write() as cur:
+            cur.execute("DELETE FROM preview_watch WHERE session_id = %s AND watcher = %s",
+                        (session_id, watcher))
+
+    def previews_watched(self, session_id: str, *, besides: str = "") -> bool:
+        """Whether a process other than `besides` streams the session's previews."""
+        with self._read() as cur:
+            return cur.execute(f"SELECT 1 FROM preview_watch WHERE session_id = %s AND "
+                               f"watcher <> %s AND expires_at > {_NOW} LIMIT 1",
+                               (session_id, besides)).fetchone() is not None
+
+    def publish_preview(self, session_id: str, sender: str, event: JSON) -> bool:
+        """Sends a preview to the processes that stream it; False when it is too large
+        for a notification (previews are best effort: the complete event follows)."""
+        payload = f"{session_id} {sender} {_dumps(event)}"
+        if len(payload.encode()) > PREVIEW_PAYLOAD_MAX:
+            return False
+        with self._read() as cur:
+            cur.execute("SELECT pg_notify(%s, %s)", (PREVIEW_CHANNEL, payload))
+        return True
+
     def listen(self, on_append: Callable[[str, int, bool], None], *,
                session_ids: set[str] | None = None,
                on_outbox: Callable[[], None] | None = None,
-               on_lost: Callable[[], None] | None = None) -> Listener:
+               on_lost: Callable[[], None] | None = None,
+               on_preview: Callable[[str, str, JSON], None] | None = None) -> Listener:
         """Starts a `Listener` calling `on_append(session_id, last_seq, queued)` for every
         append committed by any process (only for `session_ids` when given; the set may
         be changed while it runs), `on_outbox()` when deliveries were queued, and
-        `on_lost()` after its connection broke (it reconnects by itself). Callbacks run on
+        `on_lost()` after its connection broke (it reconnects by itself), and
+        `on_preview(session_id, sender, event)` for published previews. Callbacks run on
         the listener's thread: an asyncio program hands them to its loop with
         `loop.call_soon_threadsafe`."""
         listener = Listener(self.dsn, on_append, session_ids=session_ids,
-                            on_outbox=on_outbox, on_lost=on_lost)
+                            on_outbox=on_outbox, on_lost=on_lost, on_preview=on_preview)
         listener.start()
         return listener
 
@@ -534,9 +579,11 @@ class Listener:
                  session_ids: set[str] | None = None,
                  on_outbox: Callable[[], None] | None = None,
                  on_lost: Callable[[], None] | None = None,
+                 on_preview: Callable[[str, str, JSON], None] | None = None,
                  reconnect_s: float = 0.5) -> None:
         self.dsn = dsn
         self.on_append = on_append
+        self.on_preview = on_preview
         self.session_ids = session_ids
         self.on_outbox = on_outbox
         self.on_lost = on_lost
@@ -557,6 +604,8 @@ class Listener:
                 self._conn = conn = _connect(self.dsn, 10.0)
                 conn.execute(f"LISTEN {LOG_CHANNEL}")
                 conn.execute(f"LISTEN {OUTBOX_CHANNEL}")
+                if self.on_preview is not None:
+                    conn.execute(f"LISTEN {PREVIEW_CHANNEL}")
                 if not first and self.on_lost is not None:
                     # Listening again: whatever was sent while away is unknown, so
                     # followers re-read now (this covers the whole gap).
@@ -580,6 +629,12 @@ class Listener:
         if channel == OUTBOX_CHANNEL:
             if self.on_outbox is not None:
                 self.on_outbox()
+            return
+        if channel == PREVIEW_CHANNEL:
+            session_id, _, rest = payload.partition(" ")
+            sender, _, body = rest.partition(" ")
+            if self.on_preview is not None:
+                self.on_preview(session_id, sender, loads(body))
             return
         session_id, _, rest = payload.partition(" ")
         seq, _, queued = rest.partition(" ")
@@ -643,8 +698,8 @@ def _save_conversation(cur: psycopg.Cursor[Any], session_id: str, start: int,
     cur.execute("DELETE FROM conversation WHERE session_id = %s AND n >= %s",
                 (session_id, start))
     if messages:
-        cur.executemany("INSERT INTO conversation VALUES (%s, %s, %s)",
-                        [(session_id, start + i, m) for i, m in enumerate(messages)])
+        _insert_rows(cur, "INSERT INTO conversation",
+                     [(session_id, start + i, m) for i, m in enumerate(messages)])
 
 
 def _delivery_rows(deliveries: list[Delivery], now: float) -> list[tuple[Any, ...]]:
@@ -653,8 +708,8 @@ def _delivery_rows(deliveries: list[Delivery], now: float) -> list[tuple[Any, ..
 
 
 def _insert_deliveries(cur: psycopg.Cursor[Any], rows: list[tuple[Any, ...]]) -> None:
-    cur.executemany("INSERT INTO outbox (id, owner, endpoint_id, payload, next_at, "
-                    "created_at) VALUES (%s, %s, %s, %s, %s, %s)", rows)
+    _insert_rows(cur, "INSERT INTO outbox (id, owner, endpoint_id, payload, next_at, "
+                      "created_at)", rows)
     cur.execute("SELECT pg_notify(%s, '')", (OUTBOX_CHANNEL,))
 
 
@@ -663,9 +718,31 @@ def _delivery(row: Any) -> JSON:
             "attempts": row[4], "next_at": row[5], "last_error": row[6]}
 
 
-def _latest_row(session_id: str, entry: JSON) -> tuple[Any, ...]:
-    return (session_id, entry["seq"], entry["id"], entry["seq"], entry["type"],
-            stored_time(entry.get("processed_at")), is_queued(entry))
+def _latest_rows(session_id: str, entries: list[JSON]) -> list[tuple[Any, ...]]:
+    """One `latest` row per event id (one upsert statement may not touch a row twice):
+    its first seq among `entries`, the rest from its last appearance."""
+    rows: dict[str, tuple[Any, ...]] = {}
+    for entry in entries:
+        first = rows[entry["id"]][1] if entry["id"] in rows else entry["seq"]
+        rows[entry["id"]] = (session_id, first, entry["id"], entry["seq"], entry["type"],
+                             stored_time(entry.get("processed_at")), is_queued(entry))
+    return list(rows.values())
+
+
+_ROWS_PER_INSERT = 1000
+
+
+def _insert_rows(cur: psycopg.Cursor[Any], head: str, rows: list[tuple[Any, ...]],
+                 tail: str = "") -> None:
+    """All `rows` in one `INSERT … VALUES (…), (…)` statement. Not `executemany`: psycopg
+    pipelines it, and a process paused between a pipeline's messages leaves its
+    transaction open without the idle timeout (the server never reached the point of
+    waiting for a new command), holding its locks until it wakes."""
+    for start in range(0, len(rows), _ROWS_PER_INSERT):  # under 65535 parameters
+        chunk = rows[start:start + _ROWS_PER_INSERT]
+        one = "(" + ", ".join(["%s"] * len(chunk[0])) + ")"
+        cur.execute(f"{head} VALUES {', '.join([one] * len(chunk))} {tail}",
+                    [value for row in chunk for value in row])
 
 
 def _entry(body: str, seq: int) -> JSON:
