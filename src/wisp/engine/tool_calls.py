@@ -30,7 +30,7 @@ class ToolRunState:
     denials: list[JSON] = field(default_factory=list)
 
 
-def _tool_result_block(tool_use_id: str, result: ToolResult) -> JSON:
+def tool_result_block(tool_use_id: str, result: ToolResult) -> JSON:
     return {"tool_use_id": tool_use_id, "type": "tool_result", "content": result.content,
             "is_error": result.is_error}
 
@@ -122,7 +122,7 @@ async def run_one(ctx: RunContext, state: ToolRunState, block: JSON,
         result = ToolResult(f"<tool_use_error>{problem}</tool_use_error>", True, problem)
     else:
         result, meta = await _checked_run(ctx, state, tool, block, meta)
-    result_block = _tool_result_block(tool_use_id, result)
+    result_block = tool_result_block(tool_use_id, result)
     shown = result.data if result.data is not None else result.content
     return result_block, ToolResultReady(result_block, shown, meta, new_uuid())
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from wisp.engine.tool_calls import run_one, tool_result_block
 from wisp.serve import shapes
 from wisp.serve.session_log import tool_event_id
 from wisp.serve.toolset import IDEMPOTENT
@@ -68,13 +69,11 @@ async def _recovered_result(driver: SessionDriver, call: JSON) -> JSON:
     event_id = tool_event_id(tool_use_id)
     if where == "cloud":
         return await _recovered_cloud_result(driver, event_id, policy, call)
-    answered = _logged_client_event(driver, ANSWERS, event_id)
+    answered = _logged(driver, ANSWERS, event_id)
     if answered is not None:  # taken up just before the crash, not yet in the conversation
-        result = result_of(answered)
-    else:
-        result = await driver.client_call(where, name, call.get("input") or {}, tool_use_id)
-    return {"type": "tool_result", "tool_use_id": tool_use_id,
-            "content": result.content, "is_error": result.is_error}
+        return tool_result_block(tool_use_id, result_of(answered))
+    result = await driver.client_call(where, name, call.get("input") or {}, tool_use_id)
+    return tool_result_block(tool_use_id, result)
 
 
 async def _recovered_cloud_result(driver: SessionDriver, event_id: str, policy: str,
@@ -82,34 +81,24 @@ async def _recovered_cloud_result(driver: SessionDriver, event_id: str, policy: 
     """The logged result; else the call runs (again) when that is safe: it changes
     nothing, or it waited on a confirmation that never came (so it never started). It
     runs through the engine, so the permission rules judge it as on any other day."""
-    logged = _logged_result(driver, event_id)
+    tool_use_id = str(call.get("id"))
+    logged = _logged(driver, ("agent.tool_result",), event_id)
     if logged is not None:
-        result = result_of(logged)
-        return {"type": "tool_result", "tool_use_id": call.get("id"),
-                "content": result.content, "is_error": result.is_error}
-    never_started = policy == "ask" and _logged_client_event(
+        return tool_result_block(tool_use_id, result_of(logged))
+    never_started = policy == "ask" and _logged(
         driver, ("user.tool_confirmation",), event_id) is None
     if str(call.get("name")) in IDEMPOTENT or never_started:
-        from wisp.engine.tool_calls import run_one
-
         runtime = driver.opened()
         block, shown = await run_one(runtime.ctx, runtime.tool_state, call)
         runtime.ctx.emit(shown)  # logged as the call's `agent.tool_result`
         return block
     driver.log.emit(shapes.agent_tool_result(event_id, INTERRUPTED_RESULT, is_error=True))
-    return {"type": "tool_result", "tool_use_id": call.get("id"),
-            "content": INTERRUPTED_RESULT, "is_error": True}
+    return tool_result_block(tool_use_id, ToolResult.error(INTERRUPTED_RESULT))
 
 
-def _logged_result(driver: SessionDriver, event_id: str) -> JSON | None:
-    page = driver.store.events(driver.session_id, limit=1000, page=None,
-                               types=["agent.tool_result"], order="desc")
-    return next((e for e in page.items if e.get("tool_use_id") == event_id), None)
-
-
-def _logged_client_event(driver: SessionDriver, kinds: tuple[str, ...],
-                         event_id: str) -> JSON | None:
-    """A client's answer to `event_id` that the session already took up."""
+def _logged(driver: SessionDriver, kinds: tuple[str, ...], event_id: str) -> JSON | None:
+    """The latest logged event of `kinds` about the call `event_id` that was taken up:
+    the service's result, or a client's answer or confirmation."""
     page = driver.store.events(driver.session_id, limit=1000, page=None, types=list(kinds),
                                order="desc")
     return next((e for e in page.items if e.get("processed_at") is not None and event_id in (

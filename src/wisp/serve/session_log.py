@@ -32,10 +32,6 @@ def tool_event_id(tool_use_id: str) -> str:
     return f"sevt_{tool_use_id}"
 
 
-def tool_use_id_of(event_id_: str) -> str:
-    return event_id_.removeprefix("sevt_")
-
-
 class Fanout:
     """Wakes a session's followers (SSE streams, the worker) in this process. Followers of
     another process notice writes by polling (`wisp.serve.stream`)."""
