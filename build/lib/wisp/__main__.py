@@ -1,0 +1,3 @@
+from wisp.cli.main import main
+
+raise SystemExit(main())

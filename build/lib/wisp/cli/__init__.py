@@ -1,0 +1,1 @@
+"""Command line: argv → Options → a mode (print, duplex stream, version)."""

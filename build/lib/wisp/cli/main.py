@@ -1,0 +1,153 @@
+"""Entry point. Kept import-light: `wisp --version` must not pay for the engine."""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from pathlib import Path
+
+HELP = """\
+Usage: wisp [options] [prompt]
+
+An open agent runtime, wire-compatible with the Claude Agent SDKs. In a terminal, without
+-p, it starts the interactive UI (with the prompt already sent, if one is given).
+
+Common options:
+  -p, --print                     Run one prompt headless and print the result
+  --output-format <fmt>           text (default), json or stream-json
+  --input-format <fmt>            text (default) or stream-json (duplex SDK protocol)
+  --verbose                       Required with stream-json output
+  --model <model>                 Model id or alias (opus, sonnet, haiku)
+  --fallback-model <model>        Used once if the main model is overloaded or missing
+  --max-turns <n>                 Stop after n model turns
+  --max-budget-usd <usd>          Stop once the session has cost this much
+  --system-prompt <text>          Replace the system prompt ("" for none)
+  --system-prompt-file <path>     Replace the system prompt with a file's contents
+  --append-system-prompt <text>   Append to the system prompt
+  --tools <names>                 Built-in tools to offer ("" for none)
+  --allowedTools <rules>          Rules that are allowed without asking
+  --disallowedTools <rules>       Tools removed, or rules that are denied
+  --permission-mode <mode>        default, acceptEdits, plan, dontAsk, bypassPermissions
+  --dangerously-skip-permissions  Start in bypassPermissions (as root, needs IS_SANDBOX=1)
+  --allow-dangerously-skip-permissions
+                                  Allow switching to bypassPermissions later, without
+                                  starting in it
+  --include-partial-messages      Stream stream_event frames (stream-json only)
+  --probe --model <spec>          Check what an OpenAI-compatible server can do
+  -v, --version                   Print the version
+
+Environment: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL,
+CLAUDE_CODE_MAX_RETRIES / WISP_MAX_RETRIES, CLAUDE_CONFIG_DIR / WISP_CONFIG_DIR (settings
+and sessions; default ~/.claude).
+"""
+
+
+def _version_line() -> str:
+    from wisp import PROTOCOL_VERSION, __version__
+
+    return f"{__version__} (wisp; protocol {PROTOCOL_VERSION})"
+
+
+def end_startup() -> None:
+    """Collection back on, with everything built so far frozen: just re-enabling would
+    make the first collection walk all of it (costing what disabling saved), and later
+    full collections would keep re-walking it. The price is that the few hundred objects
+    start-up leaves in garbage cycles are never freed."""
+    gc.freeze()
+    gc.enable()
+
+
+def cache_bytecode_elsewhere() -> None:
+    """Without bytecode, every run compiles wisp's modules again (~50 ms). pip compiles a
+    wheel when installing it, and Python writes `__pycache__` next to the sources the
+    first time, but a read-only package folder that was installed without bytecode (an
+    uncompiled checkout, say) never gets any: keep it in the user's cache folder instead.
+    Nothing changes when bytecode writing is off (PYTHONDONTWRITEBYTECODE), a cache prefix
+    is already set, the folder is writable or it holds bytecode already."""
+    tag = sys.implementation.cache_tag
+    if sys.dont_write_bytecode or sys.pycache_prefix is not None or tag is None:
+        return
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if os.access(package, os.W_OK) or os.path.exists(
+            os.path.join(package, "__pycache__", f"__init__.{tag}.pyc")):
+        return
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    sys.pycache_prefix = os.path.join(cache, "wisp", "pycache")
+
+
+def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911  (one return per way out)
+    args_list = sys.argv[1:] if argv is None else argv
+    if args_list in (["-v"], ["--version"]):
+        sys.stdout.write(_version_line() + "\n")
+        return 0
+    cache_bytecode_elsewhere()  # before anything else is imported
+    if args_list[:1] == ["serve"]:
+        return _serve(args_list[1:])
+    # Start-up creates ~34,000 long-lived objects (modules, classes, dataclass methods), so
+    # cyclic collections during it are pure cost: 43 of them, ~8 ms of a ~115 ms `-p` run.
+    # Each entry point calls end_startup() once its engine is built; the `finally` below
+    # covers every other way out.
+    gc.disable()
+    from wisp.cli.argv import parse_argv
+    from wisp.cli.options import build_options, validate
+    from wisp.errors import UsageError
+
+    try:
+        args = parse_argv(args_list)
+        if args.flag("version"):
+            sys.stdout.write(_version_line() + "\n")
+            return 0
+        if args.flag("help"):
+            sys.stdout.write(HELP)
+            return 0
+        if args.flag("probe"):
+            return _probe(args.get_str("model"), args.get_str("settings"))
+        for flag in args.unknown:
+            sys.stderr.write(f"wisp: warning: ignoring unknown option {flag}\n")
+        prompt = " ".join(args.positionals) or None
+        opts = build_options(args, prompt)
+        validate(opts, os.environ)
+        return _dispatch(opts)
+    except UsageError as exc:
+        sys.stderr.write(f"Error: {exc}\n")
+        return 1
+    finally:
+        gc.enable()  # for in-process callers, and any path that returns before an engine
+
+
+def _serve(argv: list[str]) -> int:
+    """`wisp serve …`: the session service (its own argv; see wisp.cli.serve)."""
+    from wisp.cli.serve import run_serve
+
+    return run_serve(argv)
+
+
+def _probe(spec: str | None, settings_flag: str | None) -> int:
+    """`wisp --probe --model <spec>`: what an OpenAI-compatible server can do."""
+    from wisp.errors import UsageError
+    from wisp.models.openai.probe import run_probe
+    from wisp.runtime.facts import env_overlay
+    from wisp.settings.loader import load_settings
+
+    if not spec:
+        raise UsageError("--probe needs --model <provider>:<model>, e.g. openai:gpt-4.1")
+    settings = load_settings(Path.cwd(), os.environ, selected=None, flag=settings_flag)
+    return run_probe(spec, env_overlay(os.environ, settings), settings.scalar("providers"))
+
+
+def _dispatch(opts: object) -> int:
+    from wisp.cli.options import Options
+
+    assert isinstance(opts, Options)
+    if opts.streaming_input:
+        from wisp.cli.duplex import run_duplex
+
+        return run_duplex(opts)
+    if opts.print_mode or not sys.stdin.isatty():
+        from wisp.cli.print_mode import run_print
+
+        return run_print(opts)
+    from wisp.cli.interactive import run_interactive
+
+    return run_interactive(opts)

@@ -1,0 +1,319 @@
+"""`wisp -p`: run one prompt headless and print text, one JSON result, or NDJSON frames.
+
+The `system/init` frame goes out before the model provider is even constructed, so a
+client sees life from wisp as early as possible. With `--mcp-config` it waits until the
+servers have connected instead (as Claude Code does): init then lists their tools and
+each server's real status, and the first model request, which needs those tools, could
+not have gone out sooner anyway.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from wisp.cli.main import end_startup
+from wisp.cli.options import Options
+from wisp.errors import UsageError
+from wisp.jsonsafe import encode_utf8, scrub_surrogates
+from wisp.tools.reaper import end_all_processes
+from wisp.wire import frames
+from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
+
+if TYPE_CHECKING:
+    from wisp.engine.outcome import Outcome
+    from wisp.project.context import ProjectContext
+    from wisp.runtime.runtime import Runtime
+    from wisp.sessions.resume import SessionNotFound
+
+JSON = dict[str, Any]
+
+
+def read_prompt(opts: Options) -> str:
+    # A prompt that is not UTF-8 (a Latin-1 file piped in, a raw byte in argv) is shown to
+    # the model with U+FFFD, as tools show undecodable output: a strict decode would end
+    # the run, and lone surrogates would go on to every writer and the API.
+    if opts.prompt:
+        return scrub_surrogates(opts.prompt)
+    if not sys.stdin.isatty():
+        text = sys.stdin.buffer.read().decode("utf-8", "replace")
+        if text.strip():
+            return text.rstrip("\n")
+    raise UsageError(
+        "Input must be provided either through stdin or as a prompt argument when using --print"
+    )
+
+
+def run_print(opts: Options) -> int:
+    from wisp.sessions.resume import SessionNotFound
+
+    prompt = read_prompt(opts)
+    try:
+        early = EarlyStart(opts, prompt)
+    except SessionNotFound as exc:
+        start_failed(opts, exc)
+        return 1
+    import asyncio
+
+    try:
+        return asyncio.run(_run(opts, prompt, early))
+    finally:
+        end_all_processes()  # tools' leftovers and MCP servers, however the run ended
+
+
+def start_failed(opts: Options, exc: SessionNotFound) -> None:
+    """The reference prints these without "Error: ", and in stream-json answers with an
+    error result too (print mode and duplex alike), so an SDK raises the message."""
+    if opts.output_format == "stream-json":
+        NDJSONWriter().write(frames.start_failed(str(exc), exc.session_id))
+        sys.stdout.flush()
+    sys.stderr.write(f"{exc}\n")
+
+
+class EarlyStart:
+    """What is known before the engine loads: enough for `system/init`, which a
+    stream-json client gets before asyncio and the engine are even imported."""
+
+    def __init__(self, opts: Options, prompt: str = "") -> None:
+        from wisp.cli.startup import (
+            api_key_source,
+            effective_mode,
+            env_overlay,
+            load_settings_for,
+            offered_tool_names,
+            starting_model,
+        )
+        from wisp.project.context import open_project
+        from wisp.sessions.resume import resolve_start
+
+        self.settings = load_settings_for(opts, os.environ)
+        env = env_overlay(os.environ, self.settings)  # the session's, as the runtime's
+        self.project = open_project(opts, env, self.settings)  # memory, agents, plugins…
+        self.start = resolve_start(opts, env)  # bad session flags fail before any frame
+        self.model = starting_model(opts, self.settings, env)
+        self.mode = effective_mode(opts, self.settings, env)
+        # Frames go to stdout as they come (stream-json) or are kept for the end (json;
+        # text keeps only the outcome).
+        self.out: FrameSink = (NDJSONWriter() if opts.output_format == "stream-json"
+                               else CollectingSink())
+        from wisp.runtime.facts import configured_mcp_servers
+
+        # Bad --mcp-config JSON: an error before any frame.
+        self.mcp_entries: dict[str, JSON] = configured_mcp_servers(
+            opts.mcp_config, opts.strict_mcp_config, self.settings,
+            self.project.plugin_mcp_servers())
+        self.init_fields: JSON = dict(
+            session_id=self.start.session_id, cwd=str(opts.cwd),
+            tools=offered_tool_names(opts, bool(self.project.skills)),
+            model=self.model, permission_mode=self.mode, api_key_source=api_key_source(env),
+            slash_commands=_slash_commands(opts, env, self.project),
+            **self.project.init_fields(_flag_agent_names(opts)))
+        # /clear starts another session before anything is said: `system/init` waits for
+        # it, to name the new one (`announce`).
+        self.deferred: tuple[list[str] | None, list[JSON] | None] | None = (
+            (None, None) if _clears(prompt) else None)
+        if not self.mcp_entries:
+            self.write_init()
+
+    def write_init(self, mcp_tools: list[str] | None = None,
+                   mcp_servers: list[JSON] | None = None) -> None:
+        if self.deferred is not None:
+            self.deferred = (mcp_tools, mcp_servers)
+            return
+        fields = self.init_fields
+        tools = [*fields["tools"], *(mcp_tools or [])]
+        self.out.write(frames.init(**{**fields, "tools": tools}, mcp_servers=mcp_servers))
+        memory = self.project.memory_frame_fields()
+        if memory is not None:
+            self.out.write(frames.system("memory_recall", fields["session_id"], **memory))
+
+    def announce(self, session_id: str) -> None:
+        """The turn's session is known: a deferred `system/init` goes out now."""
+        if self.deferred is not None:
+            held, self.deferred = self.deferred, None
+            self.init_fields["session_id"] = session_id
+            self.write_init(*held)
+
+
+def _slash_commands(opts: Options, env: Mapping[str, str], project: ProjectContext
+                    ) -> list[str]:
+    from wisp.commands.prompts import names
+    from wisp.sessions.paths import config_dir
+
+    return names(opts.cwd, config_dir(env), project)
+
+
+def _flag_agent_names(opts: Options) -> list[str]:
+    """The agents `--agents` defines; a bad value is reported when the engine loads."""
+    if not opts.agents_json:
+        return []
+    from wisp.errors import UsageError
+    from wisp.project.agents import agents_flag
+
+    try:
+        return list(agents_flag(opts.agents_json))
+    except (OSError, UsageError):
+        return []
+
+
+def _clears(prompt: str) -> bool:
+    if not prompt.startswith("/"):
+        return False
+    from wisp.commands.prompts import local_command
+
+    command = local_command(prompt)
+    return command is not None and command.name == "clear"
+
+
+async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
+    from wisp.cli.setup import runtime_config
+    from wisp.runtime.runtime import Runtime
+    from wisp.wire.projection import StreamJson
+
+    config = runtime_config(opts, os.environ, settings=early.settings, start=early.start,
+                            project=early.project)
+    # The result waits until SessionEnd hooks have run: they come before it, as ever.
+    projection = StreamJson(early.out, early.start.session_id, hold_result=True)
+    projection.forward_subagent_text = opts.forward_subagent_text
+    runtime = Runtime.open(config, projection)
+    _install_interrupt(runtime)
+    if early.mcp_entries:
+        await _connect_mcp(runtime, early)
+    end_startup()  # main() disabled collection while importing
+    earlier = _Results(opts, early.out)
+    try:
+        outcome = await runtime.run_prompt(
+            prompt, announce=lambda: early.announce(runtime.session.session_id))
+        outcome = await _background_turns(runtime, early, projection, earlier, outcome)
+    finally:
+        # SessionEnd hooks, then MCP servers politely (stdin EOF); run_print's
+        # end_all_processes() then ends whatever is left.
+        await runtime.aclose()
+    if projection.held is None and earlier.pending:
+        projection.held, outcome = earlier.pending.pop()
+    earlier.flush()
+    if projection.held is not None:
+        _finish(opts, early.out, projection.held, outcome, earlier.shown)
+    return 0 if _succeeded(outcome) else 1
+
+
+class _Results:
+    """Results of turns before the last (a background task's end wakes a turn of its
+    own): shown as they come, or later while a background subagent still runs (as the
+    reference holds them); `--output-format json` shows only the last."""
+
+    def __init__(self, opts: Options, out: FrameSink) -> None:
+        self.opts = opts
+        self.out = out
+        self.pending: list[tuple[JSON, Outcome]] = []
+        self.shown = 0
+
+    def flush(self) -> None:
+        from wisp.wire.projection import text_output
+
+        for result, outcome in self.pending:
+            if self.opts.output_format == "text":
+                _print(("\n" if self.shown else "") + text_output(outcome) + "\n")
+            elif self.opts.output_format == "stream-json" or self.opts.verbose:
+                self.out.write(result)
+            self.shown += 1
+        self.pending = []
+
+
+async def _background_turns(runtime: Runtime, early: EarlyStart, projection: Any,
+                            earlier: _Results, outcome: Outcome) -> Outcome:
+    """Background tasks still running when the prompt's turn ends: wisp waits for them,
+    and each that finishes wakes a turn of its own whose prompt is its notice; the run is
+    over when none is left (docs/protocol.md, "Tasks")."""
+    tasks = runtime.tasks
+    while tasks.has_wake() or tasks.busy():
+        assert projection.held is not None
+        earlier.pending.append((projection.held, outcome))
+        projection.held = None
+        if not tasks.agents_busy():
+            earlier.flush()
+        if not await tasks.wait_for_wake():
+            return outcome  # stopped rather than finished: no turn is owed
+        again = await runtime.run_notifications(announce=lambda: _init_again(runtime, early))
+        outcome = again if again is not None else outcome
+    return outcome
+
+
+def _init_again(runtime: Runtime, early: EarlyStart) -> None:
+    """A turn of its own gets its own `system/init`, as every turn does in the reference."""
+    session, config = runtime.session, runtime.ctx.config
+    extra = [str(d.get("name")) for d in config.extra_tool_definitions]
+    fields = {**early.init_fields, "session_id": session.session_id,
+              "tools": [*config.tools, *extra], "model": session.model,
+              "permission_mode": session.permission_mode}
+    servers = runtime.mcp.init_entries() if early.mcp_entries else None
+    early.out.write(frames.init(**fields, mcp_servers=servers))
+
+
+def _succeeded(outcome: Outcome) -> bool:
+    from wisp.engine.outcome import Success
+
+    return isinstance(outcome, Success)
+
+
+async def _connect_mcp(runtime: Runtime, early: EarlyStart) -> None:
+    """Connects every configured server (all at once), offers their tools, and only then
+    writes `system/init` (see module doc)."""
+    await runtime.connect_mcp()
+    tools = runtime.mcp.tools(runtime.ctx.config.disabled_tools)
+    early.write_init([tool.name for tool in tools], runtime.mcp.init_entries())
+
+
+def _install_interrupt(runtime: Runtime) -> None:
+    """SIGINT/SIGTERM: kill every tool's process group and end the run with a result.
+    A second signal, or one before the run has started (MCP servers connecting), exits
+    at once."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    hits = 0
+
+    def on_signal() -> None:
+        nonlocal hits
+        hits += 1
+        running = runtime.running
+        runtime.session.abort.set()
+        runtime.session.processes.kill_all()
+        runtime.tasks.end_all()  # background work too: no turn waits for it any more
+        if hits > 1 or not running:
+            end_all_processes()
+            os._exit(130)
+        runtime.interrupt()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, on_signal)
+
+
+def _finish(opts: Options, out: FrameSink, result: JSON, outcome: Outcome,
+            shown: int = 0) -> None:
+    """The last result. `shown`: results of earlier turns already shown (text output
+    separates each from the one before with a blank line)."""
+    from wisp.wire.projection import text_output
+
+    if opts.output_format == "stream-json":
+        out.write(result)
+        return
+    if opts.output_format == "json":
+        if opts.verbose and isinstance(out, CollectingSink):
+            _print(dumps([*out.frames, result]) + "\n")
+        else:
+            _print(dumps(result) + "\n")
+        return
+    text = ("\n" if shown else "") + text_output(outcome)
+    _print(text if result.get("subtype") == "error_max_turns" else text + "\n")
+
+
+def _print(text: str) -> None:
+    """UTF-8 whatever the locale, as the stream-json writer does, and lone surrogates as
+    U+FFFD: the text stream's strict encode would raise on them after the run is done."""
+    sys.stdout.flush()
+    sys.stdout.buffer.write(encode_utf8(text))
+    sys.stdout.buffer.flush()

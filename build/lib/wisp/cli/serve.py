@@ -1,0 +1,168 @@
+"""`wisp serve`: the Managed Agents session service (`wisp.serve`).
+
+    wisp serve [--host 127.0.0.1] [--port 0] [--store sqlite:PATH|postgresql://…]
+               [--role all|api|worker] [--data-dir DIR]
+
+Prints `wisp serve: listening on http://HOST:PORT` once it accepts connections. The
+model backend comes from this process's environment and settings, as for the CLI.
+Clients authenticate with one of `WISP_SERVE_API_KEYS` (comma-separated); without keys
+only a loopback host is allowed. SIGTERM (or SIGINT) drains: no new work is taken,
+running turns get `--drain` seconds to finish, and what is still running is left in the
+store for the next start (or another worker) to resume.
+
+With `--store postgresql://…` turns run as DBOS durable workflows (`wisp.serve.durable`),
+and processes may split the work: `--role api` serves HTTP, `--role worker` runs turns,
+`--role all` (the default) both. A worker prints `wisp serve: worker NAME ready`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from wisp.errors import UsageError
+
+if TYPE_CHECKING:
+    from wisp.serve.store.base import Store
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="wisp serve", description=(
+        "Serve the Managed Agents API (agents, environments, sessions, events) over HTTP."))
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0, help="0: any free port")
+    parser.add_argument("--store", default=None,
+                        help="sqlite:PATH (default: <config dir>/serve/wisp.db) or "
+                             "postgresql://…")
+    parser.add_argument("--data-dir", default=None,
+                        help="where session workspaces live (default: beside the store)")
+    parser.add_argument("--drain", type=float, default=30.0,
+                        help="seconds running turns get to finish on SIGTERM")
+    parser.add_argument("--poll", type=float, default=1.0,
+                        help="seconds between looks for work queued by other processes")
+    parser.add_argument("--role", choices=("all", "api", "worker"), default="all",
+                        help="with a PostgreSQL store: serve HTTP (api), run turns "
+                             "(worker), or both (all)")
+    return parser
+
+
+def store_path(spec: str | None, env: dict[str, str]) -> Path | str:
+    """A SQLite file's path, or a PostgreSQL URL (kept as given)."""
+    from wisp.sessions.paths import config_dir
+
+    if spec is None:
+        return config_dir(env) / "serve" / "wisp.db"
+    kind, _, rest = spec.partition(":")
+    if kind == "sqlite" and rest:
+        return Path(rest).expanduser()
+    if kind in ("postgresql", "postgres") and rest.startswith("//"):
+        return spec
+    raise UsageError(f"--store must be sqlite:PATH or postgresql://…, not {spec!r}")
+
+
+def open_store(where: Path | str) -> Store:
+    """SQLite (embedded, the default) or PostgreSQL (psycopg, loaded only then)."""
+    if isinstance(where, str):
+        from wisp.serve.store.postgres import PostgresStore
+
+        return PostgresStore(where)
+    from wisp.serve.store.sqlite import SqliteStore
+
+    where.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return SqliteStore(where)
+
+
+def run_serve(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    env = dict(os.environ)
+    try:
+        path = store_path(args.store, env)
+        if args.role != "all" and not isinstance(path, str):
+            raise UsageError("--role api and --role worker need a postgresql:// --store: "
+                             "processes share work through PostgreSQL")
+    except UsageError as exc:
+        sys.stderr.write(f"Error: {exc}\n")
+        return 1
+    try:
+        if isinstance(path, str):
+            return asyncio.run(_serve_scaled(args, env, path))
+        return asyncio.run(_serve(args, env, path))
+    except UsageError as exc:
+        sys.stderr.write(f"Error: {exc}\n")
+        return 1
+
+
+def _data_dir(store: Path | str, env: dict[str, str]) -> Path:
+    """Beside a SQLite store; for PostgreSQL, where the default SQLite store would be."""
+    default = store_path(None, env)
+    return store.parent if isinstance(store, Path) else Path(default).parent
+
+
+async def _serve(args: argparse.Namespace, env: dict[str, str], path: Path | str) -> int:
+    from wisp.serve.app import Api
+    from wisp.serve.auth import ApiKeys
+    from wisp.serve.http import Server
+    from wisp.serve.session_log import Fanout
+    from wisp.serve.webhooks import Deliverer
+    from wisp.serve.worker import Worker
+
+    store = open_store(path)
+    fanout = Fanout()
+    data_dir = Path(args.data_dir).expanduser() if args.data_dir else _data_dir(path, env)
+    worker = Worker(store, fanout, env=env, data_dir=data_dir, poll_s=args.poll)
+    server = Server(Api(store, fanout, worker).router, args.host, args.port,
+                    ApiKeys.from_env(env))
+    await server.start()
+    worker.start()
+    # Every process sends the shared outbox (claims keep two from sending one delivery).
+    deliverer = Deliverer(store, env=env, poll_s=args.poll)
+    deliverer.start()
+    _ready(f"listening on {server.url}")
+    await _stopped()
+    await worker.drain(args.drain)
+    await server.close(drain_s=2.0)
+    await worker.close()
+    await deliverer.close()
+    store.close()
+    _end_children()
+    return 0
+
+
+async def _serve_scaled(args: argparse.Namespace, env: dict[str, str], dsn: str) -> int:
+    """PostgreSQL: turns are DBOS workflows (`wisp.serve.durable`), run by this process
+    (role all, worker) and/or started by its API (all, api). One LISTEN connection wakes
+    this process's SSE streams and running turns on other processes' writes."""
+    from wisp.serve.durable.processes import Scaled
+
+    scaled = Scaled(args.role, dsn, env=env, data_dir=Path(args.data_dir).expanduser()
+                    if args.data_dir else _data_dir(dsn, env), poll_s=args.poll)
+    await scaled.start(args.host, args.port)
+    _ready(f"listening on {scaled.url}" if scaled.url else f"worker {scaled.name} ready")
+    await _stopped()
+    await scaled.close(args.drain)
+    _end_children()
+    return 0
+
+
+def _ready(what: str) -> None:
+    sys.stdout.write(f"wisp serve: {what}\n")
+    sys.stdout.flush()
+
+
+async def _stopped() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+def _end_children() -> None:
+    from wisp.tools.reaper import end_all_processes
+
+    end_all_processes()

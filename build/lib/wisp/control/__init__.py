@@ -1,0 +1,1 @@
+"""The control channel: a payload-agnostic dispatcher plus typed handlers per subtype."""

@@ -1,0 +1,158 @@
+"""Requests wisp sends to the SDK host: `can_use_tool` and `hook_callback`.
+
+A host that errors, withdraws the request, or has closed stdin denies the tool call
+(it never hangs the run): the dispatcher fails pending requests at EOF. The requester is
+the dispatcher over stdout and stdin, or an in-process SDK's direct answer.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+from wisp.cli.startup import BYPASS
+from wisp.control.dispatcher import Requester
+from wisp.duplex.state import StateReporter
+from wisp.errors import RequestFailed
+from wisp.permissions.engine import PermissionPolicy, Verdict
+from wisp.permissions.modes import is_permission_mode
+from wisp.permissions.rules import EDIT_TOOLS, Rule
+from wisp.stamps import new_uuid
+from wisp.tools.base import Tool
+from wisp.wire.protocol import CanUseTool, HookCallback, PermissionAnswer
+
+JSON = dict[str, Any]
+# Who left the call at "ask" (Verdict.source) → the SDKs' `decision_reason_type` values.
+REASON_TYPES = {"rule": "rule", "mode": "mode", "hook": "hook", "config": "other"}
+
+
+def suggestions(tool: Tool, mode: str, verdict: Verdict | None = None,
+                paths: list[str] | None = None) -> list[JSON]:
+    source = verdict.source if verdict is not None else ""
+    if source in ("protected", "analysis"):
+        return []  # no mode or rule can grant these; only this one answer can
+    if source == "boundary" and paths:
+        folders = sorted({os.path.dirname(os.path.abspath(p)) for p in paths})
+        return [{"type": "addDirectories", "directories": folders, "destination": "session"}]
+    if tool.name in EDIT_TOOLS and mode == "default":
+        return [{"type": "setMode", "mode": "acceptEdits", "destination": "session"}]
+    return [
+        {
+            "type": "addRules",
+            "rules": [{"toolName": tool.name}],
+            "behavior": "allow",
+            "destination": "session",
+        }
+    ]
+
+
+def apply_permission_updates(policy: PermissionPolicy, updates: Any, *,
+                             may_bypass: bool = False) -> None:
+    """Applies `updatedPermissions` to this session (other destinations are not persisted).
+    `may_bypass`: whether a `setMode` may enter bypassPermissions (see `bypass_refusal`)."""
+    if not isinstance(updates, list):
+        return
+    for update in updates:
+        if not isinstance(update, dict):
+            continue
+        kind = update.get("type")
+        rules = [
+            Rule(str(r.get("toolName")), r.get("ruleContent"), rank=6)
+            for r in update.get("rules") or []
+            if isinstance(r, dict)
+        ]
+        target = {"allow": policy.allow, "deny": policy.deny, "ask": policy.ask}.get(
+            str(update.get("behavior", "allow")), policy.allow
+        )
+        if kind == "addRules":
+            target.extend(rules)
+        elif kind == "replaceRules":
+            target[:] = rules
+        elif kind == "removeRules":
+            target[:] = [r for r in target if r not in rules]
+        elif kind == "setMode":
+            _set_mode(policy, update.get("mode"), may_bypass)
+        elif kind == "addDirectories":
+            policy.extra_dirs.extend(Path(d) for d in update.get("directories") or [])
+        elif kind == "removeDirectories":
+            gone = {str(Path(d)) for d in update.get("directories") or []}
+            policy.extra_dirs[:] = [d for d in policy.extra_dirs if str(d) not in gone]
+
+
+def _set_mode(policy: PermissionPolicy, mode: Any, may_bypass: bool) -> None:
+    # Like set_permission_mode: a known mode only, and bypass only when the launch allowed
+    # it. A permission answer has no error channel, so a refused mode is just not applied.
+    if is_permission_mode(mode) and (mode != BYPASS or may_bypass):
+        policy.mode = mode
+
+
+class HostBridge:
+    def __init__(
+        self,
+        requester: Requester,
+        state: StateReporter,
+        policy: PermissionPolicy,
+        on_interrupt: Callable[[], object],
+        may_bypass: bool = False,
+    ) -> None:
+        self.requester = requester
+        self.may_bypass = may_bypass
+        self.state = state
+        self.policy = policy
+        self.on_interrupt = on_interrupt
+
+    async def can_use_tool(
+        self, tool: Tool, tool_input: JSON, tool_use_id: str, verdict: Verdict
+    ) -> tuple[Verdict, JSON]:
+        request: CanUseTool = {
+            "subtype": "can_use_tool",
+            "tool_name": tool.name,
+            "display_name": tool.name,
+            "input": tool_input,
+            "description": tool.describe(tool_input),
+            "permission_suggestions": suggestions(tool, self.policy.mode, verdict,
+                                                  tool.target_paths(tool_input)),
+            "decision_reason_type": REASON_TYPES.get(verdict.source, "other"),
+            "tool_use_id": tool_use_id,
+        }
+        if verdict.message:
+            request["decision_reason"] = verdict.message
+        paths = tool.target_paths(tool_input)
+        if paths:
+            request["blocked_path"] = paths[0]
+        self.state.begin_wait()
+        try:
+            answer = await self.requester.request(request)
+        except RequestFailed as exc:
+            return Verdict("deny", f"Permission request failed: {exc}", "host"), tool_input
+        finally:
+            self.state.end_wait()
+        # Read with .get and isinstance: it is the host's word, its shape unchecked.
+        return self._interpret(cast(PermissionAnswer, answer), tool_input)
+
+    def _interpret(self, answer: PermissionAnswer, tool_input: JSON) -> tuple[Verdict, JSON]:
+        if answer.get("behavior") == "allow":
+            updated = answer.get("updatedInput")
+            apply_permission_updates(self.policy, answer.get("updatedPermissions"),
+                                     may_bypass=self.may_bypass)
+            return Verdict("allow", source="host"), updated if isinstance(
+                updated, dict
+            ) else tool_input
+        message = str(answer.get("message") or "The host denied this tool call.")
+        if answer.get("interrupt"):
+            self.on_interrupt()
+        return Verdict("deny", message, "host"), tool_input
+
+    async def hook_callback(
+        self, callback_id: str, hook_input: JSON, tool_use_id: str | None, timeout: float | None
+    ) -> JSON:
+        # Like the reference, events without a tool call get a fresh id of their own.
+        request: HookCallback = {
+            "subtype": "hook_callback",
+            "callback_id": callback_id,
+            "input": hook_input,
+            "tool_use_id": tool_use_id or new_uuid(),
+        }
+        return await self.requester.request(request, timeout)

@@ -1,0 +1,46 @@
+"""`system/session_state_changed` frames, sent only when the SDK asked for them.
+
+Both SDKs close stdin (ending the session) once they see `idle` after a result, so `idle`
+must never be reported early or while prompts are still queued (docs/protocol.md, "Session state and
+when stdin closes").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from wisp.wire import frames
+from wisp.wire.writer import FrameSink
+
+State = Literal["idle", "running", "requires_action"]
+
+
+class StateReporter:
+    def __init__(self, sink: FrameSink, session_id: Callable[[], str], enabled: bool) -> None:
+        self._sink = sink
+        self._session_id = session_id
+        self.enabled = enabled
+        self.state: State = "idle"
+        self._waiting = 0
+
+    def set(self, state: State) -> None:
+        if state == self.state:
+            return
+        self.state = state
+        if self.enabled:
+            self._sink.write(
+                frames.system(
+                    "session_state_changed", self._session_id(), state=state, sdk_host_only=True
+                )
+            )
+
+    def begin_wait(self) -> None:
+        """A request to the host is outstanding (e.g. can_use_tool)."""
+        self._waiting += 1
+        self.set("requires_action")
+
+    def end_wait(self) -> None:
+        self._waiting = max(0, self._waiting - 1)
+        if self._waiting == 0 and self.state == "requires_action":
+            self.set("running")

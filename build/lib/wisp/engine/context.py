@@ -1,0 +1,80 @@
+"""RunContext: what one run of the loop needs besides the Session (dependencies + config)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from wisp.engine.events import Event, EventSink
+from wisp.engine.retry import RetryPolicy
+from wisp.engine.session import Session
+from wisp.engine.usage import UsageLedger
+from wisp.hooks.runner import HookRunner
+from wisp.models.base import Model
+from wisp.tools.base import Tool
+
+if TYPE_CHECKING:
+    from wisp.engine.subagents import SubagentRunner
+    from wisp.engine.tasks import TaskRegistry
+    from wisp.sessions.checkpoints import FileHistory
+
+JSON = dict[str, Any]
+
+
+@dataclass
+class EngineConfig:
+    """Per-session engine configuration (built by `wisp.runtime`, changed by controls)."""
+
+    tools: dict[str, Tool]
+    system_blocks: list[JSON]
+    # Text blocks the first user message of every request starts with (the memory files):
+    # added when a request is built, never stored in the history or the transcript.
+    context_blocks: list[JSON] = field(default_factory=list)
+    disabled_tools: frozenset[str] = frozenset()
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+    fallback_model: str | None = None
+    include_partial_messages: bool = False
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    max_tokens: int | None = None
+    thinking: JSON | None = None
+    json_schema: JSON | None = None
+    api_key_source: str = "none"
+    extra_tool_definitions: list[JSON] = field(default_factory=list)
+    tool_filter: frozenset[str] | None = None  # --tools: None means every built-in
+    # The session's environment overlay: what its tools, hooks and knobs (compaction
+    # threshold, structured-output retries) read. Never os.environ directly.
+    env: Mapping[str, str] = field(default_factory=dict)
+    # File checkpoints for rewind_files (None: off). On the config rather than the session
+    # so that subagents, whose config is a copy of this one, write through the same store.
+    checkpoints: FileHistory | None = None
+
+    def tools_selected(self, name: str) -> bool:
+        return self.tool_filter is None or name in self.tool_filter
+
+
+@dataclass
+class RunContext:
+    session: Session
+    config: EngineConfig
+    model: Model
+    sink: EventSink
+    # The Task call this run serves (a subagent), or None for the main thread.
+    parent_tool_use_id: str | None = None
+    run_usage: UsageLedger = field(default_factory=UsageLedger)
+    hooks: HookRunner | None = None
+    # Runs the Task tool's subagents; None inside a subagent (no nesting).
+    subagents: SubagentRunner | None = None
+    # The session's tasks (subagents, background commands), shared with its subagents.
+    tasks: TaskRegistry | None = None
+    # Inside a subagent: its task id, agent type and transcript, which its hooks are told.
+    agent_id: str | None = None
+    agent_type: str | None = None
+    agent_transcript_path: str | None = None
+    # A hook said `continue: false` during this run: its stopReason ("" when it gave none).
+    # The loop ends the run once the step in progress is done.
+    hook_stop: str | None = None
+
+    def emit(self, event: Event) -> None:
+        self.sink.emit(event)

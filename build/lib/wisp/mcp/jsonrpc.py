@@ -1,0 +1,106 @@
+"""JSON-RPC 2.0 over a message stream: each request matched to its response by id.
+
+Above: a transport (`StdioMcpServer`, `SseMcpServer`) that feeds in every message the
+peer writes and supplies `write`. The matching is the control channel's
+(`wisp.control.pending`); a response for an id nobody waits for is dropped. The peer may
+also send notifications (passed on) and requests of its own (`reply_to`, which
+`HttpMcpServer` uses too): wisp declares no client capabilities (sampling, roots,
+elicitation), so the only one it answers is `ping`; anything else gets the standard
+method-not-found error, so a server waiting on an answer never hangs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from wisp.control.pending import PendingRequests
+from wisp.errors import McpError
+
+JSON = dict[str, Any]
+METHOD_NOT_FOUND = -32601
+
+
+class RpcChannel:
+    def __init__(self, write: Callable[[JSON], None],
+                 on_notification: Callable[[str, Any], None]) -> None:
+        self._write = write  # raises McpError once the stream is gone
+        self._on_notification = on_notification
+        self._pending: PendingRequests[int | str, JSON] = PendingRequests()
+
+    @property
+    def failure(self) -> McpError | None:
+        """Why the stream is gone, once it is."""
+        failure = self._pending.failure
+        return failure if isinstance(failure, McpError) else None
+
+    async def request(self, message: JSON, timeout: float | None) -> JSON:
+        """Sends `message` (which carries its id) and returns the peer's response."""
+        if self.failure is not None:
+            raise McpError(str(self.failure))
+        key = message["id"]
+        future = self._pending.expect(key)
+        try:
+            self._write(message)
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            self._cancel(key, "timed out")
+            raise McpError(f"{message.get('method')} timed out after {timeout or 0:g} s") from None
+        except asyncio.CancelledError:
+            self._cancel(key, "interrupted")  # the peer may stop work nobody waits for
+            raise
+        finally:
+            self._pending.release(key)
+
+    def notify(self, message: JSON) -> None:
+        if self.failure is None:
+            self._write(message)
+
+    def feed(self, message: Any) -> None:
+        """One message from the peer: a response, a request, or a notification."""
+        if isinstance(message, list):  # a batch (protocol versions before 2025-06-18)
+            for item in message:
+                self.feed(item)
+            return
+        if not isinstance(message, dict):
+            return
+        method = message.get("method")
+        key = message.get("id")
+        if isinstance(method, str):
+            if "id" in message:
+                self._answer(key, method)
+            else:
+                self._on_notification(method, message.get("params"))
+            return
+        if isinstance(key, (int, str)):
+            self._pending.settle(key, message)
+
+    def reject(self, key: int | str, error: McpError) -> None:
+        """The request `key` failed on its way out (an HTTP POST refused, say)."""
+        self._pending.reject(key, error, keep=False)
+
+    def fail(self, error: McpError) -> None:
+        """The stream is gone: every waiting request fails with `error`, and so will
+        every later one."""
+        self._pending.close(error)
+
+    def _answer(self, request_id: Any, method: str) -> None:
+        with contextlib.suppress(McpError):
+            self.notify(reply_to(request_id, method))
+
+    def _cancel(self, key: int | str, reason: str) -> None:
+        with contextlib.suppress(McpError):
+            self.notify({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                         "params": {"requestId": key, "reason": f"wisp: {reason}"}})
+
+
+def reply_to(request_id: Any, method: str) -> JSON:
+    """wisp's answer to a request from a server: `ping` is answered, the rest unknown."""
+    reply: JSON = {"jsonrpc": "2.0", "id": request_id}
+    if method == "ping":
+        reply["result"] = {}
+    else:
+        reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
+    return reply

@@ -1,0 +1,178 @@
+"""Which provider serves a model spec, and the one `Model` that routes each request.
+
+A spec is `<provider>:<model>` or a bare model name:
+
+- a bare name, or `anthropic:<name>`: the Anthropic Messages API (today's behaviour);
+- `openai:<name>`: an OpenAI-compatible server at `OPENAI_BASE_URL` (default
+  `https://api.openai.com/v1`) with `OPENAI_API_KEY`;
+- `<name>:<model>` where settings define `providers.<name>`: that provider, e.g.
+  `"providers": {"local": {"type": "openai", "base_url": "http://127.0.0.1:8080/v1",
+  "api_key_env": "LOCAL_KEY", "preset": "llamacpp", "models": {"qwen3-coder":
+  {"context_window": 131072, "input_per_mtok": 0, "output_per_mtok": 0}}}}`.
+
+Anything else with a colon (`qwen3:8b`) is a bare name. Routing per request, not per
+session, is what lets `set_model`, `--fallback-model` and subagents switch providers
+mid-session. The OpenAI-compatible provider is imported the first time it is needed, so
+the Anthropic path pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from wisp.errors import UsageError
+from wisp.models import catalog
+from wisp.models.base import Model, ModelRequest, ModelStream
+
+JSON = dict[str, Any]
+DEFAULT_OPENAI_BASE = "https://api.openai.com/v1"
+
+
+class ProviderEntry:
+    """One provider: where it is, how to authenticate, which preset, and its models."""
+
+    __slots__ = ("api_key", "base_url", "compat", "headers", "kind", "models", "name",
+                 "preset")
+
+    def __init__(self, name: str, kind: str, base_url: str, api_key: str | None, *,
+                 preset: str | None = None, compat: JSON | None = None,
+                 headers: Mapping[str, str] | None = None, models: JSON | None = None) -> None:
+        self.name = name
+        self.kind = kind
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.preset = preset
+        self.compat = compat or {}
+        self.headers = dict(headers or {})
+        self.models: JSON = models or {}
+
+    def model_entry(self, model: str) -> JSON:
+        entry = self.models.get(model)
+        return entry if isinstance(entry, dict) else {}
+
+
+def split_spec(spec: str, providers: Mapping[str, object]) -> tuple[str, str]:
+    """(provider name, model name): `anthropic` for a bare name."""
+    head, sep, rest = spec.partition(":")
+    if sep and rest and (head in ("anthropic", "openai") or head in providers):
+        return head, rest
+    return "anthropic", spec
+
+
+def provider_entries(settings_value: Any, env: Mapping[str, str]) -> dict[str, ProviderEntry]:
+    """Settings' `providers`, plus the built-in `openai` from the environment. A settings
+    entry named `openai` replaces the built-in one."""
+    entries = {"openai": ProviderEntry(
+        "openai", "openai", env.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE,
+        env.get("OPENAI_API_KEY"), preset=env.get("WISP_OPENAI_PRESET"))}
+    if not isinstance(settings_value, dict):
+        return entries
+    for name, raw in settings_value.items():
+        entries[str(name)] = _entry(str(name), raw, env)
+    return entries
+
+
+def _entry(name: str, raw: Any, env: Mapping[str, str]) -> ProviderEntry:
+    where = f"settings providers.{name}"
+    if not isinstance(raw, dict):
+        raise UsageError(f"{where} must be an object")
+    kind = raw.get("type", "openai")
+    if kind != "openai":
+        raise UsageError(f"{where}.type must be \"openai\" (got {kind!r})")
+    base_url = raw.get("base_url")
+    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        raise UsageError(f"{where}.base_url must be an http(s) URL")
+    key_env = raw.get("api_key_env")
+    key = env.get(key_env) if isinstance(key_env, str) else None
+    headers = raw.get("headers") if isinstance(raw.get("headers"), dict) else {}
+    models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
+    entry = ProviderEntry(name, "openai", base_url, key, preset=raw.get("preset"),
+                          compat=raw.get("compat"), headers=headers, models=models)
+    from wisp.models.openai.presets import compat_for
+
+    compat_for(entry.preset, entry.compat, where)  # a bad preset or key fails now
+    return entry
+
+
+def register_facts(entries: Mapping[str, ProviderEntry]) -> None:
+    """Context windows, output caps and prices from settings, for the catalog."""
+    for entry in entries.values():
+        catalog.PROVIDER_NAMES.add(entry.name)
+        for model, facts in entry.models.items():
+            if isinstance(facts, dict):
+                catalog.register_model(f"{entry.name}:{model}", _facts(facts))
+
+
+def _facts(raw: JSON) -> catalog.ModelFacts:
+    def number(key: str) -> float | None:
+        value = raw.get(key)
+        return float(value) if isinstance(value, int | float) else None
+
+    inp, out = number("input_per_mtok"), number("output_per_mtok")
+    price = None if inp is None and out is None else catalog.Price(
+        inp or 0.0, out or 0.0, number("cache_write_per_mtok") or inp or 0.0,
+        number("cache_read_per_mtok") or inp or 0.0)
+    window, cap = number("context_window"), number("max_output_tokens")
+    return catalog.ModelFacts(price, int(window) if window else None, int(cap) if cap else None)
+
+
+def without_foreign_thinking(messages: list[JSON]) -> list[JSON]:
+    """Thinking blocks another provider produced carry no signature, and the Messages API
+    rejects them: they stay in the session's history but are not sent. Messages without
+    any are passed as the same objects (the body encoder caches them by identity)."""
+    return [_signed_only(message) for message in messages]
+
+
+def _unsigned(block: object) -> bool:
+    return isinstance(block, dict) and block.get("type") == "thinking" and not block.get(
+        "signature")
+
+
+def _signed_only(message: JSON) -> JSON:
+    content = message.get("content")
+    if message.get("role") != "assistant" or not isinstance(content, list) or not any(
+            map(_unsigned, content)):
+        return message
+    kept = [b for b in content if not _unsigned(b)]
+    return {**message, "content": kept or [{"type": "text", "text": "(thinking)"}]}
+
+
+class RoutingModel:
+    """The session's `Model`: each request goes to the provider its spec names, with the
+    provider prefix taken off the model name."""
+
+    def __init__(self, anthropic: Any, entries: Mapping[str, ProviderEntry],
+                 environ: Mapping[str, str]) -> None:
+        self._make_anthropic = anthropic  # () -> Model, made on first use
+        self._anthropic: Model | None = None
+        self.entries = entries
+        self.environ = environ
+        self._others: dict[str, Model] = {}
+
+    def stream(self, request: ModelRequest) -> ModelStream:
+        provider, name = split_spec(request.model, self.entries)
+        if provider == "anthropic":
+            if self._anthropic is None:
+                self._anthropic = self._make_anthropic()
+            bare = request if name == request.model else dataclasses.replace(request, model=name)
+            if self._others:  # the session used another provider: its history may need care
+                bare = dataclasses.replace(bare, messages=without_foreign_thinking(bare.messages))
+            return self._anthropic.stream(bare)
+        return self._other(provider).stream(dataclasses.replace(request, model=name))
+
+    def _other(self, provider: str) -> Model:
+        model = self._others.get(provider)
+        if model is None:
+            from wisp.models.openai.provider import OpenAICompatModel
+
+            model = self._others[provider] = OpenAICompatModel(self.entries[provider],
+                                                               self.environ)
+        return model
+
+    async def aclose(self) -> None:
+        for model in [self._anthropic, *self._others.values()]:
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                await close()

@@ -1,0 +1,1 @@
+"""The permission engine: modes and allow/ask/deny rules, one judge for every entry point."""

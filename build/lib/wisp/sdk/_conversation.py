@@ -1,0 +1,370 @@
+"""One SDK session: the control protocol, spoken over a link to an agent.
+
+A link carries stream-json frames (as dicts) both ways: to a `wisp` or reference CLI
+process (`_subprocess`), or to a duplex session running in this event loop
+(`_inprocess`). Everything the SDK does on top is here, once, for both: the `initialize`
+handshake, requests to the agent (interrupt, set_model, …) matched by request id, the
+agent's requests to us (`can_use_tool`, `hook_callback`, `mcp_message`) answered by the
+caller's Python callbacks, the message stream, and the end of a run.
+
+The in-process link calls `answer` directly instead of sending those requests as frames,
+so a tool function, hook or permission callback is a plain Python call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable
+from typing import Any, Protocol
+
+from wisp.sdk._host import HostAnswers
+from wisp.sdk._launch import Launch, plan_launch
+from wisp.sdk._parse import parse_message
+from wisp.sdk.errors import ClaudeSDKError, CLIConnectionError, ProcessError, ResultError
+from wisp.sdk.types import (
+    Message,
+)
+
+JSON = dict[str, Any]
+END = object()  # the message stream is over
+
+
+class Link(Protocol):
+    """Carries frames between the SDK and one agent session."""
+
+    async def start(self) -> None: ...
+
+    async def send(self, frame: JSON) -> None: ...
+
+    async def end_input(self) -> None: ...
+
+    def frames(self) -> AsyncIterator[JSON]: ...
+
+    async def wait(self) -> int: ...
+
+    def stderr_text(self) -> str: ...
+
+    async def close(self, force: bool) -> None: ...
+
+
+def initialize_timeout(env: dict[str, str]) -> float:
+    """As the official SDK: CLAUDE_CODE_STREAM_CLOSE_TIMEOUT (ms), never under 60 s."""
+    raw = env.get("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT") or os.environ.get(
+        "CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "60000")
+    try:
+        return max(int(raw) / 1000.0, 60.0)
+    except ValueError:
+        return 60.0
+
+
+class Conversation:
+    def __init__(self, options: Any) -> None:
+        if options.can_use_tool is not None and options.permission_prompt_tool_name:
+            raise ValueError(
+                "can_use_tool callback cannot be used with permission_prompt_tool_name. "
+                "Please use one or the other.")
+        self.options = options
+        self.launch: Launch = plan_launch(options)
+        self.host = HostAnswers(options)
+        self.answer = self.host.answer
+        self.server_info: JSON | None = None
+        self.link: Link = self._make_link()
+        self._messages: asyncio.Queue[Any] = asyncio.Queue()
+        self._pending: dict[str, asyncio.Future[JSON]] = {}
+        self._answering: dict[str, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._reader: asyncio.Task[None] | None = None
+        self._counter = 0
+        self._session_state: str | None = None
+        self._last_error_result: JSON | None = None
+        self._run_ended = asyncio.Event()
+        self._run_ended.set()  # nothing asked yet
+        self._closed = False
+
+    def _make_link(self) -> Link:
+        cwd = str(self.options.cwd) if self.options.cwd is not None else os.getcwd()
+        if self.options.cli_path is None:
+            from wisp.sdk._inprocess import InProcessLink
+
+            return InProcessLink(self.launch, cwd, self.answer, self.options.stderr)
+        from wisp.sdk._subprocess import SubprocessLink
+
+        return SubprocessLink(str(self.options.cli_path), self.launch, cwd,
+                              self.options.stderr)
+
+    @property
+    def idle(self) -> bool:
+        """No run is owed: every prompt written has had its run end."""
+        return self._run_ended.is_set()
+
+    @property
+    def bidirectional(self) -> bool:
+        """Whether the agent may still ask us something: then its input stays open until
+        the run is over (a closed input would fail those requests)."""
+        return self.host.needed
+
+    # Opening -------------------------------------------------------------------------
+
+    async def open(self) -> JSON:
+        if self.options.cwd is not None and not os.path.isdir(self.options.cwd):
+            raise CLIConnectionError(f"Working directory does not exist: {self.options.cwd}")
+        await self.link.start()
+        self._reader = asyncio.ensure_future(self._read())
+        answer = await self.request(self._initialize_request(),
+                                    initialize_timeout(self.launch.env))
+        self._check_hook_failure_support(answer)
+        self.server_info = answer
+        return answer
+
+    def _initialize_request(self) -> JSON:
+        hooks: JSON = {}
+        for event, matchers in (self.options.hooks or {}).items():
+            entries = [self._hook_entry(m) for m in matchers or []]
+            if entries:
+                hooks[event] = entries
+        return {"subtype": "initialize", "hooks": hooks or None, **self.launch.initialize}
+
+    def _hook_entry(self, matcher: Any) -> JSON:
+        ids = []
+        for callback in matcher.hooks:
+            ids.append(self.host.register_hook(callback))
+        entry: JSON = {"matcher": matcher.matcher, "hookCallbackIds": ids}
+        if matcher.timeout is not None:
+            entry["timeout"] = matcher.timeout
+        on_failure = getattr(matcher, "on_failure", None)
+        if on_failure is not None:
+            entry["onFailure"] = on_failure
+        return entry
+
+    def _check_hook_failure_support(self, answer: JSON) -> None:
+        # A hook meant to block on failure must not silently fail open.
+        blocking = any(getattr(m, "on_failure", None) not in (None, "continue")
+                       for ms in (self.options.hooks or {}).values() for m in ms or [])
+        if not blocking:
+            return
+        if not answer.get("hook_on_failure_supported"):
+            raise CLIConnectionError(
+                'The agent does not support on_failure="block" on hook matchers, so a '
+                "failing hook would not block. Remove on_failure or update the CLI.")
+        if answer.get("hooks_applied") is False:
+            raise CLIConnectionError(
+                "The session was already running and did not register these hooks, so "
+                'a hook with on_failure="block" would never run.')
+
+    # Requests to the agent -----------------------------------------------------------
+
+    async def request(self, body: JSON, timeout: float | None = 60.0) -> JSON:
+        if self._closed:
+            raise CLIConnectionError("Not connected: the session is closed.")
+        self._counter += 1
+        request_id = f"req_{self._counter}_{os.urandom(4).hex()}"
+        future: asyncio.Future[JSON] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
+        try:
+            await self.link.send(
+                {"type": "control_request", "request_id": request_id, "request": body})
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            raise ClaudeSDKError(f"Control request timeout: {body.get('subtype')}") from None
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def send_user(self, content: Any, session_id: str) -> None:
+        await self.send_message({"type": "user", "message": {"role": "user", "content": content},
+                                 "parent_tool_use_id": None, "session_id": session_id})
+
+    async def send_message(self, message: JSON) -> None:
+        if self.options.verbatim_prompts:
+            message = {**message, "client_composed": True}
+        self._run_ended.clear()  # this prompt owes a run of its own
+        await self.link.send(message)
+
+    async def stream_input(self, stream: AsyncIterable[JSON], end: bool = True) -> None:
+        """Writes the caller's messages; with `end`, closes the input once the last run is
+        over (or at once when nothing was written)."""
+        written = 0
+        try:
+            async for message in stream:
+                if self._closed:
+                    return
+                await self.send_message(message)
+                written += 1
+        except Exception as exc:  # the caller's iterable failed: don't leave input open
+            self._report(f"wisp.sdk: the prompt stream failed: {exc!r}\n")
+        if end:
+            await self.finish_input(wait=written > 0)
+
+    async def finish_input(self, wait: bool = True) -> None:
+        if wait and self.bidirectional:
+            await self._run_ended.wait()
+        with contextlib.suppress(Exception):
+            await self.link.end_input()
+
+    def spawn(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # Requests from the agent ---------------------------------------------------------
+
+    def _answer_in_background(self, frame: JSON) -> None:
+        request_id = str(frame.get("request_id"))
+        request = frame.get("request")
+
+        async def reply() -> None:
+            try:
+                if not isinstance(request, dict):
+                    raise ClaudeSDKError("control_request has no request object")
+                body = await self.answer(request)
+                response: JSON = {"subtype": "success", "request_id": request_id,
+                                  "response": body}
+            except asyncio.CancelledError:
+                return  # withdrawn by the agent: no answer is owed
+            except Exception as exc:
+                response = {"subtype": "error", "request_id": request_id, "error": str(exc)}
+            with contextlib.suppress(Exception):
+                await self.link.send({"type": "control_response", "response": response})
+
+        task = asyncio.ensure_future(reply())
+        self._answering[request_id] = task
+        task.add_done_callback(lambda _t: self._answering.pop(request_id, None))
+
+    # Reading -------------------------------------------------------------------------
+
+    async def _read(self) -> None:
+        try:
+            async for frame in self.link.frames():
+                self._route(frame)
+            code = await self.link.wait()
+            if code != 0 and not self._closed:
+                raise ProcessError(f"Command failed with exit code {code}", exit_code=code,
+                                   stderr=self.link.stderr_text()
+                                   or "Check stderr output for details")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            self._fail(self._typed_error(exc))
+        finally:
+            self._run_ended.set()
+            self._messages.put_nowait(END)
+
+    def _typed_error(self, exc: Exception) -> Exception:
+        """An exit that follows an error result is that result's failure (ResultError)."""
+        result = self._last_error_result
+        if isinstance(exc, ProcessError) and result is not None:
+            text = _result_error_text(result)
+            error = ResultError(f"Claude Code returned an error result: {text}",
+                                data=result, exit_code=exc.exit_code)
+            error.__cause__ = exc
+            return error
+        return exc
+
+    def _fail(self, error: Exception) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(error)
+        self._messages.put_nowait(error)
+
+    def _route(self, frame: JSON) -> None:
+        kind = frame.get("type")
+        if kind == "control_response":
+            self._settle(frame.get("response"))
+        elif kind == "control_request":
+            if not self._closed:
+                self._answer_in_background(frame)
+        elif kind == "control_cancel_request":
+            task = self._answering.pop(str(frame.get("request_id")), None)
+            if task is not None:
+                task.cancel()
+        elif kind == "system" and frame.get("subtype") == "session_state_changed":
+            self._on_state(frame.get("state"))
+            if frame.get("sdk_host_only") is not True:
+                self._messages.put_nowait(frame)
+        else:
+            if kind == "result":
+                self._on_result(frame)
+            elif kind in ("assistant", "user", "stream_event"):
+                self._last_error_result = None  # the conversation moved on
+            self._messages.put_nowait(frame)
+
+    def _settle(self, response: Any) -> None:
+        if not isinstance(response, dict):
+            return
+        future = self._pending.get(str(response.get("request_id")))
+        if future is None or future.done():
+            return
+        if response.get("subtype") == "error":
+            future.set_exception(ClaudeSDKError(str(response.get("error") or "Unknown error")))
+        else:
+            body = response.get("response")
+            future.set_result(body if isinstance(body, dict) else {})
+
+    def _on_state(self, state: Any) -> None:
+        self._session_state = state if isinstance(state, str) else None
+        if state == "idle":
+            self._run_ended.set()
+
+    def _on_result(self, frame: JSON) -> None:
+        self._last_error_result = frame if frame.get("is_error") else None
+        # An agent that reports session state ends the run with "idle"; one that
+        # doesn't ends it with the result.
+        if self._session_state in (None, "idle") or not self.bidirectional:
+            self._run_ended.set()
+
+    async def messages(self) -> AsyncGenerator[Message, None]:
+        """Typed messages until the agent ends; its failure is raised after the last one."""
+        while True:
+            item = await self._messages.get()
+            if item is END:
+                self._messages.put_nowait(END)  # later readers end too
+                return
+            if isinstance(item, BaseException):
+                raise item
+            message = parse_message(item)
+            if message is not None:
+                yield message
+
+    # Closing -------------------------------------------------------------------------
+
+    async def close(self, force: bool = False) -> None:
+        """Ends the session: our tasks stop, the agent's input closes, and the agent (a
+        process and everything it started, or the in-process runtime) is gone when this
+        returns. `force` (a cancelled consumer) stops a running turn at once."""
+        if self._closed:
+            return
+        self._closed = True
+        for task in [*self._tasks, *self._answering.values()]:
+            task.cancel()
+        try:
+            await asyncio.shield(self.link.close(force))
+        finally:
+            for path in self.launch.temp_files:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            if self._reader is not None and not self._reader.done():
+                self._reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await self._reader
+
+    def _report(self, text: str) -> None:
+        if self.options.stderr is not None:
+            self.options.stderr(text.rstrip("\n"))
+
+
+def _result_error_text(result: JSON) -> str:
+    """The most telling text of an error result: its errors, its result text, a subtype
+    other than "success", its HTTP status."""
+    errors = [str(e) for e in result.get("errors") or [] if str(e).strip()] if isinstance(
+        result.get("errors"), list) else []
+    if errors:
+        return "; ".join(errors)
+    text = result.get("result")
+    if isinstance(text, str) and text.strip():
+        return text.strip()
+    subtype = result.get("subtype")
+    if isinstance(subtype, str) and subtype and subtype != "success":
+        return subtype
+    status = result.get("api_error_status")
+    return f"API error status {status}" if status is not None else "unknown error"

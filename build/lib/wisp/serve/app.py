@@ -1,0 +1,321 @@
+"""The API the official SDK calls: agents, environments, sessions and session events,
+routed onto the store (what is kept), the worker (what runs) and the fanout (who follows).
+
+Request bodies and response documents are `wisp.serve.shapes`' business; this module
+only wires them. Every resource belongs to the key that created it (`request.owner`);
+another key gets 404 for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from wisp.serve import shapes, webhooks
+from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
+from wisp.serve.session_log import Fanout, public
+from wisp.serve.store.base import Store
+
+JSON = dict[str, Any]
+Route = Callable[[Request], Awaitable[Response | EventStream]]
+POLL_S = 0.5  # a stream re-reads the log this often even unwoken (writes by other processes)
+
+
+class Dispatch(Protocol):
+    """Where client events go once logged: the embedded `Worker`, or the durable turns
+    of a PostgreSQL deployment (`wisp.serve.durable.dispatch`)."""
+
+    def notify(self, session_id: str) -> None:
+        """The session has new queued client events."""
+
+    def forget(self, session_id: str) -> None:
+        """The session was deleted: stop its turns."""
+
+
+def _shape_errors(handler: Route) -> Route:
+    """A ShapeError (a wrong type, a missing field) is a 400 naming the field."""
+    async def checked(request: Request) -> Response | EventStream:
+        try:
+            return await handler(request)
+        except shapes.ShapeError as exc:
+            raise HttpError(400, "invalid_request_error", str(exc)) from None
+        except ValueError as exc:  # a bad cursor or time in a query
+            raise HttpError(400, "invalid_request_error", str(exc)) from None
+    return checked
+
+
+class Api:
+    def __init__(self, store: Store, fanout: Fanout, worker: Dispatch | None) -> None:
+        self.store = store
+        self.fanout = fanout
+        self.worker = worker
+        self.router = Router()
+        self._routes()
+
+    def _routes(self) -> None:
+        add = self.router.add
+        for method, path, handler in (
+            ("POST", "/v1/agents", self.create_agent),
+            ("GET", "/v1/agents", self.list_agents),
+            ("GET", "/v1/agents/{agent_id}", self.get_agent),
+            ("POST", "/v1/agents/{agent_id}", self.update_agent),
+            ("POST", "/v1/agents/{agent_id}/archive", self.archive_agent),
+            ("POST", "/v1/environments", self.create_environment),
+            ("GET", "/v1/environments", self.list_environments),
+            ("GET", "/v1/environments/{environment_id}", self.get_environment),
+            ("POST", "/v1/environments/{environment_id}/archive", self.archive_environment),
+            ("DELETE", "/v1/environments/{environment_id}", self.delete_environment),
+            ("POST", "/v1/sessions", self.create_session),
+            ("GET", "/v1/sessions", self.list_sessions),
+            ("GET", "/v1/sessions/{session_id}", self.get_session),
+            ("POST", "/v1/sessions/{session_id}", self.update_session),
+            ("POST", "/v1/sessions/{session_id}/archive", self.archive_session),
+            ("DELETE", "/v1/sessions/{session_id}", self.delete_session),
+            ("GET", "/v1/sessions/{session_id}/events", self.list_events),
+            ("POST", "/v1/sessions/{session_id}/events", self.send_events),
+            ("GET", "/v1/sessions/{session_id}/events/stream", self.stream_events),
+        ):
+            add(method, path, _shape_errors(handler))
+        webhooks.add_routes(self.router, self.store, _shape_errors)
+
+    # Common ---------------------------------------------------------------------------
+
+    def _found(self, kind: str, request: Request, key: str) -> JSON:
+        doc = self.store.get(kind, request.owner, request.params[key])
+        if doc is None:
+            raise HttpError(404, "not_found_error", f"{kind} {request.params[key]} not found")
+        return doc
+
+    def _listing(self, kind: str, request: Request) -> Response:
+        query = shapes.resources_query(request.query)
+        page = self.store.list(kind, request.owner, limit=query["limit"], page=query["page"],
+                               include_archived=query["include_archived"])
+        return Response(200, shapes.list_page(page.items, page.next_page))
+
+    def _archive(self, kind: str, request: Request, key: str) -> Response:
+        doc = shapes.archived(self._found(kind, request, key))
+        self.store.update(kind, request.owner, doc["id"], doc)
+        return Response(200, doc)
+
+    # Agents ---------------------------------------------------------------------------
+
+    async def create_agent(self, request: Request) -> Response:
+        doc = shapes.agent_document(shapes.agent_create(request.json()))
+        self.store.create("agent", request.owner, doc)
+        self._keep_version(request.owner, doc)
+        return Response(200, doc)
+
+    def _keep_version(self, owner: str, doc: JSON) -> None:
+        """Sessions may name an older version: each one is kept."""
+        self.store.create("agent_version", owner, {**doc, "id": f"{doc['id']}@{doc['version']}"})
+
+    async def list_agents(self, request: Request) -> Response:
+        return self._listing("agent", request)
+
+    async def get_agent(self, request: Request) -> Response:
+        doc = self._found("agent", request, "agent_id")
+        versions = request.query.get("version") or []
+        version = versions[0] if versions else None
+        if version is not None and str(version) != str(doc["version"]):
+            old = self.store.get("agent_version", request.owner, f"{doc['id']}@{version}")
+            if old is None:
+                raise HttpError(404, "not_found_error", f"agent version {version} not found")
+            return Response(200, {**old, "id": doc["id"]})
+        return Response(200, doc)
+
+    async def update_agent(self, request: Request) -> Response:
+        doc = self._found("agent", request, "agent_id")
+        patch = shapes.agent_update(request.json())
+        expected = patch.pop("version", None)
+        if expected is not None and expected != doc["version"]:
+            raise HttpError(409, "invalid_request_error",
+                            f"agent is at version {doc['version']}, not {expected}",
+                            headers={"x-should-retry": "false"})
+        new = shapes.agent_updated(doc, patch)
+        self.store.update("agent", request.owner, doc["id"], new)
+        if new["version"] != doc["version"]:
+            self._keep_version(request.owner, new)
+        return Response(200, new)
+
+    async def archive_agent(self, request: Request) -> Response:
+        return self._archive("agent", request, "agent_id")
+
+    # Environments ---------------------------------------------------------------------
+
+    async def create_environment(self, request: Request) -> Response:
+        doc = shapes.environment_document(shapes.environment_create(request.json()))
+        self.store.create("environment", request.owner, doc)
+        return Response(200, doc)
+
+    async def list_environments(self, request: Request) -> Response:
+        return self._listing("environment", request)
+
+    async def get_environment(self, request: Request) -> Response:
+        return Response(200, self._found("environment", request, "environment_id"))
+
+    async def archive_environment(self, request: Request) -> Response:
+        return self._archive("environment", request, "environment_id")
+
+    async def delete_environment(self, request: Request) -> Response:
+        doc = self._found("environment", request, "environment_id")
+        self.store.delete("environment", request.owner, doc["id"])
+        return Response(200, shapes.deleted_environment(doc["id"]))
+
+    # Sessions -------------------------------------------------------------------------
+
+    async def create_session(self, request: Request) -> Response:
+        fields = shapes.session_create(request.json())
+        agent = self._agent_of(request.owner, fields["agent"])
+        environment = self.store.get("environment", request.owner, fields["environment_id"])
+        if environment is None:
+            raise HttpError(404, "not_found_error",
+                            f"environment {fields['environment_id']} not found")
+        doc = shapes.session_document(fields, shapes.session_agent(
+            agent, fields["agent"].get("overrides")))
+        self.store.create("session", request.owner, doc)
+        initial = fields.get("initial_events") or []
+        if initial:
+            self._queue(doc["id"], initial)
+        return Response(200, doc)
+
+    def _agent_of(self, owner: str, ref: JSON) -> JSON:
+        agent = self.store.get("agent", owner, ref["id"])
+        if agent is not None and ref.get("version") not in (None, agent["version"]):
+            agent = self.store.get("agent_version", owner, f"{ref['id']}@{ref['version']}")
+        if agent is None:
+            raise HttpError(404, "not_found_error", f"agent {ref['id']} not found")
+        return agent
+
+    async def list_sessions(self, request: Request) -> Response:
+        query = shapes.sessions_query(request.query)
+        page = self.store.list("session", request.owner, limit=query["limit"],
+                               page=query["page"], order=query["order"],
+                               include_archived=query["include_archived"])
+        items = [s for s in page.items
+                 if (not query["statuses"] or s.get("status") in query["statuses"])
+                 and (query["agent_id"] is None
+                      or (s.get("agent") or {}).get("id") == query["agent_id"])]
+        return Response(200, shapes.session_list_page(items, page.next_page))
+
+    async def get_session(self, request: Request) -> Response:
+        return Response(200, self._found("session", request, "session_id"))
+
+    async def update_session(self, request: Request) -> Response:
+        doc = self._found("session", request, "session_id")
+        new = shapes.session_updated(doc, shapes.session_update(request.json()))
+        self.store.update("session", request.owner, doc["id"], new)
+        return Response(200, new)
+
+    async def archive_session(self, request: Request) -> Response:
+        return self._archive("session", request, "session_id")
+
+    async def delete_session(self, request: Request) -> Response:
+        doc = self._found("session", request, "session_id")
+        event = shapes.session_deleted_event()
+        hub = webhooks.hub(self.store)  # its deliveries are written with it
+        self.store.append(doc["id"], [event],
+                          deliveries=hub.deliveries(request.owner, doc["id"], [event]))
+        self.fanout.wake(doc["id"])
+        hub.wake()
+        if self.worker is not None:
+            self.worker.forget(doc["id"])
+        self.store.delete("session", request.owner, doc["id"])
+        return Response(200, shapes.deleted_session(doc["id"]))
+
+    # Events -----------------------------------------------------------------------------
+
+    async def list_events(self, request: Request) -> Response:
+        session = self._found("session", request, "session_id")
+        query = shapes.events_query(request.query)
+        page = self.store.events(session["id"], **query)
+        return Response(200, shapes.list_page([public(e) for e in page.items],
+                                              page.next_page))
+
+    async def send_events(self, request: Request) -> Response:
+        session = self._found("session", request, "session_id")
+        if session.get("status") == "terminated":
+            raise HttpError(400, "invalid_request_error", "the session has terminated")
+        stored = self._queue(session["id"], shapes.send_events(request.json()))
+        return Response(200, shapes.send_events_response([public(e) for e in stored]))
+
+    def _queue(self, session_id: str, events: list[JSON]) -> list[JSON]:
+        """Client events into the log (queued, processed_at null), then the worker is
+        woken: once this returns the events are durable, whatever happens next."""
+        stored = self.store.append(session_id, [shapes.client_event_record(e)
+                                                for e in events])
+        self.fanout.wake(session_id)
+        if self.worker is not None:
+            self.worker.notify(session_id)
+        return stored
+
+    async def stream_events(self, request: Request) -> EventStream:
+        session = self._found("session", request, "session_id")
+        session_id = session["id"]
+        previews = shapes.stream_query(request.query)
+        after = _last_event_id(request) if request.headers.get("last-event-id") else (
+            self.store.last_seq(session_id))
+        wake = self.fanout.watch(session_id)  # before returning: nothing may be missed
+        outbox: asyncio.Queue[JSON] = asyncio.Queue()
+        stop_previews = (self.fanout.on_preview(
+            session_id, _preview_filter(previews, outbox, wake)) if previews else None)
+
+        async def produce(out: SseWriter) -> None:
+            await _follow(self.store, session_id, after, wake, outbox, out)
+
+        def closed() -> None:
+            self.fanout.unwatch(session_id, wake)
+            if stop_previews is not None:
+                stop_previews()
+
+        return EventStream(produce, on_close=closed)
+
+
+async def _follow(store: Store, session_id: str, after: int, wake: asyncio.Event,  # noqa: PLR0917
+                  previews: asyncio.Queue[JSON], out: SseWriter) -> None:
+    """Sends every log entry after `after`, in order, then waits for more: woken by the
+    fanout (this process) or every POLL_S (another process's writes)."""
+    while True:
+        while not previews.empty():
+            preview = previews.get_nowait()
+            await out.send_json(preview, event=str(preview["type"]))
+        entries = store.log(session_id, after)
+        for entry in entries:
+            after = int(entry["seq"])
+            await out.send_json(public(entry), event=str(entry["type"]), id=str(after))
+            if entry["type"] in ("session.deleted", "session.status_terminated"):
+                return
+        if not entries and store.owner_of("session", session_id) is None:
+            # Deleted, log and all, before this stream read its last event.
+            await out.send_json(shapes.session_deleted_event(), event="session.deleted")
+            return
+        wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(wake.wait(), POLL_S)
+
+
+def _preview_filter(kinds: list[str], queue: asyncio.Queue[JSON], wake: asyncio.Event
+                    ) -> Callable[[JSON], None]:
+    wanted = set(kinds)
+    building: set[str] = set()
+
+    def offer(event: JSON) -> None:
+        if event.get("type") == "event_start":
+            inner = event.get("event") or {}
+            if inner.get("type") not in wanted:
+                return
+            building.add(str(inner.get("id")))
+        elif str(event.get("event_id")) not in building:
+            return
+        queue.put_nowait(event)
+        wake.set()
+    return offer
+
+
+def _last_event_id(request: Request) -> int:
+    """`Last-Event-ID` (the seq of the last event a client saw): resume after it."""
+    raw = request.headers.get("last-event-id", "")
+    if not raw.isdigit():
+        raise HttpError(400, "invalid_request_error", "Last-Event-ID must be an event seq")
+    return int(raw)

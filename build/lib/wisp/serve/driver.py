@@ -1,0 +1,339 @@
+"""`SessionDriver`: runs one session's turns through a `Runtime`, in the process that holds
+the session's lease.
+
+Client events arrive in log order (`handle`). A `user.message` starts a turn (or waits for
+the running one to end); `user.interrupt` stops it; `user.custom_tool_result`,
+`user.tool_result` and `user.tool_confirmation` answer a call the turn is waiting on.
+Each is logged a second time, same id, with `processed_at`, when it is taken up.
+
+Status: `session.status_running` when a turn starts or resumes, `session.status_idle`
+with `requires_action` (the events waited on) while a client must answer, and with
+`end_turn` when the turn is over.
+
+Recovery (`resume`): the model conversation is in the store, written with the events in
+one transaction (`wisp.serve.projection`). A session found mid-turn after a crash
+continues from it: a user message without its answer is sent to the model again; a tool
+call without a result gets the result a client already posted, is run again when it
+changes nothing (read, glob, grep), is recorded as interrupted otherwise, or, for a
+client's call, is waited on again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from wisp.serve import shapes
+from wisp.serve.projection import SessionProjection
+from wisp.serve.recovery import result_of
+from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
+from wisp.serve.store.base import LeaseLost
+from wisp.serve.tool_plan import ToolPlan
+from wisp.serve.toolset import (
+    ClientTool,
+    ConfirmedTool,
+    cloud_tools,
+)
+from wisp.tools.base import Tool, ToolResult
+
+if TYPE_CHECKING:
+    from wisp.engine.outcome import Outcome
+    from wisp.models.base import Model
+    from wisp.runtime.runtime import Runtime
+    from wisp.serve.store.base import Store
+
+JSON = dict[str, Any]
+ANSWERS = ("user.custom_tool_result", "user.tool_result")
+
+
+class SessionDriver:
+    def __init__(self, store: Store, fanout: Fanout, session: JSON, agent: JSON,
+                 environment: JSON | None, *, env: Mapping[str, str], workspace: Path,
+                 model: Model | None = None, holder: str | None = None) -> None:
+        self.store = store
+        self.session_id = str(session["id"])
+        self.log = SessionLog(store, fanout, self.session_id, holder=holder)
+        self.plan = ToolPlan(agent, environment)
+        self.agent = agent
+        self.env = dict(env)
+        self.workspace = workspace
+        self.model = model
+        self.runtime: Runtime | None = None
+        self.projection: SessionProjection | None = None
+        self.turn: asyncio.Task[None] | None = None
+        self.queue: list[JSON] = []  # user messages waiting for the running turn
+        self.waiting: dict[str, asyncio.Future[JSON]] = {}  # event id → answer
+        self.answers: dict[str, JSON] = {}  # answers that came before anyone waited
+        self._report_due = False
+        self.status = str(session.get("status") or "idle")
+        self.seen: set[str] = set()  # client events already taken in hand
+        self.changed = asyncio.Event()  # set at each status change (see `settle`)
+        self.fenced = False  # the lease was lost: this driver writes no more
+
+    # Building the runtime -----------------------------------------------------------------
+
+    def _open(self) -> Runtime:
+        from wisp.runtime.config import RuntimeConfig
+        from wisp.runtime.runtime import Runtime
+
+        conversation = self.store.conversation(self.session_id)
+        projection = SessionProjection(self.log, self.plan.route, len(conversation))
+        config = RuntimeConfig(
+            cwd=self.workspace, env=self.env, model=_model_id(self.agent),
+            system_prompt=self.agent.get("system") or None, tools=(),
+            allowed_tools=self.plan.allow_rules(), permission_mode="acceptEdits",
+            permission_mode_set=True, no_session_persistence=True,
+            include_partial_messages=True, setting_sources=("user",))
+        runtime = Runtime.open(config, projection, model=self.model)
+        runtime.session.history = conversation
+        runtime.session.recorder = projection
+        tools = self._tools()
+        runtime.ctx.config.tools = dict(tools)
+        runtime.base_tools = dict(tools)
+        self.projection = projection
+        return runtime
+
+    def _tools(self) -> dict[str, Tool]:
+        from wisp.tools.registry import builtin_tools
+
+        names = list(self.plan.toolset)
+        tools: dict[str, Tool] = {}
+        if self.plan.self_hosted:
+            from wisp.serve.toolset import DESCRIPTIONS, SCHEMAS
+
+            for name in names:
+                tools[name] = ClientTool({"name": name, "description": DESCRIPTIONS[name],
+                                          "input_schema": SCHEMAS[name]}, "toolset",
+                                         self.client_call)
+        else:
+            tools.update(cloud_tools(builtin_tools(), names))
+        for custom in self.plan.custom:
+            tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
+        return {name: self._gated(name, tool) for name, tool in tools.items()}
+
+    def _gated(self, name: str, tool: Tool) -> Tool:
+        if self.plan.route(name)[1] != "ask":
+            return tool
+        return ConfirmedTool(tool, self._confirm)
+
+    @property
+    def busy(self) -> bool:
+        return self.turn is not None and not self.turn.done()
+
+    # Client events ----------------------------------------------------------------------
+
+    async def handle(self, events: list[JSON]) -> None:
+        for event in events:
+            if event["id"] in self.seen:
+                continue  # still queued in the store: a user message waiting for its turn
+            self.seen.add(event["id"])
+            kind = event.get("type")
+            if kind == "user.message":
+                if self.busy:
+                    self.queue.append(event)
+                else:
+                    self.start(event)
+            elif kind == "user.interrupt":
+                self.log.consumed([event, *self.queue])  # queued messages are dropped too
+                self.queue.clear()
+                self._interrupt()
+            elif kind in ANSWERS or kind == "user.tool_confirmation":
+                self._answer(event)
+            else:
+                self.log.consumed([event])  # nothing to do with it, but taken up
+
+    def _answer(self, event: JSON) -> None:
+        target = str(event.get("custom_tool_use_id") or event.get("tool_use_id") or "")
+        key = ("confirm:" if event.get("type") == "user.tool_confirmation" else "") + target
+        self.log.consumed([event])
+        future = self.waiting.pop(key, None)
+        if future is not None and not future.done():
+            future.set_result(event)
+            if not self.waiting:
+                self.set_status("running")
+        else:
+            self.answers[key] = event
+
+    # Turns ------------------------------------------------------------------------------
+
+    def start(self, prompt: JSON | list[JSON] | str) -> None:
+        """A turn for a `user.message` event (consumed when the model conversation takes
+        it, in the same transaction) or for content recovered from the conversation."""
+        self.set_status("running")
+        self.turn = asyncio.ensure_future(self.run(prompt))
+
+    async def run(self, prompt: JSON | list[JSON] | str) -> None:
+        """One turn; writes fenced off by a lost lease end it quietly (`_fenced`)."""
+        try:
+            await self._run(prompt)
+        except LeaseLost:
+            self._fenced()
+
+    async def _run(self, prompt: JSON | list[JSON] | str) -> None:
+        if self.runtime is None:
+            self.runtime = self._open()
+        content = prompt
+        if isinstance(prompt, dict):
+            content = prompt.get("content") or []
+            assert self.projection is not None
+            self.projection.consume_with_next_user = prompt
+        try:
+            outcome = await self.runtime.run_prompt(cast("list[JSON] | str", content))
+        except LeaseLost:
+            raise
+        except Exception as exc:  # the session reports it; the service goes on
+            self.log.emit(shapes.session_error("unknown_error", str(exc)))
+        else:
+            error = _error_of(outcome)
+            if self.log.fenced:  # the loop failed on a fenced write: it said nothing
+                raise LeaseLost(self.session_id, self.log.holder or "")
+            if error is not None:
+                self.log.emit(shapes.session_error(*error))
+        if self.projection is not None:
+            self.projection.request_failed()  # a span left open by an error or interrupt
+        self._end_turn()
+
+    def _fenced(self) -> None:
+        """Another worker took the session (this one was thought dead): stop, writing
+        nothing more; that worker continues the turn from the log."""
+        self.fenced = True
+        for future in self.waiting.values():
+            future.cancel()
+        self.waiting.clear()
+
+    def _end_turn(self) -> None:
+        for future in self.waiting.values():
+            future.cancel()
+        self.waiting.clear()
+        self._account_usage()
+        if self.queue:
+            self.turn = asyncio.ensure_future(self.run(self.queue.pop(0)))
+            return
+        self.set_status("idle", {"type": "end_turn"})
+
+    def _account_usage(self) -> None:
+        """The turn's model usage added to the session's totals: the document's `usage`
+        and a `session.usage` event carrying them."""
+        if self.projection is None or not self.projection.usages:
+            return
+        usages, self.projection.usages = self.projection.usages, []
+        owner = self.store.owner_of("session", self.session_id)
+        doc = self.store.get("session", owner, self.session_id) if owner else None
+        if doc is None or owner is None:
+            return
+        for usage in usages:
+            doc = shapes.session_usage_added(doc, usage)
+        self.store.update("session", owner, self.session_id, doc)
+        self.log.emit(shapes.session_usage(doc["usage"], doc.get("budget")))
+
+    def _interrupt(self) -> None:
+        if self.runtime is not None and self.busy:
+            self.runtime.interrupt()
+            for future in self.waiting.values():
+                future.cancel()
+
+    # Waiting on the client -----------------------------------------------------------------
+
+    async def client_call(self, kind: str, name: str, tool_input: JSON,
+                           tool_use_id: str) -> ToolResult:
+        answer = await self._wait(tool_event_id(tool_use_id))
+        return result_of(answer)
+
+    async def _confirm(self, tool_use_id: str) -> JSON:
+        return await self._wait("confirm:" + tool_event_id(tool_use_id))
+
+    async def _wait(self, key: str) -> JSON:
+        early = self.answers.pop(key, None)
+        if early is not None:
+            return early
+        future: asyncio.Future[JSON] = asyncio.get_running_loop().create_future()
+        self.waiting[key] = future
+        if not self._report_due:  # one idle event for calls made together
+            self._report_due = True
+            asyncio.get_running_loop().call_soon(self._report_waiting)
+        return await future
+
+    def _report_waiting(self) -> None:
+        self._report_due = False
+        ids = list(dict.fromkeys(key.removeprefix("confirm:") for key in self.waiting))
+        if ids:
+            self.set_status("idle", {"type": "requires_action", "event_ids": ids})
+
+    def set_status(self, status: str, stop_reason: JSON | None = None) -> None:
+        if status == "running" and self.status == "running":
+            return
+        self.status = status
+        self.changed.set()
+        if status == "running":
+            event = shapes.status_running()
+        elif status == "rescheduling":
+            event = shapes.status_rescheduled()
+        else:
+            reason = stop_reason or {"type": "end_turn"}
+            event = shapes.status_idle(reason["type"], event_ids=reason.get("event_ids", ()))
+        # The event and the document's status at once. `rescheduling` lasts the moment a
+        # restarted worker takes the session up: the document stays `running`, the status
+        # the store looks for when it finds sessions that need a worker.
+        self.log.emit(event, status="running" if status == "rescheduling" else status)
+
+    async def settle(self) -> list[str] | None:
+        """Waits until the turn is over (None) or stopped on the client: the event ids
+        it waits on, once `requires_action` is reported. What a durable turn's step runs
+        until (`wisp.serve.durable`)."""
+        while True:
+            if not self.busy:
+                return None
+            if self.waiting and not self._report_due and self.status == "idle":
+                return list(dict.fromkeys(k.removeprefix("confirm:") for k in self.waiting))
+            self.changed.clear()
+            assert self.turn is not None
+            changed = asyncio.ensure_future(self.changed.wait())
+            try:
+                await asyncio.wait({self.turn, changed}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                changed.cancel()
+
+    async def resume(self) -> None:
+        """Continues a turn a crash cut short (`wisp.serve.recovery`)."""
+        from wisp.serve.recovery import resume
+
+        await resume(self)
+
+    def opened(self) -> Runtime:
+        """The session's runtime, opened if it is not yet."""
+        if self.runtime is None:
+            self.runtime = self._open()
+        return self.runtime
+
+    async def close(self) -> None:
+        """Lets the session go (shutdown, a lost lease, a deleted session). The log stays
+        as it is for whoever resumes the session: a turn stopped here records nothing
+        (no "interrupted" results for calls still waiting on the client)."""
+        self.log.silenced = True
+        if self.turn is not None and not self.turn.done():
+            self.turn.cancel()
+        if self.runtime is not None:
+            await self.runtime.aclose()
+
+
+def _error_of(outcome: Outcome) -> tuple[str, str] | None:
+    """(error type, message) of a turn that failed (an interrupt is no error)."""
+    from wisp.engine.outcome import ApiFailed, Failed, api_error_text
+
+    if isinstance(outcome, ApiFailed):
+        kind = ("model_overloaded_error" if outcome.error.status == 529
+                else "model_rate_limited_error" if outcome.error.status == 429
+                else "model_request_failed_error")
+        return kind, api_error_text(outcome.error)
+    if isinstance(outcome, Failed):
+        return "unknown_error", outcome.message
+    return None
+
+
+def _model_id(agent: JSON) -> str | None:
+    model = agent.get("model")
+    if isinstance(model, dict):
+        return str(model.get("id")) if model.get("id") else None
+    return str(model) if model else None

@@ -1,0 +1,1 @@
+"""Scale-out: turns as DBOS durable workflows on PostgreSQL (`turns`, `runner`)."""

@@ -1,0 +1,99 @@
+"""`SharedFanout`: live previews (`event_start`/`event_delta`) across the processes of a
+PostgreSQL deployment. The turn runs in a worker, while the stream that asked for
+previews is held by an API process.
+
+Previews are never stored, so they travel by NOTIFY (`wisp_preview`), and only when
+wanted. A process holding a stream with `event_deltas` for a session records that in
+`preview_watch`, kept fresh while the stream lives and removed when it closes. The
+process running the turn publishes the session's previews only while some other process
+watches it. Its local streams (`--role all`) are served in process, as in the embedded
+service. A process ignores its own notifications.
+
+Previews are best effort, as the seed says: one too large for a notification is
+dropped, and the complete event follows in any case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from wisp.serve.session_log import Fanout
+from wisp.serve.store.postgres import PostgresStore
+
+JSON = dict[str, Any]
+WATCH_TTL_S = 30.0
+WATCHED_CACHE_S = 0.5  # how long a worker trusts its last look at `preview_watch`
+
+
+class SharedFanout(Fanout):
+    def __init__(self, store: PostgresStore, name: str) -> None:
+        super().__init__()
+        self.store = store
+        self.name = name
+        self._looked: dict[str, tuple[float, bool]] = {}  # session → (when, watched)
+        self._refresher: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._refresher = asyncio.ensure_future(self._refresh())
+
+    async def close(self) -> None:
+        if self._refresher is not None:
+            self._refresher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._refresher
+        for session_id in list(self._previews):
+            self.store.unwatch_previews(session_id, self.name)
+
+    # A stream's side (API processes) ---------------------------------------------------
+
+    def on_preview(self, session_id: str, send: Callable[[JSON], None]) -> Callable[[], None]:
+        stop_local = super().on_preview(session_id, send)
+        self.store.watch_previews(session_id, self.name, WATCH_TTL_S)
+
+        def stop() -> None:
+            stop_local()
+            if not super(SharedFanout, self).has_previews(session_id):
+                self._previews.pop(session_id, None)
+                self.store.unwatch_previews(session_id, self.name)
+        return stop
+
+    def heard(self, session_id: str, sender: str, event: JSON) -> None:
+        """A preview published by the process running the session's turn."""
+        if sender != self.name:
+            super().preview(session_id, event)
+
+    async def _refresh(self) -> None:
+        while True:
+            await asyncio.sleep(WATCH_TTL_S / 3)
+            for session_id in [s for s in list(self._previews) if self._previews.get(s)]:
+                try:
+                    self.store.watch_previews(session_id, self.name, WATCH_TTL_S)
+                except Exception as exc:  # the database is away: next round
+                    print(f"wisp serve: preview watch: {exc!r}", file=sys.stderr)
+
+    # The turn's side (worker processes) --------------------------------------------------
+
+    def has_previews(self, session_id: str) -> bool:
+        return super().has_previews(session_id) or self._watched_elsewhere(session_id)
+
+    def preview(self, session_id: str, event: JSON) -> None:
+        super().preview(session_id, event)
+        if self._watched_elsewhere(session_id):
+            self.store.publish_preview(session_id, self.name, event)
+
+    def _watched_elsewhere(self, session_id: str) -> bool:
+        now = time.monotonic()
+        looked = self._looked.get(session_id)
+        if looked is not None and now - looked[0] < WATCHED_CACHE_S:
+            return looked[1]
+        watched = self.store.previews_watched(session_id, besides=self.name)
+        self._looked[session_id] = (now, watched)
+        if len(self._looked) > 10_000:  # sessions come and go: forget the stale looks
+            self._looked = {s: v for s, v in self._looked.items()
+                            if now - v[0] < WATCHED_CACHE_S}
+        return watched

@@ -1,0 +1,410 @@
+"""The Server: accepting connections, reading requests within the Limits, dispatching
+them to the router's handlers and writing the answers, streams included."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import sys
+import traceback
+from collections.abc import Awaitable
+from dataclasses import dataclass
+
+from wisp.serve.auth import ApiKeys, presented_key, refuse_open
+from wisp.serve.http.encode import _RESERVED, _encode_response, _error_response, _head
+from wisp.serve.http.messages import (
+    EventStream,
+    HttpError,
+    Request,
+    Response,
+    _bad_request,
+    error_body,
+)
+from wisp.serve.http.parse import _chunk_size, _content_length, parse_head
+from wisp.serve.http.router import Router
+from wisp.serve.http.sse import _LAST_CHUNK, Disconnected, SseWriter, _drain, _pump, _watch_client
+
+_INTERNAL = "Internal server error"
+
+
+class _Gone(Exception):
+    """The client closed the connection mid-request: there is no one to answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    max_header_bytes: int = 64 * 1024
+    max_body_bytes: int = 32 * 1024 * 1024
+    max_query_fields: int = 1000
+    header_timeout_s: float = 10.0  # from a request's first byte to its blank line
+    body_timeout_s: float = 60.0  # for the whole body
+    idle_timeout_s: float = 60.0  # a kept-alive connection with no request
+    write_timeout_s: float = 30.0  # a write blocked on a client that does not read
+    ping_s: float = 15.0  # SSE `: ping` after this long without a write; 0: none
+    linger_s: float = 2.0  # reading what a refused client still sends before closing
+
+
+class _Conn:
+    __slots__ = ("idle", "peer", "reader", "stream_task", "writer")
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+        peer = writer.get_extra_info("peername")
+        self.peer: tuple[str, int] | None = (peer[0], peer[1]) if peer else None
+        self.idle = False  # waiting for a request's first byte: safe to close at shutdown
+        self.stream_task: asyncio.Task[None] | None = None
+
+
+def _request_id() -> str:
+    return "req_" + secrets.token_hex(12)
+
+
+def _log_exception(what: str) -> None:
+    print(f"wisp serve: {what}", file=sys.stderr)
+    traceback.print_exc(file=sys.stderr)
+
+
+class Server:
+    def __init__(
+        self,
+        router: Router,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        auth: ApiKeys | None = None,
+        *,
+        limits: Limits | None = None,
+    ) -> None:
+        self.router = router
+        self.host = host
+        self.auth = auth if auth is not None else ApiKeys()
+        self.limits = limits or Limits()
+        self._port = port
+        self._server: asyncio.Server | None = None
+        self._conns: dict[asyncio.Task[None], _Conn] = {}
+        self._closing = False
+
+    @property
+    def port(self) -> int:
+        """The bound port (the one chosen by the OS when asked for 0)."""
+        return self._port
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self._port}"
+
+    @property
+    def connections(self) -> int:
+        return len(self._conns)
+
+    async def start(self) -> None:
+        """Binds and starts accepting. UsageError for a public host without keys."""
+        refuse_open(self.host, self.auth)
+        self._server = await asyncio.start_server(
+            self._accept,
+            self.host,
+            self._port,
+            limit=self.limits.max_header_bytes,
+            backlog=1024,  # bursts of hundreds of clients connecting at once
+        )
+        # With "localhost" there may be a socket per address family; the first one names it.
+        self._port = self._server.sockets[0].getsockname()[1]
+
+    async def close(self, drain_s: float = 5.0) -> None:
+        """Stops accepting; ends open streams (cleanly, with the last chunk) and idle
+        connections now; lets requests in flight finish for up to `drain_s`, then cuts."""
+        if self._server is None:
+            return
+        self._closing = True
+        self._server.close()
+        for task, conn in list(self._conns.items()):
+            if conn.idle:
+                task.cancel()
+            elif conn.stream_task is not None:
+                conn.stream_task.cancel()
+        if self._conns:
+            await asyncio.wait(list(self._conns), timeout=drain_s)
+        if self._conns:
+            for task in self._conns:
+                task.cancel()
+            await asyncio.wait(list(self._conns), timeout=1.0)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(1.0):
+                await self._server.wait_closed()
+        self._server = None
+
+    # Connections ------------------------------------------------------------------------
+
+    def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # A plain callback starting our own task, so close() can find and cancel it.
+        if self._closing:
+            writer.close()
+            return
+        conn = _Conn(reader, writer)
+        task = asyncio.get_running_loop().create_task(self._serve(conn))
+        self._conns[task] = conn
+        task.add_done_callback(self._forget)
+
+    def _forget(self, task: asyncio.Task[None]) -> None:
+        self._conns.pop(task, None)
+
+    async def _serve(self, conn: _Conn) -> None:
+        try:
+            while not self._closing and await self._one(conn):
+                pass
+        except asyncio.CancelledError:
+            pass  # close() after its drain time: drop the connection
+        except Exception:
+            _log_exception("connection failed")
+        finally:
+            await _close_writer(conn.writer)
+
+    async def _one(self, conn: _Conn) -> bool:
+        """Serves one request; True when the connection may carry another."""
+        request_id = _request_id()
+        try:
+            head = await self._read_head(conn)
+            if head is None:
+                return False
+            request = parse_head(head, self.limits.max_query_fields)
+            request.request_id = request_id
+            request.client = conn.peer
+            request.body = await self._read_body(conn, request)
+        except _Gone:
+            return False
+        except HttpError as err:
+            await self._refuse(conn, err, request_id)
+            return False
+        return await self._dispatch(conn, request)
+
+    async def _read_head(self, conn: _Conn) -> bytes | None:
+        """The request's bytes up to its blank line; None when the client leaves (or idles
+        out) before sending one."""
+        while True:
+            first, rest = await self._head_bytes(conn)
+            if not first:
+                return None
+            # Blank lines before a request line are to be ignored (RFC 9112 §2.2).
+            head = (first + rest).lstrip(b"\r\n")
+            if head:
+                return head
+
+    async def _head_bytes(self, conn: _Conn) -> tuple[bytes, bytes]:
+        # Waiting for the first byte is idling (idle_timeout_s); once it came, the rest of
+        # the headers must follow within header_timeout_s, so a slow drip is cut. One
+        # timeout, moved, as entering one costs more than the rest of the parse.
+        reader = conn.reader
+        conn.idle = True
+        try:
+            async with asyncio.timeout(self.limits.idle_timeout_s) as deadline:
+                first = await reader.read(1)
+                conn.idle = False
+                if not first:
+                    return b"", b""
+                loop = asyncio.get_running_loop()
+                deadline.reschedule(loop.time() + self.limits.header_timeout_s)
+                return first, await reader.readuntil(b"\r\n\r\n")
+        except TimeoutError:
+            if conn.idle:
+                return b"", b""
+            raise HttpError(408, "invalid_request_error", "timed out reading headers") from None
+        except asyncio.LimitOverrunError:
+            raise HttpError(
+                431,
+                "invalid_request_error",
+                f"request headers exceed {self.limits.max_header_bytes} bytes",
+            ) from None
+        except (asyncio.IncompleteReadError, ConnectionError):
+            return b"", b""
+        finally:
+            conn.idle = False
+
+    async def _read_body(self, conn: _Conn, request: Request) -> bytes:
+        headers = request.headers
+        te = headers.get("transfer-encoding")
+        cl = headers.get("content-length")
+        if te is not None:
+            if cl is not None or te.lower() != "chunked":
+                raise _bad_request("unsupported transfer-encoding / content-length")
+            self._continue(conn, headers)
+            return await self._timed_body(self._read_chunked(conn.reader))
+        if cl is None:
+            return b""
+        size = _content_length(cl)
+        if size > self.limits.max_body_bytes:
+            raise self._too_large()
+        if size == 0:
+            return b""
+        self._continue(conn, headers)
+        return await self._timed_body(conn.reader.readexactly(size))
+
+    async def _timed_body(self, read: Awaitable[bytes]) -> bytes:
+        try:
+            async with asyncio.timeout(self.limits.body_timeout_s):
+                return await read
+        except TimeoutError:
+            raise HttpError(408, "invalid_request_error", "timed out reading the body") from None
+        except asyncio.LimitOverrunError:
+            raise _bad_request("chunk header line too long") from None
+        except (asyncio.IncompleteReadError, ConnectionError):
+            raise _Gone from None
+
+    async def _read_chunked(self, reader: asyncio.StreamReader) -> bytes:
+        parts: list[bytes] = []
+        total = 0
+        while size := _chunk_size(await reader.readuntil(b"\r\n")):
+            total += size
+            if total > self.limits.max_body_bytes:
+                raise self._too_large()
+            parts.append(await reader.readexactly(size))
+            if await reader.readexactly(2) != b"\r\n":
+                raise _bad_request("bad chunk framing")
+        while await reader.readuntil(b"\r\n") != b"\r\n":
+            pass  # trailer fields: not used
+        return b"".join(parts)
+
+    def _too_large(self) -> HttpError:
+        limit = self.limits.max_body_bytes
+        return HttpError(413, "request_too_large", f"request body exceeds {limit} bytes")
+
+    @staticmethod
+    def _continue(conn: _Conn, headers: dict[str, str]) -> None:
+        if headers.get("expect", "").lower() == "100-continue":
+            conn.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    async def _refuse(self, conn: _Conn, err: HttpError, request_id: str) -> None:
+        """Answers a request that broke framing, then closes: lingering to read what the
+        client still sends, since closing with unread data resets the connection and the
+        client may lose the answer."""
+        conn.writer.write(_encode_response(_error_response(err, request_id), request_id, False))
+        with contextlib.suppress(ConnectionError, TimeoutError, OSError):
+            async with asyncio.timeout(self.limits.linger_s):
+                await conn.writer.drain()
+                if conn.writer.can_write_eof():
+                    conn.writer.write_eof()
+                while await conn.reader.read(65536):
+                    pass
+
+    # Dispatch ---------------------------------------------------------------------------
+
+    async def _dispatch(self, conn: _Conn, request: Request) -> bool:
+        result = await self._handle(request)
+        if isinstance(result, EventStream):
+            return await self._stream(conn, request, result)
+        keep = request.keep_alive and not self._closing
+        try:
+            data = _encode_response(result, request.request_id, keep)
+        except Exception:  # a body JSON cannot encode (a datetime, a set, …): a handler bug
+            _log_exception(f"{request.method} {request.path} ({request.request_id}) failed")
+            rid = request.request_id
+            internal = _error_response(HttpError(500, "api_error", _INTERNAL), rid)
+            data = _encode_response(internal, rid, keep)
+        conn.writer.write(data)
+        try:
+            await _drain(conn.writer, self.limits.write_timeout_s)
+        except (ConnectionError, TimeoutError):
+            return False
+        return keep
+
+    async def _handle(self, request: Request) -> Response | EventStream:
+        try:
+            owner = self.auth.owner_of(request.headers)
+            if owner is None:
+                raise _unauthenticated(request)
+            request.owner = owner
+            handler, request.params = self.router.match(request.method, request.segments)
+            result = await handler(request)
+            if not isinstance(result, Response | EventStream):
+                raise TypeError(f"a handler returned {type(result).__name__}")
+            return result
+        except HttpError as err:
+            return _error_response(err, request.request_id)
+        except Exception:
+            _log_exception(f"{request.method} {request.path} ({request.request_id}) failed")
+            return _error_response(HttpError(500, "api_error", _INTERNAL), request.request_id)
+
+    async def _stream(self, conn: _Conn, request: Request, stream: EventStream) -> bool:
+        try:
+            return await self._run_stream(conn, request, stream)
+        finally:
+            if stream.on_close is not None:
+                try:
+                    stream.on_close()
+                except Exception:
+                    _log_exception(f"on_close of {request.path} failed")
+
+    async def _run_stream(self, conn: _Conn, request: Request, stream: EventStream) -> bool:
+        headers = {
+            "content-type": "text/event-stream; charset=utf-8",
+            "cache-control": "no-cache",
+            "x-accel-buffering": "no",  # proxies (nginx) must not hold events back
+            **{k: v for k, v in stream.headers.items() if k not in _RESERVED},
+            "transfer-encoding": "chunked",
+            "request-id": request.request_id,
+        }
+        out = SseWriter(conn.writer, self.limits.write_timeout_s)
+        conn.writer.write(_head(200, headers, request.keep_alive))
+        try:
+            await out._drain()
+        except Disconnected:
+            return False
+        loop = asyncio.get_running_loop()
+        producer = loop.create_task(self._produce(stream, out, request))
+        watcher = loop.create_task(_watch_client(conn.reader, out))
+        conn.stream_task = producer
+        if self._closing:
+            producer.cancel()
+        try:
+            ping_s = self.limits.ping_s if stream.ping_s is None else stream.ping_s
+            await _pump(producer, watcher, out, ping_s)
+        finally:
+            conn.stream_task = None
+            producer.cancel()
+            watcher.cancel()
+            await asyncio.wait((producer, watcher))
+        if out.disconnected:
+            return False
+        conn.writer.write(_LAST_CHUNK)
+        try:
+            await out._drain()
+        except Disconnected:
+            return False
+        return request.keep_alive and not out.tainted and not self._closing
+
+    async def _produce(self, stream: EventStream, out: SseWriter, request: Request) -> None:
+        """Runs the producer; an error it raises goes to the client as an `error` event
+        (which the SDK raises as APIStatusError) before the stream ends."""
+        try:
+            await stream.producer(out)
+            return
+        except Disconnected:
+            return
+        except HttpError as err:
+            body = error_body(err.type, err.message, request.request_id)
+        except Exception:
+            _log_exception(f"stream {request.path} ({request.request_id}) failed")
+            body = error_body("api_error", _INTERNAL, request.request_id)
+        with contextlib.suppress(Disconnected):
+            await out.send_json(body, event="error")
+
+
+def _unauthenticated(request: Request) -> HttpError:
+    if presented_key(request.headers) is None:
+        message = "x-api-key header is required"
+    else:
+        message = "invalid x-api-key"
+    return HttpError(401, "authentication_error", message)
+
+
+async def _close_writer(writer: asyncio.StreamWriter) -> None:
+    writer.close()
+    try:
+        async with asyncio.timeout(1.0):
+            await writer.wait_closed()
+    except (TimeoutError, ConnectionError, OSError):
+        writer.transport.abort()  # a peer that never reads must not hold the close
+    except asyncio.CancelledError:
+        writer.transport.abort()
+        raise

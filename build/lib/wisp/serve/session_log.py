@@ -1,0 +1,139 @@
+"""One session's event log as the service writes it: events get their server fields
+(`id`, `processed_at`), go to the store in one transaction (with the model conversation
+when it changed), and wake whoever follows the session's stream.
+
+The store is the source of truth: a follower woken here re-reads the log from the last
+seq it saw, so a wake-up can never make it skip or repeat an event. Previews
+(`event_start` / `event_delta`) are the exception: they are never stored, only offered to
+the followers that asked for them, and the complete event follows them in the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from wisp.serve import webhooks
+from wisp.serve.shapes import new_id, timestamp
+from wisp.serve.store.base import Delivery, LeaseLost, Store
+
+JSON = dict[str, Any]
+
+
+def event_id() -> str:
+    return new_id("sevt")
+
+
+def tool_event_id(tool_use_id: str) -> str:
+    """The event id of the `agent.tool_use` / `agent.custom_tool_use` for a model tool
+    call. Derived, not random, so that after a crash the answer a client sent (naming the
+    event id) still finds its call in the model conversation."""
+    return f"sevt_{tool_use_id}"
+
+
+class Fanout:
+    """Wakes a session's followers (SSE streams, the worker) in this process. Followers of
+    another process notice writes by polling (`wisp.serve.stream`)."""
+
+    def __init__(self) -> None:
+        self._waiters: dict[str, set[asyncio.Event]] = {}
+        self._previews: dict[str, set[Callable[[JSON], None]]] = {}
+
+    def watch(self, session_id: str) -> asyncio.Event:
+        event = asyncio.Event()
+        self._waiters.setdefault(session_id, set()).add(event)
+        return event
+
+    def unwatch(self, session_id: str, event: asyncio.Event) -> None:
+        waiters = self._waiters.get(session_id)
+        if waiters is not None:
+            waiters.discard(event)
+            if not waiters:
+                del self._waiters[session_id]
+
+    def wake(self, session_id: str) -> None:
+        for event in self._waiters.get(session_id, ()):
+            event.set()
+
+    def wake_all(self) -> None:
+        """Every follower looks again (notifications from other processes were lost)."""
+        for waiters in self._waiters.values():
+            for event in waiters:
+                event.set()
+
+    def on_preview(self, session_id: str, send: Callable[[JSON], None]) -> Callable[[], None]:
+        self._previews.setdefault(session_id, set()).add(send)
+        return lambda: self._previews.get(session_id, set()).discard(send)
+
+    def preview(self, session_id: str, event: JSON) -> None:
+        for send in list(self._previews.get(session_id, ())):
+            send(event)
+
+    def has_previews(self, session_id: str) -> bool:
+        return bool(self._previews.get(session_id))
+
+
+class SessionLog:
+    """Appends one session's events."""
+
+    def __init__(self, store: Store, fanout: Fanout, session_id: str, *,
+                 holder: str | None = None) -> None:
+        self.store = store
+        self.fanout = fanout
+        self.session_id = session_id
+        self.holder = holder  # the worker whose lease fences these writes (None: the API)
+        self.fenced = False  # a write was refused: the lease is another worker's now
+        self.silenced = False  # handed back: what the turn does from now on is not kept
+        self._owner: str | None = None  # looked up once, when a webhook may need it
+
+    def emit(self, *events: JSON, conversation: tuple[int, list[JSON]] | None = None,
+             status: str | None = None) -> list[JSON]:
+        """Server events (built by `wisp.serve.shapes`), stamped again with the time
+        they are written."""
+        stamp = timestamp()
+        return self.write([{**e, "processed_at": stamp} for e in events], conversation,
+                          status)
+
+    def write(self, entries: list[JSON], conversation: tuple[int, list[JSON]] | None = None,
+              status: str | None = None) -> list[JSON]:
+        if self.silenced:
+            return []
+        deliveries = self._deliveries(entries)
+        try:
+            stored = self.store.append(self.session_id, entries, conversation, status,
+                                       sync=False, deliveries=deliveries, holder=self.holder)
+        except LeaseLost:
+            self.fenced = True
+            raise
+        self.fanout.wake(self.session_id)
+        if deliveries:
+            webhooks.hub(self.store).wake()
+        return stored
+
+    def _deliveries(self, entries: list[JSON]) -> list[Delivery] | None:
+        """Webhook deliveries reporting the status events among `entries`, written in the
+        same transaction: a crash can neither lose one nor leave one for an event that
+        was never written."""
+        if not webhooks.reports_any(entries):
+            return None
+        if self._owner is None:
+            self._owner = self.store.owner_of("session", self.session_id) or ""
+        if not self._owner:  # the session is gone
+            return None
+        return webhooks.hub(self.store).deliveries(self._owner, self.session_id, entries)
+
+    def consumed(self, events: list[JSON]) -> list[JSON]:
+        """Client events taken up by the agent: logged again, same ids, with
+        `processed_at` set (without the store's `seq`)."""
+        stamp = timestamp()
+        return self.write([{**public(e), "processed_at": stamp} for e in events])
+
+    def preview(self, event: JSON) -> None:
+        self.fanout.preview(self.session_id, event)
+
+
+def public(entry: JSON) -> JSON:
+    """A log entry as clients see it (and as it is logged again): without the store's
+    `seq`."""
+    return {k: v for k, v in entry.items() if k != "seq"}

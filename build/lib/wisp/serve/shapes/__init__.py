@@ -1,0 +1,195 @@
+"""The JSON shapes of the Managed Agents API as the official `anthropic` SDK defines them
+(docs/managed-agents-api.md): pure functions, no I/O.
+
+Requests: `agent_create`, `agent_update`, `environment_create`, `environment_update`,
+`session_create`, `session_update` and `send_events` take a decoded JSON body and return
+it normalised (defaults filled in, unknown keys dropped), or raise `ShapeError` naming the
+field at fault (`tools[0].type: expected one of ...`). The `*_query` functions do the same
+for the query strings of the list and stream endpoints.
+
+Responses: `agent_document`, `environment_document` and `session_document` add the
+server's fields (id, `type`, timestamps, `version`, ...); `agent_updated`,
+`environment_updated`, `session_updated` and `archived` derive the next document.
+
+Events: one builder per event type the server emits (`agent_message`, `status_idle`,
+`model_request_start`, ...), and `client_event_record` for the echo of a posted event, so
+no other module writes an event dict by hand.
+
+One module per concern, each importing only those below it:
+  common         ShapeError, the primitive readers, metadata, ids and timestamps
+  agent_tools    tools[] (toolsets, custom tools, MCP) and mcp_servers; tool_policy
+  agents         the agent requests and documents
+  environments   the environment requests and documents
+  content        content blocks
+  client_events  send_events, client_event_record, processed
+  sessions       the session requests, its agent snapshot and documents
+  server_events  agent_message, status_idle, model_request_*, previews, ...
+  queries        list envelopes and query strings
+  wire           error bodies and SSE frames
+Callers use this package (`shapes.X`), not the modules: where a name lives may change.
+"""
+
+from __future__ import annotations
+
+from wisp.serve.shapes.agent_tools import (
+    AGENT_TOOL_INPUT_SCHEMAS,
+    AGENT_TOOL_NAMES,
+    AGENT_TOOLSET,
+    POLICIES,
+    custom_tool_names,
+    tool_policy,
+)
+from wisp.serve.shapes.agents import (
+    DEFAULT_EFFORT,
+    EFFORTS,
+    agent_create,
+    agent_document,
+    agent_update,
+    agent_updated,
+)
+from wisp.serve.shapes.client_events import (
+    CLIENT_EVENT_TYPES,
+    client_event,
+    client_event_record,
+    processed,
+    send_events,
+    send_events_response,
+)
+from wisp.serve.shapes.common import (
+    JSON,
+    Parser,
+    ShapeError,
+    archived,
+    instant,
+    new_id,
+    timestamp,
+)
+from wisp.serve.shapes.environments import (
+    deleted_environment,
+    environment_create,
+    environment_document,
+    environment_update,
+    environment_updated,
+)
+from wisp.serve.shapes.queries import (
+    EVENT_TYPES,
+    Query,
+    events_query,
+    list_page,
+    resources_query,
+    session_list_page,
+    sessions_query,
+    stream_query,
+)
+from wisp.serve.shapes.server_events import (
+    SESSION_ERROR_TYPES,
+    STOP_REASONS,
+    agent_context_compacted,
+    agent_custom_tool_use,
+    agent_mcp_tool_result,
+    agent_mcp_tool_use,
+    agent_message,
+    agent_thinking,
+    agent_tool_result,
+    agent_tool_use,
+    event_delta,
+    event_start,
+    model_request_end,
+    model_request_start,
+    session_deleted_event,
+    session_error,
+    session_updated_event,
+    session_usage,
+    status_idle,
+    status_rescheduled,
+    status_running,
+    status_terminated,
+)
+from wisp.serve.shapes.sessions import (
+    SESSION_STATUSES,
+    deleted_session,
+    session_agent,
+    session_create,
+    session_document,
+    session_status,
+    session_update,
+    session_updated,
+    session_usage_added,
+)
+from wisp.serve.shapes.wire import SSE_PING, error_body, sse_error, sse_frame
+
+__all__ = [
+    "AGENT_TOOLSET",
+    "AGENT_TOOL_INPUT_SCHEMAS",
+    "AGENT_TOOL_NAMES",
+    "CLIENT_EVENT_TYPES",
+    "DEFAULT_EFFORT",
+    "EFFORTS",
+    "EVENT_TYPES",
+    "JSON",
+    "POLICIES",
+    "SESSION_ERROR_TYPES",
+    "SESSION_STATUSES",
+    "SSE_PING",
+    "STOP_REASONS",
+    "Parser",
+    "Query",
+    "ShapeError",
+    "agent_context_compacted",
+    "agent_create",
+    "agent_custom_tool_use",
+    "agent_document",
+    "agent_mcp_tool_result",
+    "agent_mcp_tool_use",
+    "agent_message",
+    "agent_thinking",
+    "agent_tool_result",
+    "agent_tool_use",
+    "agent_update",
+    "agent_updated",
+    "archived",
+    "client_event",
+    "client_event_record",
+    "custom_tool_names",
+    "deleted_environment",
+    "deleted_session",
+    "environment_create",
+    "environment_document",
+    "environment_update",
+    "environment_updated",
+    "error_body",
+    "event_delta",
+    "event_start",
+    "events_query",
+    "instant",
+    "list_page",
+    "model_request_end",
+    "model_request_start",
+    "new_id",
+    "processed",
+    "resources_query",
+    "send_events",
+    "send_events_response",
+    "session_agent",
+    "session_create",
+    "session_deleted_event",
+    "session_document",
+    "session_error",
+    "session_list_page",
+    "session_status",
+    "session_update",
+    "session_updated",
+    "session_updated_event",
+    "session_usage",
+    "session_usage_added",
+    "sessions_query",
+    "sse_error",
+    "sse_frame",
+    "status_idle",
+    "status_rescheduled",
+    "status_running",
+    "status_terminated",
+    "stream_query",
+    "timestamp",
+    "tool_policy",
+]

@@ -1,0 +1,188 @@
+"""What every shape module reads with: `ShapeError`, the primitive readers (`_obj`,
+`_str`, `_get`, `_variant`, ...), metadata bags, ids and timestamps."""
+
+from __future__ import annotations
+
+import math
+import secrets
+import string
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, cast
+
+from wisp.stamps import iso_now
+
+JSON = dict[str, Any]
+Parser = Callable[[JSON, str], JSON]
+
+_MAX_METADATA = 16
+_ID_ALPHABET = string.ascii_letters + string.digits
+
+
+# Errors and primitive readers ---------------------------------------------------------------
+
+class ShapeError(ValueError):
+    """A request field of the wrong type or value; `path` names it (`tools[0].type`)."""
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path = path or "body"
+        self.message = message
+        super().__init__(f"{self.path}: {message}")
+
+
+def _at(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _obj(value: object, path: str) -> JSON:
+    if not isinstance(value, dict):
+        raise ShapeError(path, "expected an object")
+    return cast(JSON, value)
+
+
+def _list(value: object, path: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ShapeError(path, "expected an array")
+    return value
+
+
+def _str(value: object, path: str, *, empty: bool = True, limit: int | None = None) -> str:
+    if not isinstance(value, str):
+        raise ShapeError(path, "expected a string")
+    if not empty and not value:
+        raise ShapeError(path, "must not be empty")
+    if limit is not None and len(value) > limit:
+        raise ShapeError(path, f"longer than {limit} characters")
+    return value
+
+
+def _opt_str(value: object, path: str) -> str | None:
+    return None if value is None else _str(value, path)
+
+
+def _bool(value: object, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise ShapeError(path, "expected a boolean")
+    return value
+
+
+def _int(value: object, path: str, lo: int | None = None, hi: int | None = None) -> int:
+    # bool is an int to Python, never to a JSON schema
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ShapeError(path, "expected an integer")
+    if lo is not None and value < lo:
+        raise ShapeError(path, f"expected an integer of at least {lo}")
+    if hi is not None and value > hi:
+        raise ShapeError(path, f"expected an integer of at most {hi}")
+    return value
+
+
+def _choice(value: object, path: str, options: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in options:
+        raise ShapeError(path, "expected one of " + ", ".join(f'"{o}"' for o in options))
+    return value
+
+
+def _strs(value: object, path: str) -> list[str]:
+    return [_str(item, f"{path}[{i}]") for i, item in enumerate(_list(value, path))]
+
+
+def _required(obj: JSON, key: str, path: str) -> Any:
+    if obj.get(key) is None:
+        raise ShapeError(_at(path, key), "required")
+    return obj[key]
+
+
+def _get(obj: JSON, key: str, path: str, read: Callable[[Any, str], Any],
+         default: Any = None) -> Any:
+    """`read(obj[key])`, or `default` when the key is absent or null."""
+    value = obj.get(key)
+    return default if value is None else read(value, _at(path, key))
+
+
+def _variant(value: object, path: str, kinds: Mapping[str, Parser]) -> JSON:
+    """One member of a union discriminated by `type`, read by the parser of its kind."""
+    obj = _obj(value, path)
+    kind = _choice(obj.get("type"), _at(path, "type"), tuple(kinds))
+    return kinds[kind](obj, path)
+
+
+def _items(value: object, path: str, read: Callable[[Any, str], JSON]) -> list[JSON]:
+    return [read(item, f"{path}[{i}]") for i, item in enumerate(_list(value, path))]
+
+
+def _unique(names: Sequence[str], path: str, what: str) -> None:
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise ShapeError(f"{path}[{i}]", f'{what} "{name}" appears twice')
+        seen.add(name)
+
+
+def _metadata(value: object, path: str, *, patch: bool = False) -> dict[str, str | None]:
+    """A metadata bag; in a patch a null value deletes its key."""
+    out: dict[str, str | None] = {}
+    for key, item in _obj(value, path).items():
+        where = _at(path, key)
+        if len(key) > 64:
+            raise ShapeError(where, "key longer than 64 characters")
+        out[key] = None if patch and item is None else _str(item, where, limit=512)
+    if not patch and len(out) > _MAX_METADATA:
+        raise ShapeError(path, f"more than {_MAX_METADATA} pairs")
+    return out
+
+
+def _patch_metadata(current: Mapping[str, str], patch: Mapping[str, str | None],
+                    *, empty_deletes: bool = False) -> dict[str, str]:
+    merged = dict(current)
+    for key, value in patch.items():
+        if value is None or (empty_deletes and value == ""):
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    if len(merged) > _MAX_METADATA:
+        raise ShapeError("metadata", f"more than {_MAX_METADATA} pairs")
+    return merged
+
+
+# Ids and time -------------------------------------------------------------------------------
+
+def new_id(prefix: str) -> str:
+    """`prefix_` and 24 random base62 characters (`sevt_…`, `sesn_…`, `agent_…`, `env_…`)."""
+    return prefix + "_" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(24))
+
+
+def timestamp() -> str:
+    """Now, as every document and event carries it: ISO 8601, UTC, milliseconds, `Z`."""
+    return iso_now()
+
+
+def _format_ms(moment: datetime, ms: int) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms:03d}Z"
+
+
+def instant(value: object, path: str, *, round_up: bool = False) -> str:
+    """A query timestamp (`2026-01-02T03:04:05+00:00`: the SDK sends `datetime`s with an
+    offset, not `Z`) in the stored form, so the store can compare strings. Stored stamps
+    have milliseconds: `round_up` is for `gte`/`lt`, whose bound must round up to keep the
+    comparison exact on that grid."""
+    text = _str(value, path)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ShapeError(path, "expected an ISO 8601 timestamp") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    moment = moment.astimezone(UTC)
+    micro = moment.microsecond
+    ms = math.ceil(micro / 1000) if round_up else micro // 1000
+    base = moment.replace(microsecond=0) + timedelta(seconds=ms // 1000)
+    return _format_ms(base, ms % 1000)
+
+
+# Documents ----------------------------------------------------------------------------------
+
+def archived(doc: JSON, *, now: str | None = None) -> JSON:
+    """An agent, environment or session archived now (`POST .../archive`)."""
+    now = now or timestamp()
+    return {**doc, "archived_at": now, "updated_at": now}

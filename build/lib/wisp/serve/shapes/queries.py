@@ -1,0 +1,112 @@
+"""List envelopes and the query strings of the list and stream endpoints."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from wisp.serve.shapes.client_events import CLIENT_EVENT_TYPES
+from wisp.serve.shapes.common import JSON, ShapeError, _choice, instant
+from wisp.serve.shapes.sessions import SESSION_STATUSES
+
+# Every `type` the events list accepts in `types[]` (BetaManagedAgentsSessionEventType).
+EVENT_TYPES: Final = (
+    *CLIENT_EVENT_TYPES, "agent.custom_tool_use", "agent.message", "agent.thinking",
+    "agent.mcp_tool_use", "agent.mcp_tool_result", "agent.tool_use", "agent.tool_result",
+    "agent.thread_message_received", "agent.thread_message_sent",
+    "agent.thread_context_compacted", "session.error", "session.status_rescheduled",
+    "session.status_running", "session.status_idle", "session.status_terminated",
+    "session.thread_created", "span.outcome_evaluation_start",
+    "span.outcome_evaluation_end", "span.model_request_start", "span.model_request_end",
+    "span.outcome_evaluation_ongoing", "session.thread_status_running",
+    "session.thread_status_idle", "session.thread_status_terminated",
+    "session.thread_status_rescheduled", "session.updated", "session.usage",
+    "workflow_run.created", "workflow_run.status_running",
+    "workflow_run.status_idle", "workflow_run.status_ended", "workflow_run.error",
+    "workflow_run.phase_started", "workflow_run.phase_ended")
+
+
+def list_page(data: Sequence[JSON], next_page: str | None = None) -> JSON:
+    """The list envelope (SyncPageCursor): the SDK asks for the next page with
+    `?page=<next_page>` (and the first query's other parameters) until it is null."""
+    return {"data": list(data), "next_page": next_page}
+
+
+def session_list_page(data: Sequence[JSON], next_page: str | None = None,
+                      prev_page: str | None = None) -> JSON:
+    """The sessions list envelope (SyncBidirectionalPageCursor): also `prev_page`."""
+    return {"data": list(data), "next_page": next_page, "prev_page": prev_page}
+
+
+Query = Mapping[str, Sequence[str]]
+
+
+def _one(query: Query, key: str) -> str | None:
+    values = query.get(key) or ()
+    return values[-1] if values else None
+
+
+def _many(query: Query, key: str) -> list[str]:
+    # The SDK sends arrays as `key[]=a&key[]=b`; plain repeats are accepted too.
+    return [*(query.get(key + "[]") or ()), *(query.get(key) or ())]
+
+
+def _limit(query: Query, default: int, ceiling: int) -> int:
+    raw = _one(query, "limit")
+    if raw is None:
+        return default
+    if not raw.isdigit() or int(raw) < 1:
+        raise ShapeError("limit", "expected a positive integer")
+    return min(int(raw), ceiling)  # more than a page holds: the cursor brings the rest
+
+
+def _flag(query: Query, key: str) -> bool:
+    raw = (_one(query, key) or "false").lower()
+    return _choice(raw, key, ("true", "false")) == "true"
+
+
+def _created(query: Query) -> JSON:
+    bounds: JSON = {}
+    for op in ("gt", "gte", "lt", "lte"):
+        raw = _one(query, f"created_at[{op}]")
+        if raw is not None:
+            bounds[f"created_{op}"] = instant(raw, f"created_at[{op}]",
+                                              round_up=op in ("gte", "lt"))
+    return bounds
+
+
+def resources_query(query: Query, *, default_limit: int = 20, max_limit: int = 100) -> JSON:
+    """`limit`, `page`, `include_archived` (and the created_at bounds) of an agents or
+    environments list, newest first."""
+    return {"limit": _limit(query, default_limit, max_limit), "page": _one(query, "page"),
+            "include_archived": _flag(query, "include_archived"), "order": "desc",
+            **_created(query)}
+
+
+def sessions_query(query: Query) -> JSON:
+    """The sessions list's query: also `order` (default desc), `statuses[]`, `agent_id`,
+    `agent_version`."""
+    out = resources_query(query)
+    out["order"] = _choice(_one(query, "order") or "desc", "order", ("asc", "desc"))
+    out["statuses"] = [_choice(s, "statuses", SESSION_STATUSES) for s in _many(query, "statuses")]
+    out["agent_id"] = _one(query, "agent_id")
+    version = _one(query, "agent_version")
+    if version is not None and not (version.isdigit() and int(version) >= 1):
+        raise ShapeError("agent_version", "expected a positive integer")
+    out["agent_version"] = None if version is None else int(version)
+    return out
+
+
+def events_query(query: Query) -> JSON:
+    """The events list's query: `limit` (default and ceiling 1000: the SDK's tool runner
+    asks for 1000), `page`, `order` (default asc), `types[]`, `created_at[...]`."""
+    return {"limit": _limit(query, 1000, 1000), "page": _one(query, "page"),
+            "order": _choice(_one(query, "order") or "asc", "order", ("asc", "desc")),
+            "types": [_choice(t, "types", EVENT_TYPES) for t in _many(query, "types")] or None,
+            **_created(query)}
+
+
+def stream_query(query: Query) -> list[str]:
+    """The `event_deltas[]` of a stream request: the event types to preview."""
+    return [_choice(t, "event_deltas", ("agent.message", "agent.thinking"))
+            for t in _many(query, "event_deltas")]

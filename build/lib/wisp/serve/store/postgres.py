@@ -1,0 +1,756 @@
+"""The scale-out store: `base.Store` on PostgreSQL (psycopg 3), with the same semantics
+as `SqliteStore`, for a deployment of several API and worker processes on any hosts.
+
+PROTOTYPE: not wired into `wisp serve` yet (see docs/serve-scale-out.md).
+
+Durability and concurrency:
+- Every method is one transaction (or one autocommit statement for reads). A client's
+  append commits with `synchronous_commit` on (the server's default): once it returns, it
+  survives a crash of any process, the database server included. `sync=False` appends
+  (the service's own events) commit with `SET LOCAL synchronous_commit = off`: a crashed
+  *server* may lose a suffix of them, which the log being prefix-consistent makes the
+  same as a crash a moment earlier (as in SQLite).
+- Gap-free per-session `seq`: an append bumps the session's row in `counters`
+  (`INSERT … ON CONFLICT DO UPDATE … RETURNING`), which row-locks it until commit, so the
+  appenders of one session queue on that row while other sessions' appends run in
+  parallel (SQLite serialises every writer). A rolled-back append rolls its bump back
+  too: no gap. Postgres makes a transaction visible before it releases its locks, so
+  appends of one session become visible in seq order: a follower that reads seq N has
+  every seq below it.
+- Lease expiry uses the database server's clock (`clock_timestamp()`), one clock for
+  every worker on every host; the outbox keeps the caller's `now` as the contract says.
+- Claims use `FOR UPDATE SKIP LOCKED`: concurrent deliverers never wait on each other and
+  never claim one row twice.
+
+Waking followers in other processes (what SQLite leaves to polling): an append that
+writes events also sends `NOTIFY wisp_log, '<session_id> <last seq> <queued>'` in its
+transaction (delivered at commit, in commit order, never for a rolled-back append);
+`queued` is 1 when a client event was queued (what a worker wants to hear).
+Deliveries send `NOTIFY wisp_outbox`. `PostgresStore.listen` starts a `Listener`: a
+thread with its own connection that calls back for each notification, and calls `on_lost`
+when its connection broke (notifications may have been missed: followers re-read the log,
+which is what the polling fallback does anyway).
+
+One connection per store object, used from one thread at a time (a lock serialises
+others); like `SqliteStore`, a store refuses to be used in a forked child. A broken
+connection is replaced at the next call (the call that saw it break raises).
+
+Schema (`wisp_schema.version`, in the `wisp` schema unless told otherwise): the same
+tables as SQLite's (resources, log, latest, conversation, leases, outbox) plus `counters`
+(last seq per session). JSON documents are `text`, not `jsonb`, so they come back with
+their keys in the order they were written. Text that is compared as time is `COLLATE
+"C"` (byte order, whatever the database's locale).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from wisp.serve.store.base import JSON, Delivery, LeaseLost, Page
+from wisp.serve.store.rows import (
+    checked,
+    cursor,
+    descending,
+    is_queued,
+    loads,
+    page_of,
+    position,
+    stored_time,
+    time_key,
+)
+
+if TYPE_CHECKING:
+    import psycopg
+
+SCHEMA_VERSION = 1
+LOG_CHANNEL = "wisp_log"
+OUTBOX_CHANNEL = "wisp_outbox"
+PREVIEW_CHANNEL = "wisp_preview"
+PREVIEW_PAYLOAD_MAX = 7900  # NOTIFY's payload limit is 8000 bytes
+# Which processes stream previews of which session, so the worker running its turn
+# publishes them (`wisp.serve.durable.previews`). Created by every start: it came after
+# schema version 1, and IF NOT EXISTS keeps that version.
+_PREVIEW_WATCH = """
+CREATE TABLE IF NOT EXISTS preview_watch (
+    session_id TEXT NOT NULL,
+    watcher TEXT NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (session_id, watcher)
+)"""
+# Any constant: the advisory lock that keeps two processes from migrating at once.
+_MIGRATION_LOCK = 0x77697370  # "wisp"
+
+_SCHEMA = """
+CREATE TABLE resources (
+    n BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    created_at TEXT,
+    archived BOOLEAN NOT NULL,
+    status TEXT,
+    doc TEXT NOT NULL,
+    UNIQUE (kind, id)
+);
+CREATE INDEX resources_by_owner ON resources (kind, owner, n);
+CREATE INDEX resources_running ON resources (id) WHERE kind = 'session' AND status = 'running';
+
+CREATE TABLE counters (
+    session_id TEXT PRIMARY KEY,
+    last_seq BIGINT NOT NULL
+);
+
+CREATE TABLE log (
+    session_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    event_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    processed_at TEXT,
+    body TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+
+CREATE TABLE latest (
+    session_id TEXT NOT NULL,
+    first_seq BIGINT NOT NULL,
+    event_id TEXT NOT NULL,
+    seq BIGINT NOT NULL,
+    type TEXT NOT NULL,
+    processed_at TEXT COLLATE "C",
+    queued BOOLEAN NOT NULL,
+    PRIMARY KEY (session_id, first_seq)
+);
+CREATE UNIQUE INDEX latest_by_id ON latest (session_id, event_id);
+CREATE INDEX latest_queued ON latest (session_id) WHERE queued;
+
+CREATE TABLE conversation (
+    session_id TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (session_id, n)
+);
+
+CREATE TABLE leases (
+    session_id TEXT PRIMARY KEY,
+    worker TEXT NOT NULL,
+    expires_at DOUBLE PRECISION NOT NULL
+);
+
+CREATE TABLE outbox (
+    n BIGINT GENERATED ALWAYS AS IDENTITY,
+    id TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    endpoint_id TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_at DOUBLE PRECISION NOT NULL,
+    last_error TEXT,
+    done BOOLEAN NOT NULL DEFAULT FALSE,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX outbox_due ON outbox (next_at, n) WHERE NOT done
+"""
+
+IDLE_IN_TRANSACTION_S = 5.0  # see `_connection`
+_NOW = "extract(epoch FROM clock_timestamp())"
+
+_UPSERT_LATEST_HEAD = ("INSERT INTO latest (session_id, first_seq, event_id, seq, type, "
+                       "processed_at, queued)")
+_UPSERT_LATEST_TAIL = """
+ON CONFLICT (session_id, event_id) DO UPDATE SET
+    seq = excluded.seq, type = excluded.type, processed_at = excluded.processed_at,
+    queued = excluded.queued
+"""
+
+_LATEST_BODY = "FROM latest e JOIN log l ON l.session_id = e.session_id AND l.seq = e.seq"
+
+_NEEDING_WORK = f"""
+SELECT s.id FROM (
+    SELECT DISTINCT session_id AS id FROM latest WHERE queued
+    UNION
+    SELECT id FROM resources WHERE kind = 'session' AND status = 'running'
+) s
+WHERE NOT EXISTS (SELECT 1 FROM leases WHERE session_id = s.id AND expires_at > {_NOW})
+LIMIT %s
+"""
+
+_DUE = """
+SELECT id, owner, endpoint_id, payload, attempts, next_at, last_error FROM outbox
+WHERE NOT done AND next_at <= %s ORDER BY next_at, n LIMIT %s
+"""
+
+# Rows locked by another claim in flight are skipped, not waited for; a row whose claim
+# committed meanwhile is re-checked against `next_at` and dropped.
+_CLAIM = """
+WITH due AS (
+    SELECT id, owner, endpoint_id, payload, attempts, next_at, last_error, n FROM outbox
+    WHERE NOT done AND next_at <= %s ORDER BY next_at, n LIMIT %s
+    FOR UPDATE SKIP LOCKED
+), claimed AS (
+    UPDATE outbox o SET next_at = %s FROM due WHERE o.id = due.id
+)
+SELECT id, owner, endpoint_id, payload, attempts, next_at, last_error FROM due
+ORDER BY next_at, n
+"""
+
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise RuntimeError("the PostgreSQL store needs psycopg 3: "
+                           "pip install 'psycopg[binary]'") from exc
+    return psycopg
+
+
+class PostgresStore:
+    """`base.Store` on PostgreSQL; see the module docstring for the guarantees."""
+
+    def __init__(self, dsn: str, *, schema: str = "wisp", connect_timeout: float = 10.0
+                 ) -> None:
+        if not schema.isidentifier():
+            raise ValueError(f"schema must be a plain identifier, not {schema!r}")
+        self.dsn = dsn
+        self.schema = schema
+        self._connect_timeout = connect_timeout
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._conn: psycopg.Connection[Any] | None = None
+        self._migrate()
+
+    # Connections ------------------------------------------------------------------------
+    def _connection(self) -> psycopg.Connection[Any]:
+        if os.getpid() != self._pid:
+            raise RuntimeError("a PostgresStore cannot be used across fork: open one per "
+                               "process")
+        conn = self._conn
+        if conn is None or conn.closed or conn.broken:
+            if conn is not None:
+                conn.close()
+            conn = self._conn = _connect(self.dsn, self._connect_timeout)
+            conn.execute(f"SET search_path TO {self.schema}")
+        return conn
+
+    @contextmanager
+    def _write(self, sync: bool = True) -> Iterator[psycopg.Cursor[Any]]:
+        """One transaction: committed when the block ends, rolled back if it raises."""
+        with self._lock:
+            conn = self._connection()
+            with conn.transaction(), conn.cursor() as cur:
+                if not sync:
+                    cur.execute("SET LOCAL synchronous_commit = off")
+                yield cur
+
+    @contextmanager
+    def _read(self) -> Iterator[psycopg.Cursor[Any]]:
+        """Reads are single statements, each its own (snapshot) transaction."""
+        with self._lock, self._connection().cursor() as cur:
+            yield cur
+
+    def _migrate(self) -> None:
+        with self._lock:
+            conn = _connect(self.dsn, self._connect_timeout)
+            self._conn = conn
+            with conn.transaction(), conn.cursor() as cur:
+                cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                cur.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+                cur.execute(f"SET LOCAL search_path TO {self.schema}")
+                cur.execute("CREATE TABLE IF NOT EXISTS wisp_schema (version INTEGER NOT NULL)")
+                row = cur.execute("SELECT version FROM wisp_schema").fetchone()
+                version = 0 if row is None else int(row[0])
+                if version > SCHEMA_VERSION:
+                    raise RuntimeError(f"store schema {version} is newer than this wisp "
+                                       f"({SCHEMA_VERSION})")
+                if version == 0:
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            cur.execute(statement)
+                    cur.execute("INSERT INTO wisp_schema VALUES (%s)", (SCHEMA_VERSION,))
+                cur.execute(_PREVIEW_WATCH)
+            conn.execute(f"SET search_path TO {self.schema}")
+
+    # Resources --------------------------------------------------------------------------
+    def create(self, kind: str, owner: str, doc: JSON) -> JSON:
+        text = _dumps(doc)
+        with self._write() as cur:
+            cur.execute("INSERT INTO resources (kind, id, owner, created_at, archived, status, "
+                        "doc) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        (kind, doc["id"], owner, doc.get("created_at"), *_derived(doc), text))
+        return doc
+
+    def get(self, kind: str, owner: str, resource_id: str) -> JSON | None:
+        with self._read() as cur:
+            row = cur.execute("SELECT doc FROM resources WHERE kind = %s AND owner = %s "
+                              "AND id = %s", (kind, owner, resource_id)).fetchone()
+        return None if row is None else loads(row[0])
+
+    def list(self, kind: str, owner: str, *, limit: int, page: str | None,
+             order: str = "desc", include_archived: bool = False) -> Page:
+        desc = descending(order)
+        where = ["kind = %s", "owner = %s"]
+        args: builtins.list[Any] = [kind, owner]
+        if not include_archived:
+            where.append("NOT archived")
+        if page is not None:
+            where.append("n < %s" if desc else "n > %s")
+            args.append(position("r", page))
+        sql = (f"SELECT n, doc FROM resources WHERE {' AND '.join(where)} "
+               f"ORDER BY n {'DESC' if desc else 'ASC'} LIMIT %s")
+        with self._read() as cur:
+            rows = cur.execute(sql, [*args, checked(limit) + 1]).fetchall()
+        return page_of(rows, limit, "r")
+
+    def update(self, kind: str, owner: str, resource_id: str, doc: JSON) -> JSON | None:
+        text = _dumps(doc)
+        with self._write() as cur:
+            cur.execute("UPDATE resources SET archived = %s, status = %s, doc = %s "
+                        "WHERE kind = %s AND owner = %s AND id = %s",
+                        (*_derived(doc), text, kind, owner, resource_id))
+            changed = cur.rowcount
+        return doc if changed else None
+
+    def delete(self, kind: str, owner: str, resource_id: str) -> bool:
+        with self._write() as cur:
+            cur.execute("DELETE FROM resources WHERE kind = %s AND owner = %s AND id = %s",
+                        (kind, owner, resource_id))
+            deleted = cur.rowcount > 0
+            # A deleted session takes its log with it (see SqliteStore.delete).
+            if deleted and kind == "session":
+                for table in ("log", "latest", "leases", "conversation", "counters"):
+                    cur.execute(f"DELETE FROM {table} WHERE session_id = %s", (resource_id,))
+        return deleted
+
+    def owner_of(self, kind: str, resource_id: str) -> str | None:
+        with self._read() as cur:
+            row = cur.execute("SELECT owner FROM resources WHERE kind = %s AND id = %s",
+                              (kind, resource_id)).fetchone()
+        return None if row is None else str(row[0])
+
+    # Event log --------------------------------------------------------------------------
+    def append(self, session_id: str, events: builtins.list[JSON],
+               conversation: tuple[int, builtins.list[JSON]] | None = None,
+               status: str | None = None, sync: bool = True, *,
+               deliveries: builtins.list[Delivery] | None = None,
+               holder: str | None = None) -> builtins.list[JSON]:
+        if not events and conversation is None and status is None and not deliveries:
+            return []
+        # Everything that can fail to encode fails before the transaction starts.
+        bodies = [_dumps(e) for e in events]
+        messages = ([_dumps(m) for m in conversation[1]] if conversation is not None
+                    else None)
+        outbox = _delivery_rows(deliveries or [], time.time())
+        with self._write(sync) as cur:
+            if holder is not None:
+                _fence(cur, session_id, holder)
+            stored: builtins.list[JSON] = []
+            if events:
+                last = _bump(cur, session_id, len(events)) - len(events)
+                stored = [{**event, "seq": last + i} for i, event in enumerate(events, 1)]
+                # The body is written without `seq` in it: the column is the truth.
+                _insert_rows(cur, "INSERT INTO log", [
+                    (session_id, e["seq"], e["id"], e["type"], e.get("processed_at"), body)
+                    for e, body in zip(stored, bodies, strict=True)])
+                latest = _latest_rows(session_id, stored)
+                _insert_rows(cur, _UPSERT_LATEST_HEAD, latest, _UPSERT_LATEST_TAIL)
+                queued = any(row[-1] for row in latest)
+                cur.execute("SELECT pg_notify(%s, %s)",
+                            (LOG_CHANNEL, f"{session_id} {stored[-1]['seq']} {int(queued)}"))
+            if conversation is not None and messages is not None:
+                _save_conversation(cur, session_id, conversation[0], messages)
+            if status is not None:
+                _set_status(cur, session_id, status)
+            if outbox:
+                _insert_deliveries(cur, outbox)
+        return stored
+
+    def queued(self, session_id: str) -> builtins.list[JSON]:
+        with self._read() as cur:
+            rows = cur.execute(f"SELECT l.body, l.seq {_LATEST_BODY} WHERE e.session_id = %s "
+                               "AND e.queued ORDER BY e.first_seq", (session_id,)).fetchall()
+        return [_entry(body, seq) for body, seq in rows]
+
+    def conversation(self, session_id: str) -> builtins.list[JSON]:
+        with self._read() as cur:
+            rows = cur.execute("SELECT message FROM conversation WHERE session_id = %s "
+                               "ORDER BY n", (session_id,)).fetchall()
+        return [loads(row[0]) for row in rows]
+
+    def log(self, session_id: str, after_seq: int = 0, limit: int = 1000) -> builtins.list[JSON]:
+        with self._read() as cur:
+            rows = cur.execute("SELECT body, seq FROM log WHERE session_id = %s AND seq > %s "
+                               "ORDER BY seq LIMIT %s", (session_id, after_seq, limit)).fetchall()
+        return [_entry(body, seq) for body, seq in rows]
+
+    def last_seq(self, session_id: str) -> int:
+        with self._read() as cur:
+            row = cur.execute("SELECT last_seq FROM counters WHERE session_id = %s",
+                              (session_id,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def events(self, session_id: str, *, limit: int, page: str | None, order: str = "asc",
+               types: builtins.list[str] | None = None, created_gt: str | None = None,
+               created_gte: str | None = None, created_lt: str | None = None,
+               created_lte: str | None = None) -> Page:
+        desc = descending(order)
+        where = ["e.session_id = %s"]
+        args: builtins.list[Any] = [session_id]
+        if types:
+            where.append("e.type = ANY(%s)")
+            args.append(builtins.list(types))
+        # NULL compares as neither greater nor smaller: unprocessed events drop out.
+        for op, bound in ((">", created_gt), (">=", created_gte), ("<", created_lt),
+                          ("<=", created_lte)):
+            if bound is not None:
+                where.append(f"e.processed_at {op} %s")
+                args.append(time_key(bound))
+        if page is not None:
+            where.append("e.first_seq < %s" if desc else "e.first_seq > %s")
+            args.append(position("e", page))
+        sql = (f"SELECT e.first_seq, l.body, l.seq {_LATEST_BODY} WHERE {' AND '.join(where)} "
+               f"ORDER BY e.first_seq {'DESC' if desc else 'ASC'} LIMIT %s")
+        with self._read() as cur:
+            rows = cur.execute(sql, [*args, checked(limit) + 1]).fetchall()
+        items = [_entry(body, seq) for _, body, seq in rows[:limit]]
+        more = len(rows) > limit
+        return Page(items, cursor("e", rows[limit - 1][0]) if more else None)
+
+    def event(self, session_id: str, event_id: str) -> JSON | None:
+        with self._read() as cur:
+            row = cur.execute(f"SELECT l.body, l.seq {_LATEST_BODY} "
+                              "WHERE e.session_id = %s AND e.event_id = %s",
+                              (session_id, event_id)).fetchone()
+        return None if row is None else _entry(row[0], row[1])
+
+    # Work -------------------------------------------------------------------------------
+    # Expiry is the database server's wall clock: every worker on every host compares
+    # against the same one.
+    def acquire_lease(self, session_id: str, worker: str, ttl_s: float) -> bool:
+        with self._write() as cur:
+            cur.execute(
+                f"INSERT INTO leases VALUES (%s, %s, {_NOW} + %s) "
+                "ON CONFLICT (session_id) DO UPDATE SET "
+                "worker = excluded.worker, expires_at = excluded.expires_at "
+                f"WHERE leases.expires_at <= {_NOW} OR leases.worker = excluded.worker",
+                (session_id, worker, ttl_s))
+            return cur.rowcount > 0
+
+    def renew_lease(self, session_id: str, worker: str, ttl_s: float) -> bool:
+        # An expired lease nobody took is still ours: no other worker can have acted on it.
+        with self._write() as cur:
+            cur.execute(f"UPDATE leases SET expires_at = {_NOW} + %s WHERE session_id = %s "
+                        "AND worker = %s", (ttl_s, session_id, worker))
+            return cur.rowcount > 0
+
+    def lease_holders(self) -> builtins.list[tuple[str, str]]:
+        with self._read() as cur:
+            rows = cur.execute(f"SELECT session_id, worker FROM leases WHERE expires_at > "
+                               f"{_NOW}").fetchall()
+        return [(str(r[0]), str(r[1])) for r in rows]
+
+    def lease_holder(self, session_id: str) -> str | None:
+        with self._read() as cur:
+            row = cur.execute(f"SELECT worker FROM leases WHERE session_id = %s AND "
+                              f"expires_at > {_NOW}", (session_id,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def release_lease(self, session_id: str, worker: str) -> None:
+        with self._write() as cur:
+            cur.execute("DELETE FROM leases WHERE session_id = %s AND worker = %s",
+                        (session_id, worker))
+
+    def sessions_needing_work(self, limit: int = 100) -> builtins.list[str]:
+        with self._read() as cur:
+            rows = cur.execute(_NEEDING_WORK, (limit,)).fetchall()
+        return [str(session_id) for session_id, in rows]
+
+    # Webhook outbox ---------------------------------------------------------------------
+    def enqueue_delivery(self, owner: str, endpoint_id: str, payload: JSON) -> None:
+        rows = _delivery_rows([(owner, endpoint_id, payload)], time.time())
+        with self._write() as cur:
+            _insert_deliveries(cur, rows)
+
+    def due_deliveries(self, now: float, limit: int = 50) -> builtins.list[JSON]:
+        with self._read() as cur:
+            rows = cur.execute(_DUE, (now, limit)).fetchall()
+        return [_delivery(row) for row in rows]
+
+    def claim_deliveries(self, now: float, lease_s: float, limit: int = 50
+                         ) -> builtins.list[JSON]:
+        # A plain read first spares a write transaction when nothing is due (every poll of
+        # every process). Outbox bookkeeping skips the synchronous commit: what a server
+        # crash could undo is a claim or an outcome, so a delivery is sent again, which
+        # at-least-once allows.
+        with self._read() as cur:
+            if cur.execute(_DUE, (now, 1)).fetchone() is None:
+                return []
+        with self._write(sync=False) as cur:
+            rows = cur.execute(_CLAIM, (now, limit, now + lease_s)).fetchall()
+        return [_delivery(row) for row in rows]
+
+    def release_deliveries(self, delivery_ids: builtins.list[str], at: float) -> None:
+        with self._write(sync=False) as cur:
+            cur.execute("UPDATE outbox SET next_at = %s WHERE id = ANY(%s) AND NOT done",
+                        (at, builtins.list(delivery_ids)))
+
+    def delivery_done(self, delivery_id: str) -> None:
+        with self._write(sync=False) as cur:
+            cur.execute("UPDATE outbox SET done = TRUE, attempts = attempts + 1 WHERE id = %s",
+                        (delivery_id,))
+
+    def delivery_failed(self, delivery_id: str, retry_at: float | None, error: str) -> None:
+        # No retry time means giving up (done, the error kept). `NOT done`: a late report
+        # from a deliverer whose claim expired must not revive a completed delivery.
+        with self._write(sync=False) as cur:
+            cur.execute("UPDATE outbox SET attempts = attempts + 1, last_error = %s, "
+                        "next_at = COALESCE(%s::double precision, next_at), done = %s "
+                        "WHERE id = %s AND NOT done",
+                        (error, retry_at, retry_at is None, delivery_id))
+
+    # Waking other processes -------------------------------------------------------------
+    # Previews across processes (never stored: they travel by NOTIFY) ----------------------
+
+    def watch_previews(self, session_id: str, watcher: str, ttl_s: float) -> None:
+        """`watcher` streams previews of the session for `ttl_s` more seconds."""
+        with self._write() as cur:
+            cur.execute(f"INSERT INTO preview_watch VALUES (%s, %s, {_NOW} + %s) "
+                        "ON CONFLICT (session_id, watcher) DO UPDATE SET "
+                        "expires_at = excluded.expires_at", (session_id, watcher, ttl_s))
+
+    def unwatch_previews(self, session_id: str, watcher: str) -> None:
+        with self._write() as cur:
+            cur.execute("DELETE FROM preview_watch WHERE session_id = %s AND watcher = %s",
+                        (session_id, watcher))
+
+    def previews_watched(self, session_id: str, *, besides: str = "") -> bool:
+        """Whether a process other than `besides` streams the session's previews."""
+        with self._read() as cur:
+            return cur.execute(f"SELECT 1 FROM preview_watch WHERE session_id = %s AND "
+                               f"watcher <> %s AND expires_at > {_NOW} LIMIT 1",
+                               (session_id, besides)).fetchone() is not None
+
+    def publish_preview(self, session_id: str, sender: str, event: JSON) -> bool:
+        """Sends a preview to the processes that stream it; False when it is too large
+        for a notification (previews are best effort: the complete event follows)."""
+        payload = f"{session_id} {sender} {_dumps(event)}"
+        if len(payload.encode()) > PREVIEW_PAYLOAD_MAX:
+            return False
+        with self._read() as cur:
+            cur.execute("SELECT pg_notify(%s, %s)", (PREVIEW_CHANNEL, payload))
+        return True
+
+    def listen(self, on_append: Callable[[str, int, bool], None], *,
+               session_ids: set[str] | None = None,
+               on_outbox: Callable[[], None] | None = None,
+               on_lost: Callable[[], None] | None = None,
+               on_preview: Callable[[str, str, JSON], None] | None = None) -> Listener:
+        """Starts a `Listener` calling `on_append(session_id, last_seq, queued)` for every
+        append committed by any process (only for `session_ids` when given; the set may
+        be changed while it runs), `on_outbox()` when deliveries were queued, and
+        `on_lost()` after its connection broke (it reconnects by itself), and
+        `on_preview(session_id, sender, event)` for published previews. Callbacks run on
+        the listener's thread: an asyncio program hands them to its loop with
+        `loop.call_soon_threadsafe`."""
+        listener = Listener(self.dsn, on_append, session_ids=session_ids,
+                            on_outbox=on_outbox, on_lost=on_lost, on_preview=on_preview)
+        listener.start()
+        return listener
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+
+class Listener:
+    """A thread with its own connection, LISTENing on the store's channels."""
+
+    def __init__(self, dsn: str, on_append: Callable[[str, int, bool], None], *,
+                 session_ids: set[str] | None = None,
+                 on_outbox: Callable[[], None] | None = None,
+                 on_lost: Callable[[], None] | None = None,
+                 on_preview: Callable[[str, str, JSON], None] | None = None,
+                 reconnect_s: float = 0.5) -> None:
+        self.dsn = dsn
+        self.on_append = on_append
+        self.on_preview = on_preview
+        self.session_ids = session_ids
+        self.on_outbox = on_outbox
+        self.on_lost = on_lost
+        self.reconnect_s = reconnect_s
+        self.ready = threading.Event()  # set once LISTEN is in force (again)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="wisp-pg-listener",
+                                        daemon=True)
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        first = True
+        while not self._stop.is_set():
+            try:
+                self._conn = conn = _connect(self.dsn, 10.0)
+                conn.execute(f"LISTEN {LOG_CHANNEL}")
+                conn.execute(f"LISTEN {OUTBOX_CHANNEL}")
+                if self.on_preview is not None:
+                    conn.execute(f"LISTEN {PREVIEW_CHANNEL}")
+                if not first and self.on_lost is not None:
+                    # Listening again: whatever was sent while away is unknown, so
+                    # followers re-read now (this covers the whole gap).
+                    self.on_lost()
+                first = False
+                self.ready.set()
+                while not self._stop.is_set():
+                    for note in conn.notifies(timeout=0.5):
+                        self._dispatch(note.channel, note.payload)
+            except Exception:
+                self.ready.clear()
+                if self._stop.is_set():
+                    return
+                self._stop.wait(self.reconnect_s)
+            finally:
+                if self._conn is not None:
+                    self._conn.close()
+                    self._conn = None
+
+    def _dispatch(self, channel: str, payload: str) -> None:
+        if channel == OUTBOX_CHANNEL:
+            if self.on_outbox is not None:
+                self.on_outbox()
+            return
+        if channel == PREVIEW_CHANNEL:
+            session_id, _, rest = payload.partition(" ")
+            sender, _, body = rest.partition(" ")
+            if self.on_preview is not None:
+                self.on_preview(session_id, sender, loads(body))
+            return
+        session_id, _, rest = payload.partition(" ")
+        seq, _, queued = rest.partition(" ")
+        wanted = self.session_ids
+        if wanted is None or session_id in wanted:
+            self.on_append(session_id, int(seq or 0), queued == "1")
+
+    def close(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._thread.join(timeout)
+
+
+# Helpers ------------------------------------------------------------------------------
+def _connect(dsn: str, timeout: float) -> psycopg.Connection[Any]:
+    driver = _psycopg()
+    # A process paused inside a transaction (SIGSTOP, a long GC pause, a VM migration)
+    # would hold its row locks (a lease, a session's seq counter) until it wakes, stalling
+    # every process that touches them: the server ends such a transaction instead. Ours
+    # last milliseconds.
+    conn: psycopg.Connection[Any] = driver.connect(
+        dsn, autocommit=True, connect_timeout=max(1, int(timeout)),
+        application_name="wisp serve",
+        options=f"-c idle_in_transaction_session_timeout={int(IDLE_IN_TRANSACTION_S * 1000)}")
+    return conn
+
+
+def _fence(cur: psycopg.Cursor[Any], session_id: str, holder: str) -> None:
+    """The lease must be `holder`'s; FOR SHARE keeps another worker from taking it until
+    this transaction ends, so no write lands after a takeover."""
+    row = cur.execute("SELECT worker FROM leases WHERE session_id = %s FOR SHARE",
+                      (session_id,)).fetchone()
+    if row is None or row[0] != holder:
+        raise LeaseLost(session_id, holder)
+
+
+def _bump(cur: psycopg.Cursor[Any], session_id: str, n: int) -> int:
+    """The session's last seq after adding `n`; holds the session's counter row until
+    the transaction ends (what queues the session's other appenders)."""
+    row = cur.execute("INSERT INTO counters VALUES (%s, %s) ON CONFLICT (session_id) DO "
+                      "UPDATE SET last_seq = counters.last_seq + excluded.last_seq "
+                      "RETURNING last_seq", (session_id, n)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _set_status(cur: psycopg.Cursor[Any], session_id: str, status: str) -> None:
+    """The session document's `status`, rewritten in Python so its keys keep their order
+    (jsonb would sort them)."""
+    row = cur.execute("SELECT doc FROM resources WHERE kind = 'session' AND id = %s "
+                      "FOR UPDATE", (session_id,)).fetchone()
+    if row is None:
+        return
+    doc = loads(row[0])
+    doc["status"] = status
+    cur.execute("UPDATE resources SET status = %s, doc = %s WHERE kind = 'session' AND id = %s",
+                (status, _dumps(doc), session_id))
+
+
+def _save_conversation(cur: psycopg.Cursor[Any], session_id: str, start: int,
+                       messages: list[str]) -> None:
+    cur.execute("DELETE FROM conversation WHERE session_id = %s AND n >= %s",
+                (session_id, start))
+    if messages:
+        _insert_rows(cur, "INSERT INTO conversation",
+                     [(session_id, start + i, m) for i, m in enumerate(messages)])
+
+
+def _delivery_rows(deliveries: list[Delivery], now: float) -> list[tuple[Any, ...]]:
+    return [(f"dlv_{uuid.uuid4().hex}", owner, endpoint_id, _dumps(payload), now, now)
+            for owner, endpoint_id, payload in deliveries]
+
+
+def _insert_deliveries(cur: psycopg.Cursor[Any], rows: list[tuple[Any, ...]]) -> None:
+    _insert_rows(cur, "INSERT INTO outbox (id, owner, endpoint_id, payload, next_at, "
+                      "created_at)", rows)
+    cur.execute("SELECT pg_notify(%s, '')", (OUTBOX_CHANNEL,))
+
+
+def _delivery(row: Any) -> JSON:
+    return {"id": row[0], "owner": row[1], "endpoint_id": row[2], "payload": loads(row[3]),
+            "attempts": row[4], "next_at": row[5], "last_error": row[6]}
+
+
+def _latest_rows(session_id: str, entries: list[JSON]) -> list[tuple[Any, ...]]:
+    """One `latest` row per event id (one upsert statement may not touch a row twice):
+    its first seq among `entries`, the rest from its last appearance."""
+    rows: dict[str, tuple[Any, ...]] = {}
+    for entry in entries:
+        first = rows[entry["id"]][1] if entry["id"] in rows else entry["seq"]
+        rows[entry["id"]] = (session_id, first, entry["id"], entry["seq"], entry["type"],
+                             stored_time(entry.get("processed_at")), is_queued(entry))
+    return list(rows.values())
+
+
+_ROWS_PER_INSERT = 1000
+
+
+def _insert_rows(cur: psycopg.Cursor[Any], head: str, rows: list[tuple[Any, ...]],
+                 tail: str = "") -> None:
+    """All `rows` in one `INSERT … VALUES (…), (…)` statement. Not `executemany`: psycopg
+    pipelines it, and a process paused between a pipeline's messages leaves its
+    transaction open without the idle timeout (the server never reached the point of
+    waiting for a new command), holding its locks until it wakes."""
+    for start in range(0, len(rows), _ROWS_PER_INSERT):  # under 65535 parameters
+        chunk = rows[start:start + _ROWS_PER_INSERT]
+        one = "(" + ", ".join(["%s"] * len(chunk[0])) + ")"
+        cur.execute(f"{head} VALUES {', '.join([one] * len(chunk))} {tail}",
+                    [value for row in chunk for value in row])
+
+
+def _entry(body: str, seq: int) -> JSON:
+    """A log entry as stored: the event with its `seq`."""
+    return {**loads(body), "seq": int(seq)}
+
+
+def _derived(doc: JSON) -> tuple[bool, Any]:
+    return doc.get("archived_at") is not None, doc.get("status")
+
+

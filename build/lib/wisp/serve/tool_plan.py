@@ -1,0 +1,58 @@
+"""`ToolPlan`: which tools a session's agent has, where each call runs (here in the
+cloud, or by the client), and which ones ask the client first (`always_ask`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wisp.serve.toolset import BUILTIN_NAMES, TOOLSET_NAMES, TOOLSET_TYPE
+
+JSON = dict[str, Any]
+
+
+class ToolPlan:
+    """Which tools the agent has, where each runs, and which ask first."""
+
+    def __init__(self, agent: JSON, environment: JSON | None) -> None:
+        config = (environment or {}).get("config") or {}
+        self.self_hosted = config.get("type") == "self_hosted"
+        self.toolset: dict[str, str] = {}  # name → "allow" | "ask"
+        self.custom: list[JSON] = []
+        for tool in agent.get("tools") or []:
+            if tool.get("type") == TOOLSET_TYPE:
+                self.toolset.update(_toolset_policies(tool))
+            elif tool.get("type") == "custom":
+                self.custom.append(tool)
+
+    def route(self, name: str) -> tuple[str, str]:
+        if name in self.toolset:
+            return ("client" if self.self_hosted else "cloud"), self.toolset[name]
+        return "custom", "allow"
+
+    def allow_rules(self) -> tuple[str, ...]:
+        """Cloud toolset tools the agent config enables run without a question here
+        (`always_ask` ones after the client's confirmation). Rules name wisp's tools
+        (`Bash`, `Read`…), which the toolset's calls are judged as; the working-folder
+        boundary, protected paths and the server's deny rules still hold."""
+        if self.self_hosted:
+            return ()
+        return tuple(BUILTIN_NAMES[name] for name in self.toolset)
+
+
+def _toolset_policies(tool: JSON) -> dict[str, str]:
+    default = tool.get("default_config") or {}
+    default_on = default.get("enabled", True) is not False
+    default_policy = _policy_of(default)
+    overrides = {c.get("name"): c for c in tool.get("configs") or [] if isinstance(c, dict)}
+    policies: dict[str, str] = {}
+    for name in TOOLSET_NAMES:
+        config = overrides.get(name, {})
+        if config.get("enabled", default_on) is False:
+            continue
+        policies[name] = _policy_of(config) if "permission_policy" in config else default_policy
+    return policies
+
+
+def _policy_of(config: JSON) -> str:
+    policy = config.get("permission_policy") or {}
+    return "ask" if policy.get("type") == "always_ask" else "allow"

@@ -1,0 +1,147 @@
+"""Reads a transcript back into a valid Messages API history.
+
+Input may be wisp's own file or one Claude Code wrote: lines of many types (attachments,
+queue operations, cost state, ...), one assistant line per content block, a torn last line
+after a `kill -9`. Only `user` and `assistant` lines become messages; the chain is followed
+by `parentUuid` from the newest leaf back to the root, through any other line type that
+carries a uuid, so an abandoned branch is never mixed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wisp.jsonsafe import MAX_DEPTH, loads_bounded
+from wisp.sessions.repair import repair_history
+
+JSON = dict[str, Any]
+_CHAIN_TYPES = frozenset({"user", "assistant", "attachment", "system", "progress"})
+_MESSAGE_TYPES = ("user", "assistant")
+# A line wraps a message a few levels deeper than the frame or tool input it came from,
+# which wisp accepted at MAX_DEPTH; anything deeper was not written by wisp.
+LINE_MAX_DEPTH = MAX_DEPTH + 16
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """What resuming needs from a transcript: the chain's message lines and the history."""
+
+    entries: list[JSON]  # user/assistant lines of the chain, root first
+    history: list[JSON]  # API messages, repaired so a request accepts them
+
+    @property
+    def leaf_uuid(self) -> str | None:
+        return self.entries[-1]["uuid"] if self.entries else None
+
+
+def read_entries(path: Path) -> list[JSON]:
+    """Every parseable chain line; corrupt or torn lines and unknown types are skipped."""
+    entries: list[JSON] = []
+    with path.open("rb") as f:
+        for raw in f:
+            try:
+                entry = loads_bounded(raw, LINE_MAX_DEPTH)
+            except ValueError:
+                continue  # a torn line (kill -9 mid-write), foreign garbage, too deep
+            if (
+                isinstance(entry, dict)
+                and entry.get("type") in _CHAIN_TYPES
+                and isinstance(entry.get("uuid"), str)
+            ):
+                entries.append(entry)
+    return entries
+
+
+def _pick_leaf(entries: list[JSON]) -> JSON | None:
+    """The newest user/assistant line at the end of a branch, preferring the main thread
+    over sidechains (subagents) and meta lines."""
+    parents = {e.get("parentUuid") for e in entries}
+    by_uuid = {e["uuid"]: e for e in entries}
+    leaves: list[JSON] = []
+    for entry in entries:
+        if entry["uuid"] in parents:
+            continue
+        node: JSON | None = entry
+        seen: set[str] = set()
+        while node is not None and node["uuid"] not in seen:
+            seen.add(node["uuid"])
+            if node.get("type") in _MESSAGE_TYPES:
+                leaves.append(node)
+                break
+            node = by_uuid.get(node.get("parentUuid") or "")
+    main = [e for e in leaves if not e.get("isSidechain") and not e.get("isMeta")]
+    candidates = main or leaves
+    if not candidates:
+        return None
+    order = {id(e): i for i, e in enumerate(entries)}
+    return max(candidates, key=lambda e: order[id(e)])
+
+
+def chain_to(entries: list[JSON], leaf: JSON) -> list[JSON]:
+    """The user/assistant lines from the root to `leaf`, in order."""
+    return [e for e in _lineage(entries, leaf) if e.get("type") in _MESSAGE_TYPES]
+
+
+def _lineage(entries: list[JSON], leaf: JSON) -> list[JSON]:
+    """Every chain line from the root to `leaf`, in order."""
+    by_uuid = {e["uuid"]: e for e in entries}
+    chain: list[JSON] = []
+    seen: set[str] = set()
+    node: JSON | None = leaf
+    while node is not None and node["uuid"] not in seen:
+        seen.add(node["uuid"])
+        chain.append(node)
+        node = by_uuid.get(node.get("parentUuid") or "")
+    chain.reverse()
+    return chain
+
+
+def discarded_after(path: Path, at_uuid: str) -> list[JSON]:
+    """The chain lines a resume at `at_uuid` leaves behind: those after it on the newest
+    branch, in order (when `at_uuid` is not on that branch, the branch past the point where
+    the two part)."""
+    entries = read_entries(path)
+    leaf = _pick_leaf(entries)
+    if leaf is None:
+        return []
+    branch = _lineage(entries, leaf)
+    at = next((e for e in entries if e["uuid"] == at_uuid), None)
+    kept = {e["uuid"] for e in _lineage(entries, at)} if at is not None else set()
+    cut = max((n for n, e in enumerate(branch) if e["uuid"] in kept), default=-1)
+    return branch[cut + 1:]
+
+
+def load_conversation(path: Path, at_uuid: str | None = None) -> Conversation | None:
+    """The conversation in `path`, up to `at_uuid` when given. None when the file has no
+    message (or no message `at_uuid`)."""
+    entries = read_entries(path)
+    if at_uuid is not None:
+        leaf = next(
+            (e for e in entries if e["uuid"] == at_uuid and e.get("type") in _MESSAGE_TYPES), None
+        )
+    else:
+        leaf = _pick_leaf(entries)
+    if leaf is None:
+        return None
+    chain = [e for e in chain_to(entries, leaf) if _is_model_visible(e)]
+    return Conversation(chain, repair_history([_message_of(e) for e in chain]))
+
+
+def _is_model_visible(entry: JSON) -> bool:
+    """Lines that were part of what the model saw. Claude Code marks display-only lines
+    (all but a compaction's summary), and its synthetic API-error messages were never
+    model output."""
+    if entry.get("isApiErrorMessage"):
+        return False
+    if entry.get("isVisibleInTranscriptOnly") and not entry.get("isCompactSummary"):
+        return False  # a compaction's summary is what the model sees after it
+    message = entry.get("message")
+    return isinstance(message, dict) and message.get("content") is not None
+
+
+def _message_of(entry: JSON) -> JSON:
+    message = entry["message"]
+    role = "assistant" if entry.get("type") == "assistant" else "user"
+    return {"role": role, "content": message["content"]}

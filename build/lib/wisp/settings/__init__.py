@@ -1,0 +1,1 @@
+"""Settings files: user, project, local and --settings, merged with a stated precedence."""

@@ -1,0 +1,375 @@
+"""Slash commands of the terminal UI. A command runs in the UI; only a custom command
+(a Markdown file in `.claude/commands/` or the user's `commands/`) sends a prompt, its
+body with `$ARGUMENTS` filled in. An unknown command says so and sends nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from wisp.commands.custom import CustomCommand, expand, parse_slash
+from wisp.sessions import paths
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from wisp.project.context import ProjectContext
+    from wisp.tui.app import TuiApp
+
+JSON = dict[str, Any]
+Handler = Callable[["TuiApp", str], Awaitable[None]]
+MODEL_CHOICES = ("sonnet", "opus", "haiku")
+
+
+class CommandSet:
+    def __init__(self, app: TuiApp) -> None:
+        self.app = app
+        self.custom: dict[str, CustomCommand] = {}
+        self.skills: dict[str, str] = {}
+        self.reload()
+
+    def reload(self) -> None:
+        """The custom commands, the plugins' and the skills (once the runtime, which
+        loaded the project's files, is there)."""
+        from wisp.commands.prompts import commands_of
+
+        project = self._project()
+        self.custom = commands_of(self.app.config.cwd, paths.config_dir(self.app.env), project)
+        self.skills = {name: skill.description
+                       for name, skill in (project.skills if project else {}).items()}
+
+    def _project(self) -> ProjectContext | None:
+        runtime = getattr(self.app, "runtime", None)  # None until the engine has loaded
+        return runtime.project if runtime is not None else None
+
+    def descriptions(self) -> dict[str, str]:
+        names = {name: doc for name, (doc, _) in BUILT_IN.items()}
+        for name, command in self.custom.items():
+            names.setdefault(name, f"{command.description} ({command.source})")
+        for name, description in self.skills.items():
+            names.setdefault(name, f"{description} (skill)")
+        return names
+
+    def handles(self, text: str) -> bool:
+        return parse_slash(text) is not None
+
+    async def run(self, text: str) -> None:
+        parsed = parse_slash(text)
+        assert parsed is not None
+        name, args = parsed
+        app = self.app
+        if name in BUILT_IN:
+            try:
+                await BUILT_IN[name][1](app, args.strip())
+            except Exception as exc:  # a command's failure must not end the session
+                app.view.print_text(f"/{name} failed: {exc}", "red")
+        elif name in self.custom:
+            app.send(expand(self.custom[name], args.strip()))
+        elif name in self.skills:
+            app.send(text.strip())  # the runtime expands `/skill args` into its body
+        else:
+            app.view.print_text(f"Unknown command: /{name} (try /help)", "yellow")
+
+
+def _table(*columns: str) -> Table:
+    from rich.table import Table
+
+    table = Table(box=None, show_header=bool(columns[0]), pad_edge=False, padding=(0, 2, 0, 0))
+    for column in columns:
+        table.add_column(column)
+    return table
+
+
+def _add(table: Table, *cells: str) -> None:
+    """Cells as plain text: a rule like `Bash(ls [x]:*)` or "[name]" is not rich markup."""
+    from rich.text import Text
+
+    table.add_row(*(Text(cell) for cell in cells))
+
+
+def _show(app: TuiApp, *items: Any) -> None:
+    from wisp.tui import render
+
+    app.print(render.Renderer(app.width(), app.env).ansi(*items))
+
+
+async def cmd_help(app: TuiApp, args: str) -> None:
+    from rich.text import Text
+
+    table = _table("command", "")
+    for name, description in sorted(app.commands.descriptions().items()):
+        _add(table, f"/{name}", description)
+
+    keys = Text(
+        "\nenter send · \\+enter or alt+enter newline · ↑↓ history · ctrl+r search history"
+        "\n!cmd run a shell command · @path attach a file · shift+tab permission mode"
+        "\nesc or ctrl+c interrupt · ctrl+o expand · ctrl+d or ctrl+c twice exit",
+        style="dim")
+    _show(app, table, keys)
+
+
+async def cmd_clear(app: TuiApp, args: str) -> None:
+    await app.new_conversation()
+    app.view.print_text("(new conversation: earlier turns are not sent to the model)")
+
+
+async def cmd_compact(app: TuiApp, args: str) -> None:
+    if app.busy:
+        app.view.print_text("Wait for the turn to end (or esc) before /compact.", "yellow")
+        return
+    app.view.print_text("✻ Compacting the conversation…")
+    if not await app.runtime.compact(args or None):
+        app.view.print_text("Nothing was compacted.", "yellow")
+
+
+async def cmd_model(app: TuiApp, args: str) -> None:
+    if not args:
+        from rich.text import Text
+
+        from wisp.tui.dialog import Picker
+
+        current = app.runtime.session.model
+        choices = [*MODEL_CHOICES, f"keep {current}"]
+        choice = await app.show_dialog(Picker(Text("Choose a model", style="bold"), choices))
+        if choice is None or choice == len(choices) - 1:
+            return
+        args = choices[choice]
+    model = app.runtime.set_model(args)
+    app.view.print_text(f"Model set to {model}")
+
+
+async def cmd_cost(app: TuiApp, args: str) -> None:
+    usage = app.runtime.session.usage
+    totals = usage.totals()
+    lines = [f"Total cost:  ${usage.cost_usd:.4f}",
+             f"Tokens:      {totals['input_tokens']:,} in · {totals['output_tokens']:,} out · "
+             f"{totals['cache_read_input_tokens']:,} cache read · "
+             f"{totals['cache_creation_input_tokens']:,} cache write"]
+    for model, tally in usage.by_model.items():
+        lines.append(f"  {model}: ${tally.cost_usd:.4f}")
+    app.view.print_text("\n".join(lines))
+
+
+async def cmd_context(app: TuiApp, args: str) -> None:
+    from wisp.runtime.context_usage import context_usage
+
+    usage = context_usage(app.runtime.ctx, app.runtime.project)
+    table = _table("", "tokens", "")
+    for row in usage["categories"]:
+        share = 100 * row["tokens"] / max(1, usage["maxTokens"])
+        _add(table, row["name"], f"{row['tokens']:,}", f"{share:.1f}%")
+    from rich.text import Text
+
+    title = Text(f"Context: {usage['totalTokens']:,} of {usage['maxTokens']:,} tokens "
+                 f"({usage['percentage']}%, estimated) · {usage['model']}", style="bold")
+    _show(app, title, table)
+
+
+async def cmd_resume(app: TuiApp, args: str) -> None:
+    from wisp.tui.sessions_list import project_sessions
+
+    sessions = project_sessions(app.env, app.config.cwd, exclude=app.runtime.session.session_id)
+    if args:
+        wanted = [s for s in sessions if s.session_id.startswith(args)]
+    else:
+        if not sessions:
+            app.view.print_text("No other sessions in this project.")
+            return
+        from rich.text import Text
+
+        from wisp.tui.dialog import Picker
+
+        shown = sessions[:9]
+        choice = await app.show_dialog(Picker(
+            Text("Resume a session", style="bold"), [s.label() for s in shown]))
+        wanted = [] if choice is None else [shown[choice]]
+    if not wanted:
+        if args:
+            app.view.print_text(f"No session matches {args}.", "yellow")
+        return
+    await app.new_conversation(resume=wanted[0].session_id)
+    from wisp.tui.replay import replay_history
+
+    replay_history(app, app.runtime.session.history)
+
+
+async def cmd_permissions(app: TuiApp, args: str) -> None:
+    """`/permissions` lists the rules; `/permissions allow|deny|ask <rule>` adds one to the
+    project's local settings; `/permissions remove <rule>` takes it out of them."""
+    from wisp.tui import rules_edit
+
+    if args:
+        app.view.print_text(rules_edit.apply(app, args))
+        return
+    policy = app.runtime.session.policy
+    table = _table("behaviour", "rule")
+    for behaviour, listed in (("deny", policy.deny), ("ask", policy.ask),
+                              ("allow", policy.allow)):
+        for rule in listed:
+            _add(table, behaviour, str(rule))
+    from rich.text import Text
+
+    hint = Text("/permissions allow|deny|ask <rule> adds a rule to .claude/settings.local.json;"
+                " /permissions remove <rule> takes one out", style="dim")
+    _show(app, Text(f"Permission mode: {policy.mode}", style="bold"), table, hint)
+
+
+async def cmd_mcp(app: TuiApp, args: str) -> None:
+    if not app.config.mcp_config:
+        app.view.print_text("No MCP servers are configured (--mcp-config).")
+        return
+    await app.runtime.connect_mcp()
+    table = _table("server", "status", "tools")
+    for entry in app.runtime.mcp.status():
+        tools = ", ".join(t.get("name", "") for t in entry.get("tools") or [])
+        _add(table, str(entry.get("name")), str(entry.get("status")), tools or "-")
+    _show(app, table)
+
+
+async def cmd_memory(app: TuiApp, args: str) -> None:
+    """The memory files (CLAUDE.md and what they import) this session loaded; with none,
+    where it looked, so a misplaced file is easy to spot."""
+    from wisp.project.memory import KIND_LABELS, memory_locations
+
+    project = app.runtime.project
+    if not project.memory:
+        looked = memory_locations(project.cwd, project.config_dir, project.sources)
+        lines = ["No memory files are loaded. wisp looks for:",
+                 *(f"  {path}  ({KIND_LABELS[kind]})" for kind, path in looked)]
+        if not looked:
+            lines.append("  nothing: this session loads no settings sources")
+        app.view.print_text("\n".join(lines))
+        return
+    table = _table("file", "kind", "size", "imported from")
+    for memory in project.memory:
+        row = memory.describe()
+        importer = memory.imported_from
+        _add(table, _short_path(memory.path, project.cwd),
+             KIND_LABELS.get(memory.kind, memory.kind), f"{row['chars']:,} chars",
+             _short_path(importer, project.cwd) if importer else "-")
+    from rich.text import Text
+
+    title = Text(f"{len(project.memory)} memory file(s), sent to the model with each "
+                 "request", style="bold")
+    _show(app, title, table)
+
+
+def _short_path(path: Path, cwd: Path) -> str:
+    """A path as the user would type it: relative to the project, or under `~`, so the
+    file name survives a narrow terminal."""
+    home = Path.home()
+    for base, prefix in ((cwd, ""), (home, "~/")):
+        if path.is_relative_to(base):
+            return prefix + str(path.relative_to(base))
+    return str(path)
+
+
+async def cmd_reload_skills(app: TuiApp, args: str) -> None:
+    from wisp.runtime.project import reload_skills
+
+    rows = reload_skills(app.runtime)
+    _after_reload(app)
+    names = ", ".join(row["name"] for row in rows) or "none"
+    app.view.print_text(f"Skills reloaded: {names}")
+
+
+async def cmd_reload_plugins(app: TuiApp, args: str) -> None:
+    from wisp.runtime.project import reload_plugins
+
+    answer = await reload_plugins(app.runtime)
+    _after_reload(app)
+    names = ", ".join(p["name"] for p in answer["plugins"]) or "none"
+    problems = app.runtime.project.warnings
+    text = f"Plugins reloaded: {names}"
+    if problems:
+        text += "\n" + "\n".join(f"  skipped: {problem}" for problem in problems)
+    app.view.print_text(text, "yellow" if problems else "")
+
+
+def _after_reload(app: TuiApp) -> None:
+    app.commands.reload()
+    app.completer.commands = app.commands.descriptions()
+
+
+async def cmd_agents(app: TuiApp, args: str) -> None:
+    runner = app.runtime.ctx.subagents
+    table = _table("agent", "description")
+    for name, description in sorted((runner.listing() if runner else {}).items()):
+        _add(table, name, description)
+    _show(app, table)
+
+
+async def cmd_hooks(app: TuiApp, args: str) -> None:
+    table = _table("event", "matcher", "command", "from")
+    for source in app.runtime.settings.sources:
+        hooks = source.doc.get("hooks")
+        for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
+            for group in groups if isinstance(groups, list) else []:
+                for hook in group.get("hooks") or [] if isinstance(group, dict) else []:
+                    _add(table, event, str(group.get("matcher") or "*"),
+                                  str(hook.get("command") or hook.get("type")), source.name)
+    if not table.row_count:
+        app.view.print_text("No hooks are configured.")
+        return
+    _show(app, table)
+
+
+async def cmd_status(app: TuiApp, args: str) -> None:
+    from wisp import __version__
+
+    session, runtime = app.runtime.session, app.runtime
+    sources = ", ".join(f"{s['source']} ({s['path']})" for s in runtime.settings.describe())
+    lines = [f"wisp {__version__}", f"Session:  {session.session_id}",
+             f"Folder:   {app.config.cwd}", f"Model:    {session.model}",
+             f"Mode:     {session.permission_mode}",
+             f"API:      {runtime.env.get('ANTHROPIC_BASE_URL') or 'https://api.anthropic.com'}",
+             f"Settings: {sources or 'none'}",
+             f"Transcript: {session.transcript_path or '(not kept)'}"]
+    app.view.print_text("\n".join(lines))
+
+
+async def cmd_config(app: TuiApp, args: str) -> None:
+    sources = app.runtime.settings.sources
+    if not sources:
+        app.view.print_text("No settings files are in effect.")
+    for source in sources:
+        app.view.print_text(f"{source.name}: {source.path or '--settings'}", "bold")
+        app.view.print_text(json.dumps(source.doc, indent=2, ensure_ascii=False))
+
+
+async def cmd_init(app: TuiApp, args: str) -> None:
+    from wisp.tui.init_file import write_starter_memory
+
+    path, written = write_starter_memory(app.config.cwd)
+    app.view.print_text(f"Wrote a starter {path}: edit it to tell wisp about this project."
+                        if written else f"{path} exists already; it was left as it is.")
+
+
+async def cmd_exit(app: TuiApp, args: str) -> None:
+    app.exit(0)
+
+
+BUILT_IN: dict[str, tuple[str, Handler]] = {
+    "help": ("commands and keys", cmd_help),
+    "clear": ("start a new conversation", cmd_clear),
+    "compact": ("summarise the conversation so far [instructions]", cmd_compact),
+    "model": ("switch the model [name]", cmd_model),
+    "cost": ("tokens and cost of this session", cmd_cost),
+    "context": ("how full the context window is", cmd_context),
+    "resume": ("resume another session of this project", cmd_resume),
+    "permissions": ("view and edit permission rules", cmd_permissions),
+    "mcp": ("MCP servers, their status and tools", cmd_mcp),
+    "memory": ("the CLAUDE.md memory files loaded for this session", cmd_memory),
+    "agents": ("the subagents the Task tool can start", cmd_agents),
+    "reload-skills": ("read the skill folders again", cmd_reload_skills),
+    "reload-plugins": ("read the plugins again (--plugin-dir)", cmd_reload_plugins),
+    "hooks": ("the configured hooks", cmd_hooks),
+    "status": ("version, session, model and settings", cmd_status),
+    "config": ("the settings in effect", cmd_config),
+    "init": ("write a starter CLAUDE.md for this project", cmd_init),
+    "exit": ("leave wisp", cmd_exit),
+    "quit": ("leave wisp", cmd_exit),
+}

@@ -1,0 +1,214 @@
+"""Key bindings of the terminal UI.
+
+Input: Enter submits; `\\`+Enter, Alt+Enter, Ctrl+J and Shift+Enter (where the terminal
+reports it) insert a newline; pastes keep their newlines, and a large one becomes a chip.
+While the model works: Esc or Ctrl+C interrupt. Ctrl+C twice on an empty input, or Ctrl+D,
+exits. Shift+Tab cycles the permission mode; Ctrl+R searches the history (prompt_toolkit's
+own search); Ctrl+O expands pasted chips in the input, or else the last shortened output.
+Dialogs: digits pick, arrows and Enter pick the highlighted choice, Esc means No.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Condition, is_searching
+from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
+from prompt_toolkit.key_binding.bindings.basic import load_basic_bindings
+from prompt_toolkit.key_binding.bindings.emacs import (
+    load_emacs_bindings,
+    load_emacs_search_bindings,
+)
+from prompt_toolkit.key_binding.key_bindings import KeyBindingsBase
+from prompt_toolkit.keys import Keys
+
+if TYPE_CHECKING:
+    from wisp.tui.app import TuiApp
+
+DOUBLE_PRESS_S = 2.0
+# Shift+Enter as terminals with extended key reporting send it (kitty/CSI-u and xterm's
+# modifyOtherKeys): a newline, like Ctrl+J. prompt_toolkit has no key for it.
+for _sequence in ("\x1b[13;2u", "\x1b[27;2;13~"):
+    ANSI_SEQUENCES.setdefault(_sequence, Keys.ControlJ)
+
+_RULE_BUFFERS: dict[int, Buffer] = {}
+
+
+def rule_buffer(app: TuiApp) -> Buffer:
+    """The text field where the permission dialog's rule is edited."""
+    return _RULE_BUFFERS.setdefault(id(app), Buffer(multiline=False))
+
+
+def key_bindings(app: TuiApp) -> KeyBindingsBase:
+    return merge_key_bindings([
+        load_basic_bindings(), load_emacs_bindings(), load_emacs_search_bindings(),
+        _input_keys(app), _control_keys(app), _dialog_keys(app), _rule_keys(app)])
+
+
+def _input_keys(app: TuiApp) -> KeyBindings:
+    kb = KeyBindings()
+    # While Ctrl+R searches, Enter and pastes belong to the search.
+    no_dialog = Condition(lambda: app.dialog is None) & ~is_searching
+
+    @kb.add("enter", filter=no_dialog)
+    def _submit(event: KeyPressEvent) -> None:
+        buffer = app.input
+        state = buffer.complete_state
+        if state is not None and state.current_completion is not None:
+            buffer.apply_completion(state.current_completion)
+            return
+        if buffer.document.text_before_cursor.endswith("\\"):
+            buffer.delete_before_cursor(1)
+            buffer.insert_text("\n")
+            return
+        text = buffer.text
+        if text.strip():
+            buffer.append_to_history()
+        buffer.reset()
+        app.hint = ""
+        app.submit(text)
+
+    @kb.add("escape", "enter", filter=no_dialog)
+    @kb.add("c-j", filter=no_dialog)
+    def _newline(event: KeyPressEvent) -> None:
+        app.input.insert_text("\n")
+
+    @kb.add(Keys.BracketedPaste, filter=no_dialog)
+    def _paste(event: KeyPressEvent) -> None:
+        text = event.data.replace("\r\n", "\n").replace("\r", "\n")
+        app.input.insert_text(app.pastes.chip_for(text) or text)
+
+    @kb.add("up", filter=no_dialog & Condition(lambda: bool(app.queue) and not app.input.text))
+    def _edit_queued(event: KeyPressEvent) -> None:
+        app.input.text = app.queue.pop()
+        app.input.cursor_position = len(app.input.text)
+
+    return kb
+
+
+def _control_keys(app: TuiApp) -> KeyBindings:
+    kb = KeyBindings()
+    no_dialog = Condition(lambda: app.dialog is None)
+    busy = Condition(lambda: app.interruptible)
+
+    @kb.add("escape", filter=no_dialog & busy, eager=True)
+    def _interrupt(event: KeyPressEvent) -> None:
+        app.interrupt()
+
+    @kb.add("c-c", filter=no_dialog)
+    def _ctrl_c(event: KeyPressEvent) -> None:
+        if app.interruptible:
+            app.interrupt()
+        elif app.input.text:
+            app.input.reset()
+        elif time.monotonic() - app.last_ctrl_c < DOUBLE_PRESS_S:
+            app.exit(0)
+        else:
+            app.last_ctrl_c = time.monotonic()
+            app.hint = "press ctrl+c again to exit"
+
+    @kb.add("c-d", filter=no_dialog)
+    def _ctrl_d(event: KeyPressEvent) -> None:
+        if not app.input.text:
+            app.exit(0)
+        else:
+            app.input.delete()
+
+    @kb.add("s-tab")
+    def _mode(event: KeyPressEvent) -> None:
+        app.cycle_mode()
+
+    @kb.add("c-o", filter=no_dialog)
+    def _expand(event: KeyPressEvent) -> None:
+        if app.pastes.has_chips(app.input.text):
+            app.input.text = app.pastes.expand(app.input.text)
+            app.input.cursor_position = len(app.input.text)
+        else:
+            app.view.verbose = True
+            app.view.expand_last()
+
+    return kb
+
+
+def _dialog_keys(app: TuiApp) -> KeyBindings:
+    kb = KeyBindings()
+    choosing = Condition(lambda: app.dialog is not None and not app.dialog.editing)
+
+    for digit in "123456789":
+        @kb.add(digit, filter=choosing)
+        def _pick(event: KeyPressEvent) -> None:
+            assert app.dialog is not None
+            index = int(event.key_sequence[0].key) - 1
+            if index < len(app.dialog.choices):
+                app.dialog.pick(index)
+
+    @kb.add("up", filter=choosing)
+    def _up(event: KeyPressEvent) -> None:
+        assert app.dialog is not None
+        app.dialog.move(-1)
+
+    @kb.add("down", filter=choosing)
+    @kb.add("tab", filter=choosing)
+    def _down(event: KeyPressEvent) -> None:
+        assert app.dialog is not None
+        app.dialog.move(1)
+
+    @kb.add("enter", filter=choosing)
+    def _enter(event: KeyPressEvent) -> None:
+        assert app.dialog is not None
+        app.dialog.pick(app.dialog.selected)
+
+    @kb.add("escape", filter=choosing, eager=True)
+    @kb.add("c-c", filter=choosing)
+    def _no(event: KeyPressEvent) -> None:
+        assert app.dialog is not None
+        app.dialog.pick(None)
+
+    @kb.add(Keys.Any, filter=choosing)
+    def _ignore(event: KeyPressEvent) -> None:
+        """Other keys do nothing while a dialog waits (the input line is hidden)."""
+
+    @kb.add("e", filter=choosing & Condition(lambda: bool(app.permission.rules)))
+    def _edit_rule(event: KeyPressEvent) -> None:
+        assert app.dialog is not None
+        buffer = rule_buffer(app)
+        buffer.text = ", ".join(app.permission.rules)
+        buffer.cursor_position = len(buffer.text)
+        app.dialog.editing = True
+        event.app.layout.focus(buffer)
+
+    return kb
+
+
+def _rule_keys(app: TuiApp) -> KeyBindings:
+    kb = KeyBindings()
+    editing = Condition(lambda: app.dialog is not None and app.dialog.editing)
+
+    @kb.add("enter", filter=editing)
+    def _done(event: KeyPressEvent) -> None:
+        from wisp.tui.permission import rules_footer
+        from wisp.tui.rules import split_rules, validate_rule
+
+        assert app.dialog is not None
+        rules = split_rules(rule_buffer(app).text)
+        problems = [p for p in map(validate_rule, rules) if p] or (
+            [] if rules else ["type at least one rule"])
+        if problems:
+            app.hint = problems[0]
+            return
+        app.hint = ""
+        app.permission.rules = rules
+        app.dialog.footer = rules_footer(rules)
+        app.dialog.selected = 1
+        app.dialog.editing = False
+
+    @kb.add("escape", filter=editing, eager=True)
+    def _cancel(event: KeyPressEvent) -> None:
+        assert app.dialog is not None
+        app.dialog.editing = False
+
+    return kb
+

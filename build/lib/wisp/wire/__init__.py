@@ -1,0 +1,1 @@
+"""Wire formats: the NDJSON frames wisp writes and reads."""
