@@ -31,6 +31,8 @@ from wisp.testing import ScriptedServer
 BACKENDS = ("inprocess", "wisp-cli", "official")
 SANDBOX = {"IS_SANDBOX": "1"}  # bypassPermissions as root (the suite may run as root)
 SCENARIO_TIMEOUT = 60
+# How long a run waits, after its scenario, for the agent processes it started to exit.
+LEFTOVER_GRACE = 15
 
 Scenario = Callable[["Backend"], Awaitable[dict[str, Any]]]
 
@@ -97,13 +99,14 @@ class Backend:
         itself)."""
         environ, cwd = dict(os.environ), os.getcwd()
         with _spawned_programs() as spawned:
-            summary = asyncio.run(asyncio.wait_for(scenario(self), timeout))
+            summary = asyncio.run(_settled(asyncio.wait_for(scenario(self), timeout),
+                                           spawned.transports))
         changed = sorted(k for k in {*environ, *os.environ} if environ.get(k) != os.environ.get(k))
         assert not changed, f"{self.name}: the run changed os.environ: {changed}"
         assert os.getcwd() == cwd, f"{self.name}: the run changed the working folder"
-        programs = [argv[0] for argv in spawned]
+        programs = [argv[0] for argv in spawned.argvs]
         if self.cli is None:
-            assert not [argv for argv in spawned if Path(argv[0]).name == "wisp"
+            assert not [argv for argv in spawned.argvs if Path(argv[0]).name == "wisp"
                         or "wisp" in argv[1:3] or "wisp.cli.main" in " ".join(argv)], (
                 f"the in-process backend started a wisp process: {spawned}")
         else:
@@ -111,17 +114,45 @@ class Backend:
         return summary
 
 
+async def _settled(run: Awaitable[dict[str, Any]],
+                   transports: list[asyncio.SubprocessTransport]) -> dict[str, Any]:
+    """The scenario's result, once the agent processes it started have exited, while the
+    loop still runs. A query() left early closes the CLI's stdin, and the CLI rightly
+    finishes the turn it has (stdin EOF is not an abort); a process still running when
+    asyncio.run closed the loop could no longer be reaped, and its transport's finaliser
+    printed "Event loop is closed" tracebacks at the end of every test run."""
+    summary = await run
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LEFTOVER_GRACE
+    while any(t.get_returncode() is None for t in transports) and loop.time() < deadline:
+        await asyncio.sleep(0.05)
+    for transport in transports:
+        if transport.get_returncode() is None:
+            transport.kill()
+        transport.close()
+    await asyncio.sleep(0)  # the transports' connection_lost callbacks
+    return summary
+
+
+@dataclass
+class Spawned:
+    argvs: list[list[str]] = field(default_factory=list)
+    transports: list[asyncio.SubprocessTransport] = field(default_factory=list)
+
+
 @contextlib.contextmanager
-def _spawned_programs() -> Iterator[list[list[str]]]:
-    """The command lines started through the event loop meanwhile (asyncio's and anyio's
+def _spawned_programs() -> Iterator[Spawned]:
+    """The programs started through the event loop meanwhile (asyncio's and anyio's
     subprocess functions both come down to `loop.subprocess_exec`)."""
-    spawned: list[list[str]] = []
+    spawned = Spawned()
     real = asyncio.base_events.BaseEventLoop.subprocess_exec
 
     async def spy(loop: Any, protocol_factory: Any, program: Any, *args: Any, **kwargs: Any
                   ) -> Any:
-        spawned.append([os.fsdecode(program), *(os.fsdecode(a) for a in args)])
-        return await real(loop, protocol_factory, program, *args, **kwargs)
+        spawned.argvs.append([os.fsdecode(program), *(os.fsdecode(a) for a in args)])
+        transport, protocol = await real(loop, protocol_factory, program, *args, **kwargs)
+        spawned.transports.append(transport)
+        return transport, protocol
 
     asyncio.base_events.BaseEventLoop.subprocess_exec = spy  # type: ignore[method-assign]
     try:
