@@ -236,8 +236,14 @@ async def open_connection(key: Key, connect_timeout: float,
     except CONNECTION_ERRORS as exc:
         raise Unreachable(f"Connection error: could not connect to {where} ({describe(exc)})",
                           cause=failure_cause(exc, proxy is not None),
-                          reason=describe(exc)[:1].lower() + describe(exc)[1:]) from None
+                          reason=_reason(exc)) from None
     return Connection(key, reader, writer)
+
+
+def _reason(exc: BaseException) -> str:
+    """`describe` as the middle of a sentence: lower case, without OpenSSL's source line."""
+    text = describe(exc).partition(" (_ssl.c:")[0]
+    return text[:1].lower() + text[1:]
 
 
 def failure_cause(exc: BaseException, proxied: bool) -> str:

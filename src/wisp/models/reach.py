@@ -33,9 +33,9 @@ _HINTS = {
     "dns": "cannot resolve {host} ({reason}) — offline{wrong}",
     "timeout": "cannot reach {endpoint} ({reason}) — offline or behind a firewall{wrong}",
     "network": "cannot reach {endpoint} ({reason}) — offline or behind a firewall{wrong}",
-    "tls": ("TLS with {endpoint} failed ({reason}) — an https:// URL for a plain-http "
-            "server, or a proxy that intercepts TLS (point SSL_CERT_FILE at its "
-            "certificate)?"),
+    "tls": ("TLS with {endpoint} failed ({reason}) — a plain-http server behind an "
+            "https:// URL{in_setting}, or a proxy that intercepts TLS (point SSL_CERT_FILE "
+            "at its certificate)?"),
     "proxy": ("cannot reach {endpoint} through the proxy: {reason} — is HTTPS_PROXY "
               "(or HTTP_PROXY) right?"),
     "other": "cannot reach {endpoint} ({reason}){check}",
@@ -49,4 +49,5 @@ def hint(cause: str, reason: str, endpoint: str, host: str, setting: str | None)
     return _HINTS.get(cause, _HINTS["other"]).format(
         endpoint=endpoint, host=host, reason=reason, setting=setting,
         wrong=f", or is {setting} wrong?" if setting else "?",
-        check=f" — is {setting} right?" if setting else "")
+        check=f" — is {setting} right?" if setting else "",
+        in_setting=f" ({setting})" if setting else "")
