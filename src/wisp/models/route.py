@@ -79,9 +79,9 @@ def provider_entries(settings_value: Any, env: Mapping[str, str], *,
     return entries
 
 
-def _key_note(name: str, key_env: object, key: str | None) -> str:
+def _key_note(name: str, key_env: object, key: str | None, in_file: str) -> str:
     """What a 401 from a settings provider adds: the variable its key came from."""
-    named = f"providers.{name}.api_key_env"
+    named = f"providers.{name}.api_key_env{in_file}"
     if not isinstance(key_env, str):
         return f"no API key was sent: {named} is not set"
     if not key:
@@ -108,7 +108,7 @@ def _entry(name: str, raw: Any, env: Mapping[str, str], origin: str | None = Non
     entry = ProviderEntry(name, "openai", base_url, key, preset=raw.get("preset"),
                           compat=raw.get("compat"), headers=headers, models=models,
                           url_setting=f"providers.{name}.base_url{in_file}",
-                          refused=_key_note(name, key_env, key))
+                          refused=_key_note(name, key_env, key, in_file))
     entry.from_settings = True
     from wisp.models.openai.presets import compat_for
 
