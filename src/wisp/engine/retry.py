@@ -45,7 +45,6 @@ class RetryPolicy:
         # Up to 25% jitter so parallel clients don't retry in lockstep.
         return backoff * (1 - random.random() * 0.25)
 
-
     def connect_delay_s(self, attempt: int) -> float:
         """Seconds before connect retry number `attempt`: 1 s, then 2 s (at the default
         base delay). No jitter: the endpoint is down for everyone or for no one."""

@@ -7,7 +7,7 @@ Why not httpx/aiohttp: the provider sits on the hot path of `wisp -p`, and those
 to hundreds of milliseconds to import. This module imports only what asyncio already loads.
 Failures map onto `wisp.errors`: no connection -> `Unreachable` (retryable, status None), a
 body that ends early -> `StreamCutError`. Without a `pool`, each request has its own connection.
-No proxy support (`HTTPS_PROXY` is ignored).
+HTTP(S)_PROXY is honoured where connections are opened (`wisp.models.pool`, `wisp.models.proxy`).
 """
 
 from __future__ import annotations
