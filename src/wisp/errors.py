@@ -4,6 +4,9 @@
     ├── UsageError            bad argv / config: print to stderr, exit 1, no API call
     ├── ModelAPIError         the model server failed us
     │   ├── RetryableAPIError   429/5xx/529, connection failures, streams cut short
+    │   │   └── Unreachable       no connection at all (DNS, refused, TLS, connect timeout):
+    │   │                         a short retry, then a line naming the endpoint and cause
+    │   ├── MissingCredentials  no key and no endpoint for the provider: nothing was sent
     │   └── (plain)             400/401/403/404 and malformed streams: fail fast
     ├── ToolError             a tool could not do what was asked: becomes an is_error tool_result
     ├── ProtocolError         a peer sent something we cannot parse
@@ -49,6 +52,32 @@ class RetryableAPIError(ModelAPIError):
 
 class StreamCutError(RetryableAPIError):
     """The SSE stream ended before `message_stop`."""
+
+
+class Unreachable(RetryableAPIError):
+    """No connection could be opened. `cause` is one of "refused", "dns", "tls", "timeout",
+    "network", "proxy" or "other"; `reason` says it in a few words ("connection refused").
+    A provider that knows where its URL came from sets `endpoint` (the URL's origin) and
+    `hint` (one line naming the endpoint, the likely cause and the setting to check).
+    `reached_before`: this session had connected to the same place, so the failure is
+    likelier to pass (the full retry policy applies) than a wrong URL on a first run."""
+
+    def __init__(self, message: str, *, cause: str, reason: str, endpoint: str = "",
+                 hint: str = "", reached_before: bool = False) -> None:
+        super().__init__(message)
+        self.cause = cause
+        self.reason = reason
+        self.endpoint = endpoint
+        self.hint = hint
+        self.reached_before = reached_before
+
+
+class MissingCredentials(ModelAPIError):
+    """Neither a key nor an endpoint for the chosen provider (`wisp.models.spec`): the
+    request was never sent. The message says which variable to set."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, error_type="authentication_error")
 
 
 class ToolError(WispError):

@@ -51,7 +51,9 @@ def test_client_errors_fail_fast(wisp, server, status):
     run = stream(wisp)
     assert run.returncode == 1
     assert len(server.requests) == 1
-    assert run.result["result"] == f"API Error: {status} fake {status} error"
+    # A 401 also says whose key was refused (tests/cli/test_first_run.py has the rest).
+    note = " · the API key from ANTHROPIC_API_KEY was refused" if status == 401 else ""
+    assert run.result["result"] == f"API Error: {status} fake {status} error{note}"
     assert run.result["api_error_status"] == status
     assert run.result["is_error"] is True
     synthetic = run.of_type("assistant")[0]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from wisp.errors import ModelAPIError, RetryableAPIError, StreamCutError
+from wisp.errors import ModelAPIError, RetryableAPIError, StreamCutError, Unreachable
 from wisp.models.accumulate import accumulate
 from wisp.models.anthropic import AnthropicConfig, AnthropicModel, AnthropicStream
 from wisp.models.base import ModelRequest
@@ -152,9 +152,11 @@ def test_connection_refused_is_retryable_and_fast(refused_port: int) -> None:
         run(model)
     assert time.monotonic() - started < 1.0
     assert caught.value.status is None
-    assert str(caught.value) == (
-        f"Connection error: could not connect to 127.0.0.1:{refused_port} (Connection refused)"
-    )
+    assert isinstance(caught.value, Unreachable)
+    assert str(caught.value) == f"cannot reach http://127.0.0.1:{refused_port} (connection refused)"
+    assert caught.value.cause == "refused"
+    assert caught.value.hint == (f"nothing listens at http://127.0.0.1:{refused_port} "
+                                 "(connection refused) — is ANTHROPIC_BASE_URL right?")
 
 
 def test_a_stream_cut_mid_chunk_raises_stream_cut_error(server: ScriptedServer) -> None:

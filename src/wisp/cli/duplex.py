@@ -27,6 +27,7 @@ def run_duplex(opts: Options) -> int:
 
     settings = load_settings_for(opts, os.environ)
     env = env_overlay(os.environ, settings)
+    _say_if_not_logged_in(opts, settings, env)
     project = open_project(opts, env, settings)  # memory, agents, skills, plugins
     early = begin(opts, env, settings, project=project)
     import asyncio
@@ -47,6 +48,19 @@ def run_duplex(opts: Options) -> int:
 
     end_all_processes()
     os._exit(code)
+
+
+def _say_if_not_logged_in(opts: Options, settings: Settings, env: dict[str, str]) -> None:
+    """No key and no endpoint: said on stderr at once (the host's log), while each turn
+    ends with it as an error result (the host may still switch to a model that works).
+    A provider prefix nobody defined is a UsageError here, before any answer."""
+    from wisp.cli.startup import missing_key, starting_model
+
+    missing = missing_key(starting_model(opts, settings, env), settings, env)
+    if missing is not None:
+        from wisp.diagnostics import warn
+
+        warn(f"{missing}\n")
 
 
 async def _serve(opts: Options, settings: Settings, early: EarlyStart,

@@ -21,18 +21,23 @@ def run_interactive(opts: Options) -> int:
 
     from wisp.cli.main import end_startup
     from wisp.cli.setup import runtime_config
-    from wisp.cli.startup import load_settings_for, starting_model
+    from wisp.cli.startup import load_settings_for, missing_key, starting_model
     from wisp.runtime.facts import env_overlay
     from wisp.sessions.resume import SessionNotFound, resolve_start
 
     settings = load_settings_for(opts, os.environ)
+    env = env_overlay(os.environ, settings)
     try:
-        start = resolve_start(opts, env_overlay(os.environ, settings))
+        start = resolve_start(opts, env)
     except SessionNotFound as exc:
         sys.stderr.write(f"{exc}\n")
         return 1
+    shown_model = starting_model(opts, settings, env)
+    missing = missing_key(shown_model, settings, env)
+    if missing is not None:  # a UI that could only fail each prompt is no way to say so
+        sys.stderr.write(f"{missing}\n")
+        return 1
     config = runtime_config(opts, os.environ, settings=settings, start=start)
-    shown_model = starting_model(opts, settings, env_overlay(os.environ, settings))
     from wisp.tui.app import TuiApp
 
     async def main() -> int:

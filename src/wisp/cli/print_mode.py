@@ -24,6 +24,7 @@ from wisp.wire import frames
 from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
 
 if TYPE_CHECKING:
+    from wisp.engine.events import ApiRetry, Event, EventSink
     from wisp.engine.outcome import Outcome
     from wisp.project.context import ProjectContext
     from wisp.runtime.runtime import Runtime
@@ -56,6 +57,8 @@ def run_print(opts: Options) -> int:
     except SessionNotFound as exc:
         start_failed(opts, exc)
         return 1
+    if early.missing_key is not None:
+        return not_logged_in(opts, early, early.missing_key)
     import asyncio
 
     try:
@@ -73,6 +76,23 @@ def start_failed(opts: Options, exc: SessionNotFound) -> None:
     sys.stderr.write(f"{exc}\n")
 
 
+def not_logged_in(opts: Options, early: EarlyStart, message: str) -> int:
+    """No key and no endpoint: the run ends before the engine loads, with the frames a
+    model call failing that way gives (stream-json: `system/init`, the error as the
+    assistant's word, the result; json: the result) and the line on stderr in every
+    format, since that is where a person looks when nothing happens."""
+    said, result = frames.not_logged_in(message, early.init_fields["session_id"])
+    if opts.output_format == "stream-json":
+        early.write_init()
+        early.out.write(said)
+        early.out.write(result)
+    elif opts.output_format == "json":
+        _print(dumps(result) + "\n")
+    sys.stdout.flush()
+    sys.stderr.write(message + "\n")
+    return 1
+
+
 class EarlyStart:
     """What is known before the engine loads: enough for `system/init`, which a
     stream-json client gets before asyncio and the engine are even imported."""
@@ -83,6 +103,7 @@ class EarlyStart:
             effective_mode,
             env_overlay,
             load_settings_for,
+            missing_key,
             offered_tool_names,
             starting_model,
         )
@@ -95,6 +116,7 @@ class EarlyStart:
         self.start = resolve_start(opts, env)  # bad session flags fail before any frame
         self.model = starting_model(opts, self.settings, env)
         self.mode = effective_mode(opts, self.settings, env)
+        self.missing_key = missing_key(self.model, self.settings, env)
         # Frames go to stdout as they come (stream-json) or are kept for the end (json;
         # text keeps only the outcome).
         self.out: FrameSink = (NDJSONWriter() if opts.output_format == "stream-json"
@@ -115,7 +137,7 @@ class EarlyStart:
         # it, to name the new one (`announce`).
         self.deferred: tuple[list[str] | None, list[JSON] | None] | None = (
             (None, None) if _clears(prompt) else None)
-        if not self.mcp_entries:
+        if not self.mcp_entries and self.missing_key is None:
             self.write_init()
 
     def write_init(self, mcp_tools: list[str] | None = None,
@@ -178,7 +200,8 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
     # The result waits until SessionEnd hooks have run: they come before it, as ever.
     projection = StreamJson(early.out, early.start.session_id, hold_result=True)
     projection.forward_subagent_text = opts.forward_subagent_text
-    runtime = Runtime.open(config, projection)
+    watching = opts.output_format != "stream-json"  # retries are frames there
+    runtime = Runtime.open(config, RetryNotices(projection) if watching else projection)
     _install_interrupt(runtime)
     if early.mcp_entries:
         await _connect_mcp(runtime, early)
@@ -198,6 +221,33 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
     if projection.held is not None:
         _finish(opts, early.out, projection.held, outcome, earlier.shown)
     return 0 if _succeeded(outcome) else 1
+
+
+class RetryNotices:
+    """Passes every event on, and says each retry on stderr: in text and json output the
+    frames are not shown, and a run that waits on a failing endpoint must not look hung."""
+
+    def __init__(self, inner: EventSink) -> None:
+        from wisp.engine.events import ApiRetry
+
+        self.inner = inner
+        self._retry = ApiRetry  # the engine is loaded by now; here it costs nothing
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, self._retry):
+            from wisp.diagnostics import warn
+
+            warn(f"wisp: {retry_notice(event)}\n")
+        self.inner.emit(event)
+
+
+def retry_notice(event: ApiRetry) -> str:
+    """`cannot reach http://127.0.0.1:9 (connection refused); retrying in 1s (2/3)`:
+    the attempt about to start, of all there may be."""
+    seconds = event.delay_ms / 1000
+    wait = f"{seconds:.1f}".removesuffix(".0") + "s" if seconds >= 0.1 else f"{event.delay_ms}ms"
+    what = event.message if event.status is None else f"API error {event.status} ({event.message})"
+    return f"{what}; retrying in {wait} ({event.attempt + 1}/{event.max_retries + 1})"
 
 
 class _Results:

@@ -15,6 +15,7 @@ from wisp.runtime.facts import (
     effective_mode,
     env_overlay,
     load_settings,
+    missing_key,
     offered_tool_names,
     starting_model,
 )
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BYPASS", "BYPASS_AS_ROOT", "BYPASS_NOT_LAUNCHED", "api_key_source",
            "bypass_refusal", "effective_mode", "env_overlay", "load_settings_for",
-           "offered_tool_names", "starting_model"]
+           "missing_key", "offered_tool_names", "starting_model"]
 
 
 def load_settings_for(opts: Options, env: Mapping[str, str]) -> Settings:

@@ -17,7 +17,6 @@ from wisp.cli.startup import BYPASS, bypass_refusal
 from wisp.duplex.initialize import apply_initialize, initialize_response
 from wisp.errors import ControlError
 from wisp.mcp.client import McpServer
-from wisp.models import catalog
 from wisp.permissions.modes import PermissionMode, is_permission_mode
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.wire import protocol as p
@@ -87,9 +86,7 @@ class Handlers:
         return {"model": self._set_model(request.get("model"))}
 
     def _set_model(self, model: str | None) -> str:
-        session = self.server.session
-        session.model = catalog.resolve_model(model, self.server.env)
-        return session.model
+        return self.server.runtime.set_model(model)  # a bad spec: an error answer
 
     async def set_max_thinking_tokens(self, request: p.SetMaxThinkingTokens) -> None:
         tokens = request.get("max_thinking_tokens")

@@ -110,16 +110,19 @@ class Interrupted(_Event):
 
 
 class ApiErrorShown(_Event):
-    """The model call failed for good: the error as the assistant's last word."""
+    """The model call failed for good: the error as the assistant's last word. `error`
+    is its kind as the SDKs type it ("authentication_failed", "unknown")."""
 
-    __slots__ = ("status", "text")
+    __slots__ = ("error", "status", "text")
     kind: ClassVar[Literal["api_error"]] = "api_error"
     text: str
     status: int | None
+    error: str
 
-    def __init__(self, text: str, status: int | None) -> None:
+    def __init__(self, text: str, status: int | None, error: str = "unknown") -> None:
         _set(self, "text", text)
         _set(self, "status", status)
+        _set(self, "error", error)
 
 
 class ApiRetry(_Event):

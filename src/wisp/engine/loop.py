@@ -40,6 +40,7 @@ from wisp.engine.outcome import (
     RunState,
     StructuredRetriesExhausted,
     Success,
+    api_error_kind,
     api_error_text,
     run_stats,
 )
@@ -311,7 +312,7 @@ class AgentLoop:
         return None if limit is None else LimitHit(limit)
 
     def _emit_api_error(self, error: ModelAPIError) -> None:
-        self.ctx.emit(ApiErrorShown(api_error_text(error), error.status))
+        self.ctx.emit(ApiErrorShown(api_error_text(error), error.status, api_error_kind(error)))
 
     def _abort(self) -> Outcome:
         """Ends an interrupted run as docs/protocol.md "Interrupts" describes: the partial

@@ -21,6 +21,7 @@ from typing import Any
 from wisp.engine.context import RunContext
 from wisp.engine.events import ApiRetry, BlockShown, ModelFallback, StatusChanged, StreamDelta
 from wisp.engine.partial import OpenStream
+from wisp.engine.retry import first_contact
 from wisp.errors import ModelAPIError, RetryableAPIError
 from wisp.models.accumulate import accumulate
 from wisp.models.base import ModelRequest
@@ -168,11 +169,16 @@ class ModelCaller:
                     retries = overloads = 0
                     shown, uuids = [], []
                     continue
-                exhausted = retries >= ctx.config.retry.max_retries
-                if not isinstance(error, RetryableAPIError) or exhausted:
+                if not self._may_retry(error, retries, started):
                     raise
                 retries += 1
                 await self._wait_before_retry(retries, error)
+
+    def _may_retry(self, error: ModelAPIError, retries: int, started: float) -> bool:
+        policy = self.ctx.config.retry
+        if first_contact(error):
+            return policy.connect_retries_left(retries, time.monotonic() - started)
+        return isinstance(error, RetryableAPIError) and retries < policy.max_retries
 
     def _with_prefill(self, request: ModelRequest, shown: list[JSON]) -> ModelRequest:
         text = [b for b in shown if b.get("type") in ("text", "thinking", "redacted_thinking")]
@@ -209,11 +215,14 @@ class ModelCaller:
         return dataclasses.replace(request, model=fallback)
 
     async def _wait_before_retry(self, retries: int, error: ModelAPIError) -> None:
-        ctx = self.ctx
-        delay = ctx.config.retry.delay_s(retries, error)
-        ctx.emit(ApiRetry(retries, ctx.config.retry.max_retries, delay_ms=round(delay * 1000),
-                          status=error.status, error=error.error_type or _error_kind(error),
-                          message=error.message))
+        ctx, policy = self.ctx, self.ctx.config.retry
+        if first_contact(error):
+            delay = policy.connect_delay_s(retries)
+            cap = min(policy.connect_retries, policy.max_retries)
+        else:
+            delay, cap = policy.delay_s(retries, error), policy.max_retries
+        ctx.emit(ApiRetry(retries, cap, delay_ms=round(delay * 1000), status=error.status,
+                          error=error.error_type or _error_kind(error), message=error.message))
         await asyncio.sleep(delay)
 
     def _record_usage(self, message: JSON) -> None:

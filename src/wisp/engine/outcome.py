@@ -9,7 +9,7 @@ from typing import Any
 from wisp.engine.decide import BudgetExhausted, Limit, MaxTurnsReached
 from wisp.engine.events import RunStats
 from wisp.engine.usage import UsageLedger
-from wisp.errors import ModelAPIError
+from wisp.errors import MissingCredentials, ModelAPIError, Unreachable
 
 JSON = dict[str, Any]
 
@@ -74,9 +74,18 @@ Outcome = (Success | ApiFailed | LimitHit | Aborted | StructuredRetriesExhausted
 
 
 def api_error_text(error: ModelAPIError) -> str:
+    if isinstance(error, MissingCredentials):
+        return error.message  # nothing was asked: no API said anything (the reference's form)
+    if isinstance(error, Unreachable) and error.hint:
+        return f"API Error: {error.hint}"
     if error.status is None:
         return f"API Error: {error.message}"
     return f"API Error: {error.status} {error.message}"
+
+
+def api_error_kind(error: ModelAPIError) -> str:
+    """The assistant frame's `error`, which the SDKs type (`AssistantMessage.error`)."""
+    return "authentication_failed" if isinstance(error, MissingCredentials) else "unknown"
 
 
 def ending(outcome: Outcome) -> tuple[str, str | None, list[str]]:  # noqa: PLR0911

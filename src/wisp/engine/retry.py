@@ -1,11 +1,16 @@
-"""Retry policy for model calls: exponential backoff that honours `retry-after`."""
+"""Retry policy for model calls: exponential backoff that honours `retry-after`.
+
+An endpoint never reached this session (`Unreachable`, not `reached_before`) gets a short
+retry instead: a wrong URL, a missing network or a refused port does not mend in minutes,
+and a first run must say so in seconds, not after ten silent backoffs.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from wisp.errors import ModelAPIError
+from wisp.errors import ModelAPIError, Unreachable
 
 # A server asking for more than this is treated as asking for this much: a headless run
 # should fail visibly rather than sleep for an hour.
@@ -17,6 +22,8 @@ class RetryPolicy:
     max_retries: int = 10
     base_delay_s: float = 0.5
     max_delay_s: float = 32.0
+    connect_retries: int = 2  # at most; max_retries caps it too
+    connect_budget_s: float = 10.0  # no connect retry starts past this since the call began
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> RetryPolicy:
@@ -37,6 +44,21 @@ class RetryPolicy:
 
         # Up to 25% jitter so parallel clients don't retry in lockstep.
         return backoff * (1 - random.random() * 0.25)
+
+    def connect_delay_s(self, attempt: int) -> float:
+        """Seconds before connect retry number `attempt`: 1 s, then 2 s (at the default
+        base delay). No jitter: the endpoint is down for everyone or for no one."""
+        return min(self.base_delay_s * 2.0 ** attempt, self.max_delay_s)
+
+    def connect_retries_left(self, retries: int, elapsed_s: float) -> bool:
+        """Whether an endpoint never reached gets another try after `retries` of them."""
+        return (retries < min(self.connect_retries, self.max_retries)
+                and elapsed_s + self.connect_delay_s(retries + 1) <= self.connect_budget_s)
+
+
+def first_contact(error: ModelAPIError) -> bool:
+    """A connection that failed to an endpoint this session never reached."""
+    return isinstance(error, Unreachable) and not error.reached_before
 
 
 def _non_negative_int(raw: str | None, default: int) -> int:

@@ -15,12 +15,20 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from types import TracebackType
 
 from wisp import __version__
-from wisp.errors import RETRYABLE_STATUSES, ModelAPIError, RetryableAPIError, StreamCutError
+from wisp.errors import (
+    RETRYABLE_STATUSES,
+    ModelAPIError,
+    RetryableAPIError,
+    StreamCutError,
+    Unreachable,
+)
 from wisp.jsonsafe import loads_bounded
 from wisp.models import http
 from wisp.models.base import JSON, ModelRequest, close_readers
 from wisp.models.body import BodyEncoder, encode_body
 from wisp.models.pool import ConnectionPool
+from wisp.models.reach import explained
+from wisp.models.spec import key_origin, refused_note
 from wisp.models.sse import batched_events, error_fields
 
 __all__ = [
@@ -32,10 +40,13 @@ __all__ = [
     "request_headers",
     "retry_after",
     "status_error",
+    "with_note",
 ]
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
+# The variables whose value is sent as credentials, in the order a 401 names them.
+CREDENTIAL_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 _ERROR_BODY_LIMIT = 1024 * 1024
 _MESSAGE_LIMIT = 2000
 # After message_stop only the final chunk is left, and it normally arrives with it. Reading
@@ -58,6 +69,7 @@ class AnthropicConfig:
         user_agent: str = f"wisp/{__version__}",
         timeout: float = http.DEFAULT_READ_TIMEOUT,  # per read, not for the whole response
         headers: tuple[tuple[str, str], ...] = (),  # ANTHROPIC_CUSTOM_HEADERS
+        key_origin: str | None = None,  # where the credentials came from, for a 401
     ) -> None:
         self.base_url = base_url
         self.api_key = api_key
@@ -66,6 +78,7 @@ class AnthropicConfig:
         self.user_agent = user_agent
         self.timeout = timeout
         self.headers = headers
+        self.key_origin = key_origin
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, AnthropicConfig) and self.__dict__ == other.__dict__
@@ -79,17 +92,30 @@ class AnthropicConfig:
         return f"AnthropicConfig({fields})"
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> AnthropicConfig:
+    def from_env(cls, environ: Mapping[str, str] | None = None, *,
+                 set_by: Mapping[str, str] | None = None) -> AnthropicConfig:
+        """`set_by`: the settings file whose `env` set a variable, to name it on a 401."""
         env = os.environ if environ is None else environ
         betas = tuple(b.strip() for b in env.get("ANTHROPIC_BETAS", "").split(",") if b.strip())
+        headers = parse_custom_headers(env.get("ANTHROPIC_CUSTOM_HEADERS", ""))
+        origin = key_origin(CREDENTIAL_VARIABLES, env, set_by or {})
+        if origin is None and any(n.lower() in ("x-api-key", "authorization") for n, _ in headers):
+            origin = "ANTHROPIC_CUSTOM_HEADERS"
         return cls(
             base_url=env.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
             api_key=env.get("ANTHROPIC_API_KEY") or None,
             auth_token=env.get("ANTHROPIC_AUTH_TOKEN") or None,
             betas=betas,
             timeout=http.default_read_timeout(env),
-            headers=parse_custom_headers(env.get("ANTHROPIC_CUSTOM_HEADERS", "")),
+            headers=headers,
+            key_origin=origin,
         )
+
+    @property
+    def base_url_setting(self) -> str | None:
+        """What to check when the endpoint cannot be reached: the variable, unless the
+        URL is the built-in default."""
+        return None if self.base_url.rstrip("/") == DEFAULT_BASE_URL else "ANTHROPIC_BASE_URL"
 
     @property
     def messages_url(self) -> str:
@@ -199,14 +225,14 @@ class AnthropicStream:
     async def _open(self) -> http.HTTPResponse:
         if self._response is not None:
             return self._response
-        response = await http.request(
-            "POST",
-            self._config.messages_url,
-            request_headers(self._config, self._request),
-            self._body(),
-            read_timeout=self._config.timeout,
-            pool=self._pool,
-        )
+        config = self._config
+        try:
+            response = await http.request("POST", config.messages_url,
+                                          request_headers(config, self._request),
+                                          self._body(), read_timeout=config.timeout,
+                                          pool=self._pool)
+        except Unreachable as exc:
+            raise explained(exc, config.messages_url, config.base_url_setting) from None
         self._response = response
         self.request_id = response.headers.get("request-id")
         if self._closed:  # aclose() ran while we were connecting: iteration ends at once
@@ -219,7 +245,10 @@ class AnthropicStream:
                 raw = b""  # the status alone still classifies the failure
             finally:
                 await response.aclose()
-            raise status_error(response.status, raw, response.headers)
+            error = status_error(response.status, raw, response.headers)
+            if error.status == 401:
+                error = with_note(error, refused_note(config.key_origin, CREDENTIAL_VARIABLES[0]))
+            raise error
         return response
 
     def _body(self) -> bytes:
@@ -262,6 +291,12 @@ def status_error(status: int, raw: bytes, headers: Mapping[str, str]) -> ModelAP
         retryable = status in RETRYABLE_STATUSES
     cls = RetryableAPIError if retryable else ModelAPIError
     return cls(message, status=status, error_type=error_type, retry_after=retry_after(headers))
+
+
+def with_note(error: ModelAPIError, note: str) -> ModelAPIError:
+    """`error` with `note` after the server's words, of the same class and fields."""
+    return type(error)(f"{error.message} · {note}", status=error.status,
+                       error_type=error.error_type, retry_after=error.retry_after)
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:

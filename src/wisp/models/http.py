@@ -5,9 +5,9 @@ Below: `wisp.models.pool`, which opens connections and keeps idle ones for reuse
 
 Why not httpx/aiohttp: the provider sits on the hot path of `wisp -p`, and those cost tens
 to hundreds of milliseconds to import. This module imports only what asyncio already loads.
-Failures map onto `wisp.errors`: no connection -> `RetryableAPIError(status=None)`, a body
-that ends early -> `StreamCutError`. Without a `pool`, each request has its own connection.
-No proxy support (`HTTPS_PROXY` is ignored).
+Failures map onto `wisp.errors`: no connection -> `Unreachable` (retryable, status None), a
+body that ends early -> `StreamCutError`. Without a `pool`, each request has its own connection.
+HTTP(S)_PROXY is honoured where connections are opened (`wisp.models.pool`, `wisp.models.proxy`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import os
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import NamedTuple
 
-from wisp.errors import ModelAPIError, RetryableAPIError, StreamCutError
+from wisp.errors import ModelAPIError, RetryableAPIError, StreamCutError, Unreachable
 from wisp.models.chunked import ChunkedDecoder
 from wisp.models.pool import (
     CONNECTION_ERRORS,
@@ -240,13 +240,24 @@ async def request(
             return await _exchange(method, conn, data, timeout, pool)
         except _Unanswered:
             pass  # closed by the server while idle: nothing came back, so resend, unseen
-    conn = await open_connection(target.key, connect_timeout,
-                                 pool.environ if pool is not None else None,
-                                 pool.resolve if pool is not None else None)
+    conn = await _connect(target, connect_timeout, pool)
     try:
         return await _exchange(method, conn, data, timeout, pool)
     except _Unanswered as exc:
         raise RetryableAPIError(f"Connection error: {exc}") from None
+
+
+async def _connect(target: URL, connect_timeout: float, pool: ConnectionPool | None
+                   ) -> Connection:
+    if pool is None:
+        return await open_connection(target.key, connect_timeout)
+    try:
+        conn = await open_connection(target.key, connect_timeout, pool.environ, pool.resolve)
+    except Unreachable as exc:
+        exc.reached_before = target.key in pool.reached
+        raise
+    pool.reached.add(target.key)
+    return conn
 
 
 async def _exchange(

@@ -15,12 +15,15 @@ collector to warn about ("unclosed transport", "Event loop is closed").
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
+import socket
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NamedTuple
 
-from wisp.errors import RetryableAPIError
+from wisp.errors import Unreachable
 from wisp.models.proxy import proxy_for, tunnel
 
 Key = tuple[str, str, int]  # (scheme, host, port)
@@ -122,6 +125,9 @@ class ConnectionPool:
         self.resolve = resolve
         self.max_per_key = max_per_key
         self.max_idle = max_idle
+        # Where a connection was ever opened: a failure to reach one of these again is
+        # likelier to pass than a wrong address (`Unreachable.reached_before`).
+        self.reached: set[Key] = set()
         self._idle: dict[Key, list[Connection]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._janitor: asyncio.Task[None] | None = None
@@ -205,9 +211,9 @@ class ConnectionPool:
 async def open_connection(key: Key, connect_timeout: float,
                           environ: Mapping[str, str] | None = None,
                           resolve: Resolve | None = None) -> Connection:
-    """A new connection; failures are `RetryableAPIError(status=None)`. Proxy settings come
-    from `environ` (the session's overlay), else the process environment. `resolve`
-    chooses the address a direct connection goes to (TLS still names the host); what it
+    """A new connection; failures are `Unreachable` (retryable, status None). Proxy
+    settings come from `environ` (the session's overlay), else the process environment.
+    `resolve` chooses the address a direct connection goes to (TLS still names the host); what it
     raises is not caught."""
     scheme, host, port = key
     kwargs: dict[str, Any] = {"limit": _HEAD_LIMIT}
@@ -224,12 +230,36 @@ async def open_connection(key: Key, connect_timeout: float,
                 address = await resolve(host, port) if resolve is not None else host
                 reader, writer = await asyncio.open_connection(address, port, **kwargs)
     except TimeoutError:
-        raise RetryableAPIError(f"Connection error: timed out connecting to {where}") from None
+        raise Unreachable(f"Connection error: timed out connecting to {where}",
+                          cause="proxy" if proxy else "timeout",
+                          reason=f"no answer within {connect_timeout:g}s") from None
     except CONNECTION_ERRORS as exc:
-        raise RetryableAPIError(
-            f"Connection error: could not connect to {where} ({describe(exc)})"
-        ) from None
+        raise Unreachable(f"Connection error: could not connect to {where} ({describe(exc)})",
+                          cause=failure_cause(exc, proxy is not None),
+                          reason=_reason(exc)) from None
     return Connection(key, reader, writer)
+
+
+def _reason(exc: BaseException) -> str:
+    """`describe` as the middle of a sentence: lower case, without OpenSSL's source line."""
+    text = describe(exc).partition(" (_ssl.c:")[0]
+    return text[:1].lower() + text[1:]
+
+
+def failure_cause(exc: BaseException, proxied: bool) -> str:
+    """What kind of connection failure `exc` is (see `Unreachable.cause`)."""
+    ssl = sys.modules.get("ssl")  # loaded only if an https connection was attempted
+    if ssl is not None and isinstance(exc, ssl.SSLError):
+        return "tls"
+    if proxied:
+        return "proxy"  # the proxy is what could not be reached
+    if isinstance(exc, socket.gaierror):
+        return "dns"
+    if isinstance(exc, ConnectionRefusedError):
+        return "refused"
+    if isinstance(exc, OSError) and exc.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+        return "network"
+    return "other"
 
 
 _SSL_CONTEXT: Any = None

@@ -13,7 +13,7 @@ import base64
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from wisp.errors import ModelAPIError, RetryableAPIError
+from wisp.errors import ModelAPIError, Unreachable
 
 LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -69,9 +69,9 @@ async def tunnel(proxy: Proxy, host: str, port: int, *, ssl: Any, limit: int
     if len(status) < 2 or status[1] != "200":
         writer.close()
         answer = " ".join(status[1:]) or "no answer"
-        raise RetryableAPIError(
-            f"Connection error: proxy {proxy.host}:{proxy.port} refused the tunnel to "
-            f"{host}:{port} ({answer})")
+        refused = f"proxy {proxy.host}:{proxy.port} refused the tunnel to {host}:{port}"
+        raise Unreachable(f"Connection error: {refused} ({answer})", cause="proxy",
+                          reason=f"{refused} ({answer})")
     if ssl is not None:
         await writer.start_tls(ssl, server_hostname=host)
     return reader, writer

@@ -22,23 +22,27 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from wisp.errors import UsageError
+from wisp.errors import MissingCredentials, UsageError
 from wisp.models import catalog
 from wisp.models.base import Model, ModelRequest, ModelStream
+from wisp.models.spec import key_origin, missing_credentials, refused_note, split_spec
 
 JSON = dict[str, Any]
 DEFAULT_OPENAI_BASE = "https://api.openai.com/v1"
 
 
 class ProviderEntry:
-    """One provider: where it is, how to authenticate, which preset, and its models."""
+    """One provider: where it is, how to authenticate, which preset, and its models.
+    `url_setting` names what set `base_url` (None: the built-in default) and
+    `refused` what a 401 adds about the key, for errors a user can act on."""
 
-    __slots__ = ("api_key", "base_url", "compat", "headers", "kind", "models", "name",
-                 "preset")
+    __slots__ = ("api_key", "base_url", "compat", "from_settings", "headers", "kind",
+                 "models", "name", "preset", "refused", "url_setting")
 
     def __init__(self, name: str, kind: str, base_url: str, api_key: str | None, *,
                  preset: str | None = None, compat: JSON | None = None,
-                 headers: Mapping[str, str] | None = None, models: JSON | None = None) -> None:
+                 headers: Mapping[str, str] | None = None, models: JSON | None = None,
+                 url_setting: str | None = None, refused: str = "") -> None:
         self.name = name
         self.kind = kind
         self.base_url = base_url.rstrip("/")
@@ -47,34 +51,46 @@ class ProviderEntry:
         self.compat = compat or {}
         self.headers = dict(headers or {})
         self.models: JSON = models or {}
+        self.url_setting = url_setting
+        self.refused = refused
+        self.from_settings = False
 
     def model_entry(self, model: str) -> JSON:
         entry = self.models.get(model)
         return entry if isinstance(entry, dict) else {}
 
 
-def split_spec(spec: str, providers: Mapping[str, object]) -> tuple[str, str]:
-    """(provider name, model name): `anthropic` for a bare name."""
-    head, sep, rest = spec.partition(":")
-    if sep and rest and (head in ("anthropic", "openai") or head in providers):
-        return head, rest
-    return "anthropic", spec
-
-
-def provider_entries(settings_value: Any, env: Mapping[str, str]) -> dict[str, ProviderEntry]:
+def provider_entries(settings_value: Any, env: Mapping[str, str], *,
+                     set_by: Mapping[str, str] | None = None,
+                     origin: str | None = None) -> dict[str, ProviderEntry]:
     """Settings' `providers`, plus the built-in `openai` from the environment. A settings
-    entry named `openai` replaces the built-in one."""
+    entry named `openai` replaces the built-in one. `set_by`: the settings file whose
+    `env` set a variable; `origin`: the file `providers` came from (both for messages)."""
+    refused = refused_note(key_origin(("OPENAI_API_KEY",), env, set_by or {}), "OPENAI_API_KEY")
     entries = {"openai": ProviderEntry(
         "openai", "openai", env.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE,
-        env.get("OPENAI_API_KEY"), preset=env.get("WISP_OPENAI_PRESET"))}
+        env.get("OPENAI_API_KEY"), preset=env.get("WISP_OPENAI_PRESET"),
+        url_setting="OPENAI_BASE_URL" if env.get("OPENAI_BASE_URL") else None,
+        refused=refused)}
     if not isinstance(settings_value, dict):
         return entries
     for name, raw in settings_value.items():
-        entries[str(name)] = _entry(str(name), raw, env)
+        entries[str(name)] = _entry(str(name), raw, env, origin)
     return entries
 
 
-def _entry(name: str, raw: Any, env: Mapping[str, str]) -> ProviderEntry:
+def _key_note(name: str, key_env: object, key: str | None, in_file: str) -> str:
+    """What a 401 from a settings provider adds: the variable its key came from."""
+    named = f"providers.{name}.api_key_env{in_file}"
+    if not isinstance(key_env, str):
+        return f"no API key was sent: {named} is not set"
+    if not key:
+        return f"no API key was sent: {key_env} (named by {named}) is not set"
+    return f"the API key from {key_env} (named by {named}) was refused"
+
+
+def _entry(name: str, raw: Any, env: Mapping[str, str], origin: str | None = None
+           ) -> ProviderEntry:
     where = f"settings providers.{name}"
     if not isinstance(raw, dict):
         raise UsageError(f"{where} must be an object")
@@ -88,8 +104,12 @@ def _entry(name: str, raw: Any, env: Mapping[str, str]) -> ProviderEntry:
     key = env.get(key_env) if isinstance(key_env, str) else None
     headers = raw.get("headers") if isinstance(raw.get("headers"), dict) else {}
     models = raw.get("models") if isinstance(raw.get("models"), dict) else {}
+    in_file = f" in {origin}" if origin else ""
     entry = ProviderEntry(name, "openai", base_url, key, preset=raw.get("preset"),
-                          compat=raw.get("compat"), headers=headers, models=models)
+                          compat=raw.get("compat"), headers=headers, models=models,
+                          url_setting=f"providers.{name}.base_url{in_file}",
+                          refused=_key_note(name, key_env, key, in_file))
+    entry.from_settings = True
     from wisp.models.openai.presets import compat_for
 
     compat_for(entry.preset, entry.compat, where)  # a bad preset or key fails now
@@ -150,8 +170,13 @@ class RoutingModel:
         self.entries = entries
         self.environ = environ
         self._others: dict[str, Model] = {}
+        # Only settings' own: a built-in `openai` without key or URL must still be refused.
+        self._named = {name for name, entry in entries.items() if entry.from_settings}
 
     def stream(self, request: ModelRequest) -> ModelStream:
+        missing = missing_credentials(request.model, self.environ, self._named)
+        if missing is not None:  # nothing would answer: say what to set, send nothing
+            raise MissingCredentials(missing)
         provider, name = split_spec(request.model, self.entries)
         if provider == "anthropic":
             if self._anthropic is None:

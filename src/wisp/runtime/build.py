@@ -21,7 +21,14 @@ from wisp.permissions.modes import PermissionMode
 from wisp.permissions.rules import Rule
 from wisp.prompts.system import system_blocks
 from wisp.runtime.config import RuntimeConfig
-from wisp.runtime.facts import api_key_source, effective_mode, starting_model
+from wisp.runtime.facts import (
+    api_key_source,
+    checked_model,
+    effective_mode,
+    env_set_by,
+    providers_file,
+    starting_model,
+)
 from wisp.settings.apply import hook_matchers
 from wisp.settings.loader import Settings
 from wisp.tools.base import Tool, ToolContext
@@ -84,7 +91,8 @@ def new_session(config: RuntimeConfig, env: Mapping[str, str], settings: Setting
 
 
 def engine_config(config: RuntimeConfig, env: Mapping[str, str],
-                  project: ProjectContext | None = None) -> EngineConfig:
+                  project: ProjectContext | None = None, settings: Settings | None = None
+                  ) -> EngineConfig:
     tools, removed = select_tools(config)
     engine = EngineConfig(
         tools=tools,
@@ -96,8 +104,8 @@ def engine_config(config: RuntimeConfig, env: Mapping[str, str],
         tool_filter=None if config.tools is None else frozenset(config.tools),
         max_turns=config.max_turns,
         max_budget_usd=config.max_budget_usd,
-        fallback_model=catalog.resolve_model(config.fallback_model, env)
-        if config.fallback_model else None,
+        fallback_model=checked_model(catalog.resolve_model(config.fallback_model, env),
+                                     settings) if config.fallback_model else None,
         include_partial_messages=config.include_partial_messages,
         retry=RetryPolicy.from_env(env),
         thinking=thinking_config(config.max_thinking_tokens),
@@ -117,15 +125,18 @@ def model_provider(env: Mapping[str, str], betas: tuple[str, ...],
     API or an OpenAI-compatible server, each provider made when first used."""
     from wisp.models.route import RoutingModel, provider_entries, register_facts
 
+    set_by = env_set_by(settings) if settings else {}
+
     def anthropic() -> Model:
         from wisp.models.anthropic import AnthropicConfig, AnthropicModel
 
-        provider = AnthropicConfig.from_env(env)
+        provider = AnthropicConfig.from_env(env, set_by=set_by)
         if betas:
             provider = AnthropicConfig(**{**provider.__dict__, "betas": betas})
         return AnthropicModel(provider, env)
 
-    entries = provider_entries(settings.scalar("providers") if settings else None, env)
+    entries = provider_entries(settings.scalar("providers") if settings else None, env,
+                               set_by=set_by, origin=providers_file(settings))
     register_facts(entries)
     if env.get("WISP_RECORD") or env.get("WISP_REPLAY"):
         from wisp.models.cassette import wrap_for_env
@@ -154,7 +165,7 @@ def build_run(config: RuntimeConfig, sink: EventSink, env: Mapping[str, str],
     mode = effective_mode(config, settings, config.env)
     policy = permission_policy(config, mode, settings, env)
     session = new_session(config, env, settings, policy)
-    engine = engine_config(config, env, project)
+    engine = engine_config(config, env, project, settings)
     model = model if model is not None else model_provider(env, config.betas, settings)
     ctx = RunContext(session=session, config=engine, model=model, sink=sink)
     from wisp.engine.tasks import TaskRegistry

@@ -12,14 +12,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from wisp.errors import UsageError
+from wisp.models.spec import missing_credentials, unknown_provider
 from wisp.permissions.modes import BYPASS, PermissionMode, is_permission_mode
+from wisp.settings.loader import SOURCE_RANK
 
 if TYPE_CHECKING:
     from wisp.settings.loader import Settings
 
 __all__ = ["BYPASS", "BYPASS_AS_ROOT", "BYPASS_NOT_LAUNCHED", "LaunchFlags", "api_key_source",
-           "bypass_refusal", "configured_mcp_servers", "effective_mode", "env_overlay",
-           "load_settings", "offered_tool_names", "starting_model"]
+           "bypass_refusal", "checked_model", "configured_mcp_servers", "effective_mode",
+           "env_overlay", "env_set_by", "load_settings", "missing_key", "offered_tool_names",
+           "providers_file", "settings_providers", "starting_model"]
 
 
 class LaunchFlags(Protocol):
@@ -61,12 +65,60 @@ def env_overlay(base: Mapping[str, str], settings: Settings) -> dict[str, str]:
 
 
 def starting_model(flags: LaunchFlags, settings: Settings, env: Mapping[str, str]) -> str:
-    """The model to start with: `--model`, else settings' `model`, else the default."""
+    """The model to start with: `--model`, else settings' `model`, else the default
+    (ANTHROPIC_MODEL). A provider prefix nobody defined is a UsageError."""
     from wisp.models.catalog import resolve_model
 
     configured = settings.scalar("model")
-    return resolve_model(flags.model or (configured if isinstance(configured, str) else None),
-                         env)
+    return checked_model(resolve_model(
+        flags.model or (configured if isinstance(configured, str) else None), env), settings)
+
+
+def settings_providers(settings: Settings | None) -> list[str]:
+    """The provider names settings' `providers` defines."""
+    value = settings.scalar("providers") if settings is not None else None
+    return [str(name) for name in value] if isinstance(value, dict) else []
+
+
+def checked_model(spec: str, settings: Settings | None) -> str:
+    """`spec`, unless its prefix looks like a provider that is neither built in nor in
+    settings: then a UsageError listing the known ones (rather than sending `typo:model`
+    to the Anthropic API)."""
+    problem = unknown_provider(spec, settings_providers(settings))
+    if problem is not None:
+        raise UsageError(problem)
+    return spec
+
+
+def missing_key(model: str, settings: Settings, env: Mapping[str, str]) -> str | None:
+    """Why `model`'s provider cannot be asked at all (`wisp.models.spec`), else None. A
+    replayed run asks no provider."""
+    if env.get("WISP_REPLAY"):
+        return None
+    return missing_credentials(model, env, settings_providers(settings),
+                               key_helper=_first_path(settings, "apiKeyHelper"))
+
+
+def env_set_by(settings: Settings) -> dict[str, str]:
+    """Variable → the settings file whose `env` gave the session its value (the highest
+    source wins, as in `env_overlay`)."""
+    found: dict[str, str] = {}
+    for source in sorted(settings.sources, key=lambda s: SOURCE_RANK[s.name]):
+        for name in source.doc.get("env") or {}:
+            found[name] = source.path or "--settings"
+    return found
+
+
+def providers_file(settings: Settings | None) -> str | None:
+    """The settings file whose `providers` the session uses."""
+    return None if settings is None else _first_path(settings, "providers")
+
+
+def _first_path(settings: Settings, key: str) -> str | None:
+    for source in sorted(settings.sources, key=lambda s: -SOURCE_RANK[s.name]):
+        if key in source.doc:
+            return source.path or "--settings"
+    return None
 
 
 BYPASS_NOT_LAUNCHED = (

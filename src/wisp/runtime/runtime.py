@@ -33,7 +33,7 @@ from wisp.models import catalog
 from wisp.permissions.modes import PermissionMode
 from wisp.runtime.build import build_run, thinking_config
 from wisp.runtime.config import RuntimeConfig
-from wisp.runtime.facts import configured_mcp_servers, env_overlay, load_settings
+from wisp.runtime.facts import checked_model, configured_mcp_servers, env_overlay, load_settings
 from wisp.runtime.project import open_project
 from wisp.sessions import paths
 from wisp.sessions.transcript import TranscriptWriter
@@ -304,7 +304,9 @@ class Runtime:
     # Controls ------------------------------------------------------------------------
 
     def set_model(self, model: str | None) -> str:
-        self.session.model = catalog.resolve_model(model, self.env)
+        """An alias, a spec, or None (the default). A provider prefix nobody defined is a
+        UsageError, and the model stays as it was."""
+        self.session.model = checked_model(catalog.resolve_model(model, self.env), self.settings)
         return self.session.model
 
     def set_permission_mode(self, mode: PermissionMode) -> None:

@@ -143,13 +143,38 @@ def start_failed(message: str, session_id: str) -> JSON:
         "stop_reason": None,
         "session_id": session_id,
         "total_cost_usd": 0,
-        "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
-                  "cache_read_input_tokens": 0,
-                  "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
-                  "service_tier": "standard"},
+        "usage": _no_usage(),
         "modelUsage": {},
         "permission_denials": [],
         "uuid": new_uuid(),
         "errors": [message],
         "result_index": 0,
     }
+
+
+def _no_usage() -> JSON:
+    return {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+            "service_tier": "standard"}
+
+
+def not_logged_in(message: str, session_id: str) -> tuple[JSON, JSON]:
+    """The assistant frame and the result of a run refused before its model call because
+    no key and no endpoint are set (`wisp.models.spec`): the frames the projection gives
+    a turn whose model call failed that way, written before the engine loads (the
+    reference answers a run without credentials with these too)."""
+    synthetic = {"id": new_uuid(), "model": "<synthetic>", "usage": {}}
+    said = assistant(synthetic, [{"type": "text", "text": message}], session_id=session_id,
+                     request_id=None, error="authentication_failed",
+                     is_api_error_message=True, api_error_status=None)
+    result = {
+        "type": "result", "subtype": "success", "is_error": True, "duration_ms": 0,
+        "duration_api_ms": 0, "num_turns": 1, "session_id": session_id, "stop_reason": None,
+        "total_cost_usd": 0, "usage": _no_usage(), "modelUsage": {},
+        "model_usage_since_last_result": {}, "permission_denials": [],
+        "terminal_reason": "api_error", "api_error_status": None, "errors": [],
+        "uuid": new_uuid(), "result_index": 0, "result": message,
+        "api_error_type": "authentication_error",
+    }
+    return said, result

@@ -112,7 +112,7 @@ class StreamJson:
                 synthetic = {"id": new_uuid(), "model": "<synthetic>", "usage": {}}
                 return frames.assistant(
                     synthetic, [{"type": "text", "text": event.text}], session_id=sid,
-                    request_id=None, parent_tool_use_id=parent, error="unknown",
+                    request_id=None, parent_tool_use_id=parent, error=event.error,
                     is_api_error_message=True, api_error_status=event.status)
             case ev.TaskProgress():
                 return self.tasks.subagent_frame(self, event)

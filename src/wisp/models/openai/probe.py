@@ -113,7 +113,8 @@ def run_probe(spec: str, env: Mapping[str, str], providers: Any) -> int:
     """The CLI's entry: prints the report, returns the exit status."""
     import asyncio
 
-    from wisp.models.route import provider_entries, split_spec
+    from wisp.models.route import provider_entries
+    from wisp.models.spec import split_spec
 
     entries = provider_entries(providers, env)
     provider, name = split_spec(spec, entries)

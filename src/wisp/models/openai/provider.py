@@ -15,14 +15,16 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from wisp import __version__
-from wisp.errors import ModelAPIError
+from wisp.errors import ModelAPIError, Unreachable
 from wisp.models import http
+from wisp.models.anthropic import with_note
 from wisp.models.base import JSON, ModelRequest, close_readers
 from wisp.models.openai.errors import status_error, stream_error
 from wisp.models.openai.normalise import Normaliser, completion_as_chunk
 from wisp.models.openai.presets import Compat, compat_for, guess_preset
 from wisp.models.openai.request import chat_body
 from wisp.models.pool import ConnectionPool
+from wisp.models.reach import explained
 from wisp.models.sse import SSEDecoder
 
 if TYPE_CHECKING:
@@ -152,8 +154,12 @@ class OpenAIStream:
     async def _post(self, body: JSON) -> http.HTTPResponse:
         data = json.dumps(body, ensure_ascii=False).encode("utf-8", "replace")
         self._chars = len(data)
-        response = await http.request("POST", self._model.url(), self._model.headers(), data,
-                                      read_timeout=self._model.timeout, pool=self._model.pool)
+        model = self._model
+        try:
+            response = await http.request("POST", model.url(), model.headers(), data,
+                                          read_timeout=model.timeout, pool=model.pool)
+        except Unreachable as exc:
+            raise explained(exc, model.url(), model.entry.url_setting) from None
         self._response = response
         self.request_id = response.headers.get("x-request-id") or response.headers.get(
             "request-id")
@@ -165,7 +171,8 @@ class OpenAIStream:
             finally:
                 await response.aclose()
             self._response = None
-            raise status_error(response.status, raw, response.headers)
+            error = status_error(response.status, raw, response.headers)
+            raise with_note(error, model.entry.refused) if error.status == 401 else error
         return response
 
     async def _events(self) -> AsyncGenerator[JSON, None]:
