@@ -80,9 +80,8 @@ def test_links_lead_somewhere() -> None:
             continue
         path, _, anchor = target.partition("#")
         page = ROOT / path if path else README
-        if not page.exists():
-            broken.append(target)
-        elif anchor and anchor not in anchors(page.read_text(encoding="utf-8")):
+        if not page.exists() or (
+                anchor and anchor not in anchors(page.read_text(encoding="utf-8"))):
             broken.append(target)
     assert broken == []
 
@@ -98,7 +97,11 @@ def reader_env(server: ScriptedServer, home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "CLAUDE_", "WISP_", "OPENAI_"))
            and k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    # pip's cache stays the user's: a fresh HOME would download every wheel again (the
+    # official SDK's alone carries a copy of Claude Code) on each run.
+    cache = os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip")
     return {**env, "HOME": str(home), "VIRTUAL_ENV": str(VENV_BIN.parent),
+            "PIP_CACHE_DIR": cache,
             "PATH": f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
             "ANTHROPIC_BASE_URL": server.url, "OPENAI_BASE_URL": server.openai_url}
 
@@ -142,6 +145,9 @@ def test_the_readme_runs_as_pasted(tmp_path: Path, model: ScriptedServer) -> Non
             assert problem is None, problem
     finally:
         session.close()
+        # The venv the Quick start made is about 0.5 GB once the SDKs are in; pytest keeps
+        # the last runs' folders, so only the block logs are kept.
+        shutil.rmtree(session.scratch / "wisp" / ".venv", ignore_errors=True)
 
 
 @pytest.mark.parametrize("block", of_marker("needs"), ids=lambda b: f"line{b.line}")
