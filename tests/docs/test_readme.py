@@ -138,9 +138,13 @@ def new_session(tmp_path: Path, server: ScriptedServer, checkout: bool) -> Sessi
 
 @pytest.mark.timeout(1800)
 def test_the_readme_runs_as_pasted(tmp_path: Path, model: ScriptedServer) -> None:
+    runnable = [b for b in BLOCKS if b.lang in RUNNABLE and not b.marker]
+    # The newcomer's path must be among them: the install, then wisp against the model.
+    assert "pip install ." in runnable[0].text, runnable[0].where
+    assert len(runnable) >= 10
     session = new_session(tmp_path, model, checkout=True)
     try:
-        for block in (b for b in BLOCKS if b.lang in RUNNABLE and not b.marker):
+        for block in runnable:
             problem = failure(session.run(block, BLOCK_TIMEOUT))
             assert problem is None, problem
     finally:
