@@ -10,6 +10,7 @@ Run it:
     export ANTHROPIC_API_KEY=sk-ant-...
     .venv/bin/python examples/custom_tool.py
     .venv/bin/python examples/custom_tool.py "What is 6 times 7, plus 0.5?"
+    .venv/bin/python examples/offline.py custom_tool  # no key: a scripted model answers
 
 Set ANTHROPIC_BASE_URL to use another Messages API endpoint.
 """

@@ -12,6 +12,7 @@ Run it:
     export ANTHROPIC_API_KEY=sk-ant-...
     .venv/bin/python examples/hook.py            # works in a fresh temporary folder
     .venv/bin/python examples/hook.py ./scratch  # or in a folder of your own
+    .venv/bin/python examples/offline.py hook  # no key: a scripted model answers
 
 The agent is asked to create a file, then to wipe the folder: the hook stops the wipe.
 Set ANTHROPIC_BASE_URL to use another Messages API endpoint.

@@ -11,6 +11,7 @@ Run it:
     export ANTHROPIC_API_KEY=sk-ant-...
     .venv/bin/python examples/many_sessions.py           # 5 sessions, temporary folders
     .venv/bin/python examples/many_sessions.py 20 ./runs  # 20 sessions under ./runs
+    .venv/bin/python examples/offline.py many_sessions  # no key: a scripted model answers
 
 Exits 0 when every session saw only its own folder and variables.
 Set ANTHROPIC_BASE_URL to use another Messages API endpoint.
@@ -97,7 +98,7 @@ async def run(count: int, root: Path) -> int:
     elapsed = time.perf_counter() - started
 
     for outcome in outcomes:
-        mark = "ok " if outcome.isolated() else "BAD"
+        mark = "ok " if outcome.isolated() else "BAD" if outcome.tool_output else "-- "
         shown = " ".join(outcome.lines()) or "(no tool output)"
         print(f"{mark} {outcome.name} [{outcome.result}] cwd={outcome.folder}: {shown}")
     # Nor did the sessions change this process: its folder and environment are as before.
@@ -105,6 +106,13 @@ async def run(count: int, root: Path) -> int:
     print(f"this process: cwd unchanged and SESSION_NAME unset: {untouched}")
     isolated = untouched and all(outcome.isolated() for outcome in outcomes)
     print()
+    if not any(outcome.tool_output for outcome in outcomes):
+        # Not an isolation failure: there was nothing to compare. A model that only
+        # talks (such as the echo server of `python -m wisp.testing.server`) ends here.
+        print(f"{count} sessions in {elapsed:.2f} s, but the model never ran the command, "
+              "so isolation was not checked. Without a key, "
+              "`python examples/offline.py many_sessions` scripts a model that does.")
+        return 1
     print(f"{count} sessions in {elapsed:.2f} s; "
           + ("each saw only its own folder and environment"
              if isolated else "ISOLATION FAILED (see BAD lines)"))

@@ -9,6 +9,7 @@ Run it:
 
     export ANTHROPIC_API_KEY=sk-ant-...
     .venv/bin/python examples/multi_turn.py
+    .venv/bin/python examples/offline.py multi_turn  # no key: a scripted model answers
 
 Set ANTHROPIC_BASE_URL to use another Messages API endpoint.
 """

@@ -9,6 +9,7 @@ Run it:
     export ANTHROPIC_API_KEY=sk-ant-...
     .venv/bin/python examples/one_shot.py                      # the default question
     .venv/bin/python examples/one_shot.py "Why is the sky blue?"
+    .venv/bin/python examples/offline.py one_shot  # no key: a scripted model answers
 
 Any endpoint speaking the Messages API works: set ANTHROPIC_BASE_URL (a gateway, a
 proxy, or `python -m wisp.testing.server` for an offline scripted model).

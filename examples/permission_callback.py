@@ -15,6 +15,7 @@ Run it:
     export ANTHROPIC_API_KEY=sk-ant-...
     .venv/bin/python examples/permission_callback.py            # a fresh temporary folder
     .venv/bin/python examples/permission_callback.py ./sandbox  # or a folder of your own
+    .venv/bin/python examples/offline.py permission_callback  # no key: a scripted model answers
 
 The agent works in that folder; it is asked to save a copy of its summary next to the
 folder too, which the callback refuses. Set ANTHROPIC_BASE_URL to use another endpoint.

@@ -68,7 +68,7 @@ def result_text(block: JSON) -> str:
 
 def test_every_example_has_a_test() -> None:
     tested = {"one_shot.py", "multi_turn.py", "custom_tool.py", "permission_callback.py",
-              "hook.py", "many_sessions.py"}
+              "hook.py", "many_sessions.py", "offline.py"}  # offline.py: test_offline.py
     assert {p.name for p in EXAMPLES.glob("*.py")} == tested
 
 
@@ -243,7 +243,8 @@ def test_many_sessions_each_see_their_own_folder_and_env(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("name", ["one_shot.py", "multi_turn.py", "custom_tool.py",
-                                  "permission_callback.py", "hook.py", "many_sessions.py"])
+                                  "permission_callback.py", "hook.py", "many_sessions.py",
+                                  "offline.py"])
 def test_example_has_a_docstring_saying_how_to_run_it(name: str) -> None:
     source = (EXAMPLES / name).read_text()
     assert source.startswith('"""')

@@ -1,3 +1,0 @@
-from wisp.cli.main import main
-
-raise SystemExit(main())

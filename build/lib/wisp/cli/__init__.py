@@ -1,1 +1,0 @@
-"""Command line: argv → Options → a mode (print, duplex stream, version)."""

@@ -1,1 +1,0 @@
-"""The control channel: a payload-agnostic dispatcher plus typed handlers per subtype."""

@@ -1,1 +1,0 @@
-"""The agent loop: Session (run state), the turn loop, and the pure stop/continue rules."""

@@ -1,1 +1,0 @@
-"""Model providers. Each exposes one streaming method; the full message is a fold of it."""

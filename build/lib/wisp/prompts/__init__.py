@@ -1,1 +1,0 @@
-"""System prompt assembly."""

@@ -1,1 +1,0 @@
-"""Scale-out: turns as DBOS durable workflows on PostgreSQL (`turns`, `runner`)."""

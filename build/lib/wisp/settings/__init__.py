@@ -1,1 +1,0 @@
-"""Settings files: user, project, local and --settings, merged with a stated precedence."""

@@ -1,1 +1,0 @@
-"""Wire formats: the NDJSON frames wisp writes and reads."""
