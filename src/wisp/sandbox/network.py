@@ -61,6 +61,9 @@ class NetworkPolicy:
 
 @dataclass(frozen=True)
 class NetworkJail:
+    """The network options of ONE command: its seccomp descriptor is read (used up) by
+    the bubblewrap it starts, so every command asks `NetworkGate.jail()` anew."""
+
     bwrap_args: tuple[str, ...]
     env: Mapping[str, str]
     pass_fds: tuple[int, ...]
