@@ -34,7 +34,8 @@ def _require(tool: str) -> str:
 def bwrap_path() -> str:
     path = _require("bwrap")
     trial = subprocess.run([path, "--unshare-user", "--unshare-net", "--ro-bind", "/", "/",
-                            "true"], capture_output=True, text=True, timeout=30)
+                            "true"], check=False, capture_output=True, text=True,
+                           timeout=30)
     if trial.returncode != 0:
         reason = f"bubblewrap cannot run here: {trial.stderr.strip()}"
         if os.environ.get("WISP_REQUIRE_SANDBOX") == "1":

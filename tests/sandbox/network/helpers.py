@@ -36,7 +36,8 @@ class Jailer:
                 "LANG": "C.UTF-8"}
         full = {**base, **(jail.env if jail is not None else {}), **(env or {})}
         return subprocess.run(self.argv(jail, inner), pass_fds=jail.pass_fds if jail else (),
-                              env=full, capture_output=True, text=True, timeout=60)
+                              env=full, capture_output=True, text=True, timeout=60,
+                              check=False)
 
 
 class Resolver:
