@@ -24,7 +24,7 @@ What it holds, in order:
 
 from __future__ import annotations
 
-import platform
+import os
 import struct
 from dataclasses import dataclass
 
@@ -94,7 +94,7 @@ _ALIASES = {"amd64": "x86_64", "arm64": "aarch64"}
 
 
 def _arch(machine: str | None) -> Arch:
-    name = (machine or platform.machine()).lower()
+    name = (machine or os.uname().machine).lower()
     found = ARCHES.get(_ALIASES.get(name, name))
     if found is None:
         raise UnsupportedArch(f"no seccomp program for {name} (only x86_64 and aarch64)")

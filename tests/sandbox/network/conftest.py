@@ -49,8 +49,14 @@ def perl_path() -> str:
     return _require("perl")
 
 
+@pytest.fixture(scope="session")
+def socat_path() -> str:
+    return _require("socat")
+
+
 @pytest.fixture
 def jailer(bwrap_path: str) -> Jailer:
+    _require("curl")  # the client most tests run inside
     return Jailer(bwrap_path)
 
 

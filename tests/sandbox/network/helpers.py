@@ -99,3 +99,44 @@ class Upstream:
 def pattern(size: int) -> bytes:
     """`size` bytes that change on every byte, so a lost or doubled chunk shows."""
     return bytes(i * 7 % 251 for i in range(size))
+
+
+class UserSocksProxy:
+    """Stands in for the user's own SOCKS5 proxy on 127.0.0.1: records each CONNECT
+    target and answers the tunnelled HTTP request itself."""
+
+    def __init__(self) -> None:
+        self._server = socket.socket()
+        self._server.bind(("127.0.0.1", 0))
+        self._server.listen(16)
+        self.port: int = self._server.getsockname()[1]
+        self.targets: list[tuple[str, int]] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.close()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._session, args=(conn,), daemon=True).start()
+
+    def _session(self, conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as stream:
+            greeting = stream.read(2)
+            stream.read(greeting[1])
+            conn.sendall(b"\x05\x00")
+            head = stream.read(4)
+            size = stream.read(1)[0] if head[3] == 3 else 4
+            host = stream.read(size).decode()
+            port = int.from_bytes(stream.read(2), "big")
+            self.targets.append((host, port))
+            conn.sendall(b"\x05\x00\x00\x01\x00\x00\x00\x00\x00\x00")
+            while stream.readline() not in (b"\r\n", b""):
+                pass
+            body = f"user proxy reached {host}:{port}\n".encode()
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n"
+                         % len(body) + body)

@@ -8,7 +8,7 @@ import hashlib
 import sys
 
 from tests.sandbox.network.conftest import Gates
-from tests.sandbox.network.helpers import Jailer, Resolver, Upstream, pattern
+from tests.sandbox.network.helpers import Jailer, Resolver, Upstream, UserSocksProxy, pattern
 
 PY = [sys.executable, "-I", "-c"]
 
@@ -176,3 +176,21 @@ def test_the_users_http_proxy_receives_admitted_requests_only(
     assert upstream.heads[0].startswith("GET http://allowed.test/via-user-proxy HTTP/1.1")
     assert resolver.asked == []  # the user's proxy resolves
     assert gates.violations == ["denied.test"]
+
+
+def test_the_users_socks_proxy_receives_admitted_requests_only(
+        gates: Gates, jailer: Jailer, resolver: Resolver) -> None:
+    """`socksProxyPort`: the SOCKS5 request goes to the user's proxy unchanged (the name,
+    not an address: it resolves), and its reply comes back to the client."""
+    user = UserSocksProxy()
+    try:
+        gate = gates("allowed.test", socks_proxy_port=user.port)
+        done = jailer.run(gate.jail(), "curl -sS -x socks5h://127.0.0.1:1080 "
+                                       "http://allowed.test:8080/ && "
+                                       "curl -sS -x socks5h://127.0.0.1:1080 http://no.test/")
+        assert done.stdout == "user proxy reached allowed.test:8080\n"
+        assert "(97)" in done.stderr  # curl's SOCKS failure: the ruleset refused no.test
+        assert user.targets == [("allowed.test", 8080)]
+        assert resolver.asked == [] and gates.violations == ["no.test"]
+    finally:
+        user.close()

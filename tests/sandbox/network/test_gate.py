@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -140,3 +141,27 @@ def test_without_perl_there_is_no_egress_rather_than_a_weaker_filter(
         assert not (tmp_path / "run").exists()
     finally:
         gate.close()
+
+
+HOLD_TUNNEL = """
+import socket, sys
+s = socket.create_connection(("127.0.0.1", 3128), timeout=60)
+s.sendall(f"CONNECT allowed.test:{sys.argv[1]} HTTP/1.1\\r\\n\\r\\n".encode())
+print(s.recv(100).split(b"\\r\\n")[0].decode(), flush=True)
+print("closed" if s.recv(100) == b"" else "data", flush=True)
+"""
+
+
+def test_close_ends_open_tunnels(gates: Gates, jailer: Jailer, upstream: Upstream) -> None:
+    gate = gates("allowed.test", allow_local_binding=True)
+    jail = gate.jail()
+    argv = jailer.argv(jail, [sys.executable, "-I", "-c", HOLD_TUNNEL, str(upstream.port)])
+    with subprocess.Popen(argv, pass_fds=jail.pass_fds, stdout=subprocess.PIPE,
+                          text=True) as command:
+        assert command.stdout is not None
+        assert command.stdout.readline() == "HTTP/1.1 200 Connection established\n"
+        started = time.monotonic()
+        gate.close()
+        assert time.monotonic() - started < 5
+        assert command.stdout.readline() == "closed\n"
+        assert command.wait(timeout=30) == 0

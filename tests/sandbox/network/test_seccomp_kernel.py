@@ -89,7 +89,7 @@ def probe(jailer: Jailer, jail: NetworkJail | None, *args: str) -> str:
 
 
 def test_unix_sockets_are_refused_to_python_perl_and_socat(
-        gates: Gates, jailer: Jailer, unix_listener: str) -> None:
+        gates: Gates, jailer: Jailer, unix_listener: str, socat_path: str) -> None:
     perl = "perl -e 'socket(my $s, 1, 1, 0) or die \"$!\\n\"; print \"created\\n\"'"
     socat = f"socat -u UNIX-CONNECT:{unix_listener} -"
     assert probe(jailer, None, "unix", unix_listener) == "ok hello"
