@@ -17,7 +17,7 @@ import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Sequence
 
-from wisp.sandbox.hosts import Admission, HostRules
+from wisp.sandbox.hosts import Admission, HostRules, canonical_host
 
 __all__ = ["CONNECT_TIMEOUT", "Egress", "Refused", "Resolver", "Streams", "Unreachable",
            "splice", "system_resolver"]
@@ -65,7 +65,9 @@ class Egress:
         self.socks_upstream = socks_upstream
 
     def refuse(self, host: str, why: str) -> Refused:
-        """Reports the refusal and returns the exception to raise."""
+        """Reports the refusal and returns the exception to raise. The host is reported
+        in its canonical form (`127.0.0.1` for `2130706433`), as the lists match it."""
+        host = canonical_host(host) or host
         with contextlib.suppress(Exception):  # a broken callback must not stop the proxy
             self._on_violation(host)
         return Refused(host, why)

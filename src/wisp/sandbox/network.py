@@ -70,11 +70,13 @@ class NetworkJail:
     wrap: Callable[[list[str]], list[str]]
 
 
-@lru_cache(maxsize=4)
-def seccomp_program(*, allow_unix_sockets: bool) -> bytes:
+@lru_cache(maxsize=8)
+def seccomp_program(*, allow_unix_sockets: bool, allow_network: bool = True) -> bytes:
     """The seccomp program (`struct sock_filter[]` bytes) for this machine: see
-    `wisp.sandbox.seccomp`. Raises `seccomp.UnsupportedArch` off x86_64 and aarch64."""
-    return seccomp.program(allow_unix_sockets=allow_unix_sockets)
+    `wisp.sandbox.seccomp`. `allow_network=False` is for a sandbox without a network
+    namespace (the Landlock fallback): no socket that can reach a network. Raises
+    `seccomp.UnsupportedArch` off x86_64 and aarch64."""
+    return seccomp.program(allow_unix_sockets=allow_unix_sockets, allow_network=allow_network)
 
 
 def _identity(inner: list[str]) -> list[str]:

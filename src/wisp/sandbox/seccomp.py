@@ -12,7 +12,10 @@ What it holds, in order:
    below. On x86_64 the x32 numbers (bit 30 set) are killed for the same reason.
 2. `socket(AF_VSOCK)` always, and `socket(AF_UNIX)` unless Unix sockets are allowed, fail
    with EPERM: a pathname or abstract socket is a way out of the network namespace.
-   Only creation is checked: a socket inherited or received over SCM_RIGHTS is not.
+   Without a network namespace to hold egress (the Landlock fallback), `allow_network`
+   false turns this into an allow-list: netlink, and Unix sockets if allowed; every
+   other family (IPv4, IPv6, packet, ...) fails with EPERM. Only creation is checked: a
+   socket inherited or received over SCM_RIGHTS is not.
 3. `clone`/`unshare` with CLONE_NEWUSER fail with EPERM (a new user namespace could undo
    the masks); `clone3` fails with ENOSYS, because its flags sit in memory the filter
    cannot read, and C libraries fall back to `clone` on ENOSYS.
@@ -49,6 +52,7 @@ _ARCH = 4
 _ARG0_LOW = 16  # little-endian: the low half of args[0]; int arguments live there
 
 AF_UNIX = 1
+AF_NETLINK = 16
 AF_VSOCK = 40
 CLONE_NEWUSER = 0x10000000
 _X32_BIT = 0x40000000
@@ -142,7 +146,8 @@ class _Assembler:
         return distance
 
 
-def program(*, allow_unix_sockets: bool, machine: str | None = None) -> bytes:
+def program(*, allow_unix_sockets: bool, allow_network: bool = True,
+            machine: str | None = None) -> bytes:
     """The filter as `struct sock_filter[]` bytes (see the module doc)."""
     arch = _arch(machine)
     nr = arch.numbers
@@ -161,10 +166,16 @@ def program(*, allow_unix_sockets: bool, machine: str | None = None) -> bytes:
     asm.ret(RET_ALLOW)
     asm.label("socket")
     asm.load(_ARG0_LOW)
-    asm.jump(_JEQ_K, AF_VSOCK, "eperm")
-    if not allow_unix_sockets:
-        asm.jump(_JEQ_K, AF_UNIX, "eperm")
-    asm.ret(RET_ALLOW)
+    if allow_network:
+        asm.jump(_JEQ_K, AF_VSOCK, "eperm")
+        if not allow_unix_sockets:
+            asm.jump(_JEQ_K, AF_UNIX, "eperm")
+        asm.ret(RET_ALLOW)
+    else:  # an allow-list: every other family may reach a network
+        asm.jump(_JEQ_K, AF_NETLINK, "allow")
+        if allow_unix_sockets:
+            asm.jump(_JEQ_K, AF_UNIX, "allow")
+        asm.ret(RET_ERRNO | EPERM)
     asm.label("namespaces")
     asm.load(_ARG0_LOW)
     asm.jump(_JSET_K, CLONE_NEWUSER, "eperm")
@@ -175,4 +186,6 @@ def program(*, allow_unix_sockets: bool, machine: str | None = None) -> bytes:
     asm.ret(RET_ERRNO | ENOSYS)
     asm.label("kill")
     asm.ret(RET_KILL_PROCESS)
+    asm.label("allow")
+    asm.ret(RET_ALLOW)
     return asm.bytes()

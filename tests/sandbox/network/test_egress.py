@@ -134,6 +134,8 @@ def test_loopback_in_every_spelling_is_refused(gates: Gates, jailer: Jailer,
     assert lines == [f"{h} HTTP/1.1 403 Forbidden" for h in LOOPBACK_SPELLINGS], done.stderr
     assert upstream.heads == []
     assert len(gates.violations) == len(LOOPBACK_SPELLINGS)
+    # reported as the lists read them
+    assert gates.violations[:4] == ["127.0.0.1"] * 4 and "localhost" in gates.violations
 
 
 def test_an_allowed_loopback_literal_needs_allow_local_binding(

@@ -35,6 +35,16 @@ if what == "unix":
         print("ok", s.recv(100).decode())
     except OSError as e:
         print(errno.errorcode[e.errno])
+elif what == "families":
+    for family in (socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK, socket.AF_UNIX):
+        kind = socket.SOCK_RAW if family == socket.AF_NETLINK else socket.SOCK_STREAM
+        try:
+            socket.socket(family, kind).close()
+            print(family.name, "ok")
+        except OSError as e:
+            print(family.name, errno.errorcode[e.errno])
+    a, b = socket.socketpair()
+    print("socketpair ok")
 elif what == "vsock":
     try:
         socket.socket(40, socket.SOCK_STREAM)
@@ -187,3 +197,12 @@ def test_the_program_installs_with_prctl_outside_bubblewrap(unix_listener: str) 
     control = subprocess.run([*PY, PROBE, "unix", unix_listener], capture_output=True,
                              text=True, timeout=60, check=False)
     assert control.stdout.strip() == "ok hello"
+
+
+def test_the_no_network_program_leaves_no_way_out() -> None:
+    """For a sandbox without a network namespace (the Landlock fallback)."""
+    program = seccomp_program(allow_unix_sockets=False, allow_network=False)
+    done = subprocess.run([*PY, PROBE, "families"], capture_output=True, text=True,
+                          timeout=60, check=False, preexec_fn=lambda: _install(program))
+    assert done.stdout.splitlines() == ["AF_INET EPERM", "AF_INET6 EPERM", "AF_NETLINK ok",
+                                        "AF_UNIX EPERM", "socketpair ok"], done.stderr

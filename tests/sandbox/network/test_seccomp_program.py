@@ -24,10 +24,11 @@ OTHER_ARCHES = {"i386": 0x40000003, "arm": 0x40000028, "riscv64": 0xC00000F3}
 
 
 def verdict(machine: str, name: str | int, *args: int, allow_unix: bool = False,
-            arch: int | None = None) -> int:
+            network: bool = True, arch: int | None = None) -> int:
     table = seccomp.ARCHES[machine]
     nr = table.numbers[name] if isinstance(name, str) else name
-    program = seccomp.program(allow_unix_sockets=allow_unix, machine=machine)
+    program = seccomp.program(allow_unix_sockets=allow_unix, allow_network=network,
+                              machine=machine)
     return bpf.run(program, bpf.seccomp_data(nr, table.audit if arch is None else arch, args))
 
 
@@ -43,6 +44,18 @@ def test_socket_families(machine: str) -> None:
     assert verdict(machine, "socket", AF_UNIX, allow_unix=True) == ALLOW
     assert verdict(machine, "socket", AF_VSOCK) == EPERM
     assert verdict(machine, "socket", AF_VSOCK, allow_unix=True) == EPERM
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_without_network_only_netlink_and_allowed_unix_sockets(machine: str) -> None:
+    for family in (AF_INET, 10, 17, 21, 30, 44, AF_VSOCK, 0, 255):  # inet6, packet, ...
+        assert verdict(machine, "socket", family, network=False) == EPERM
+        assert verdict(machine, "socket", family, network=False, allow_unix=True) == EPERM
+    assert verdict(machine, "socket", AF_NETLINK, network=False) == ALLOW
+    assert verdict(machine, "socket", AF_UNIX, network=False) == EPERM
+    assert verdict(machine, "socket", AF_UNIX, network=False, allow_unix=True) == ALLOW
+    assert verdict(machine, "ptrace", network=False) == EPERM  # the rest holds as well
+    assert verdict(machine, 0, network=False, arch=OTHER_ARCHES["i386"]) == KILL
 
 
 @pytest.mark.parametrize("machine", MACHINES)
