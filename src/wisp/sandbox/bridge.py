@@ -10,8 +10,10 @@ One perl process per command does, in order:
    namespace, before the command starts, so its first connection never races the bridge;
 2. fork a relay that copies each accepted connection to the proxy's Unix socket, bound
    into the sandbox at `SOCKET`. It is made non-dumpable, so the command cannot read or
-   write its memory, and it dies with the command (PR_SET_PDEATHSIG; the command never
-   waits for it, and a shell's `wait` does not see it);
+   write its memory, it lets go of the command's standard streams (so whoever reads the
+   command's output sees its end when the command ends), and it dies with the command
+   (PR_SET_PDEATHSIG; the command never waits for it, and a shell's `wait` does not
+   see it);
 3. install the command's seccomp program (the one that refuses `socket(AF_UNIX)`),
    which the relay does not have, and exec the command.
 
@@ -55,6 +57,9 @@ if (!$pid) {
   syscall($nr, 1, 9, 0, 0, 0);
   exit 0 if getppid() != $cmd;
   syscall($nr, 4, 0, 0, 0, 0);
+  open STDIN, '<', '/dev/null';
+  open STDOUT, '>', '/dev/null';
+  open STDERR, '>', '/dev/null';
   relay();
   exit 0;
 }
