@@ -106,6 +106,7 @@ def run(n: int) -> dict[str, object]:
     result["curl_direct_no_sandbox"] = _summary(plain)
     result["n"] = n
     result["cpus"] = os.cpu_count()
+    result["load_average"] = [round(x, 2) for x in os.getloadavg()]  # others' work skews it
     return result
 
 
