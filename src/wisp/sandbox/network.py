@@ -33,17 +33,21 @@ import shutil
 import struct
 import termios
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from wisp.sandbox import seccomp
 
-__all__ = ["NetworkGate", "NetworkJail", "NetworkPolicy", "Resolver", "seccomp_program"]
+if TYPE_CHECKING:  # the proxy's modules load only when a session allows a domain
+    from wisp.sandbox.egress import Resolver
+    from wisp.sandbox.hosts import HostRules
+    from wisp.sandbox.proxy import ProxyServer
 
-Resolver = Callable[[str, int], Awaitable[Sequence[str]]]
+__all__ = ["NetworkGate", "NetworkJail", "NetworkPolicy", "seccomp_program"]
+
 _SOCKET_NAME = "proxy.sock"
 _UNIX_PATH_MAX = 107
 
@@ -110,7 +114,7 @@ class NetworkGate:
         self._lock = threading.Lock()
         self._static: _Static | None = None
         self._pipes: list[int] = []
-        self._proxy: Any = None
+        self._proxy: ProxyServer | None = None
         self._folder: str | None = None
         self._closed = False
         self.egress = "none"  # "none", "proxy", or why egress is unavailable
@@ -179,7 +183,7 @@ class NetworkGate:
         self.egress = "proxy"
         return self._static
 
-    def _start_proxy(self, rules: Any) -> str:
+    def _start_proxy(self, rules: HostRules) -> str:
         from wisp.sandbox.egress import Egress, system_resolver
         from wisp.sandbox.proxy import ProxyServer
 
