@@ -196,3 +196,15 @@ def test_the_users_socks_proxy_receives_admitted_requests_only(
         assert resolver.asked == [] and gates.violations == ["no.test"]
     finally:
         user.close()
+
+
+def test_socks5_address_requests_are_judged_like_names(
+        gates: Gates, jailer: Jailer, upstream: Upstream, resolver: Resolver) -> None:
+    """curl's `socks5://` (not socks5h) sends IPv4 and IPv6 addresses, not names."""
+    gate = gates("allowed.test", allow_local_binding=True)
+    for target in ("127.0.0.1", "[::1]", "[::ffff:127.0.0.1]"):
+        done = jailer.run(gate.jail(), f"curl -sS --noproxy '' -x socks5://127.0.0.1:1080 "
+                                       f"http://{target}:{upstream.port}/")
+        assert done.returncode == 97 and "(2)" in done.stderr, done.stderr  # ruleset: 0x02
+    assert gates.violations == ["127.0.0.1", "::1", "127.0.0.1"]
+    assert upstream.heads == [] and resolver.asked == []
