@@ -83,9 +83,24 @@ def run(n: int) -> dict[str, object]:
     closed = NetworkGate(NetworkPolicy(()), runtime_dir=folder, on_violation=print)
     open_ = NetworkGate(NetworkPolicy(("bench.test",), allow_local_binding=True),
                         runtime_dir=folder, on_violation=print, resolver=_loopback)
-    start = time.perf_counter()
-    open_.jail()
-    proxy_start = (time.perf_counter() - start) * 1000
+    try:
+        start = time.perf_counter()
+        open_.jail()
+        result: dict[str, object] = {"proxy_start_ms":
+                                     round((time.perf_counter() - start) * 1000, 2)}
+        result.update(_per_command(n, closed, open_))
+        result.update(_one_request(max(n // 10, 5), open_))
+    finally:
+        closed.close()
+        open_.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    result["n"] = n
+    result["cpus"] = os.cpu_count()
+    result["load_average"] = [round(x, 2) for x in os.getloadavg()]  # others' work skews it
+    return result
+
+
+def _per_command(n: int, closed: NetworkGate, open_: NetworkGate) -> dict[str, object]:
     variants = {"bwrap": lambda: None, "bwrap+seccomp": closed.jail,
                 "bwrap+seccomp+bridge": open_.jail}
     samples: dict[str, list[float]] = {name: [] for name in ("no sandbox", *variants)}
@@ -93,23 +108,18 @@ def run(n: int) -> dict[str, object]:
         samples["no sandbox"].append(_timed(INNER))
         for name, jail in variants.items():
             samples[name].append(_once(jail(), INNER))
+    return {name: _summary(s) for name, s in samples.items()}
+
+
+def _one_request(n: int, open_: NetworkGate) -> dict[str, object]:
     port = _upstream()
-    request = [f"curl -s -o /dev/null http://bench.test:{port}/"]
-    direct = [f"curl -s -o /dev/null --noproxy '*' http://127.0.0.1:{port}/"]
-    # the direct request runs outside the network namespace (it has no route inside)
-    through = [_once(open_.jail(), ["bash", "-c", *request]) for _ in range(max(n // 10, 5))]
-    plain = [_timed(["bash", "-c", *direct]) for _ in range(max(n // 10, 5))]
-    closed.close()
-    open_.close()
-    shutil.rmtree(folder, ignore_errors=True)
-    result: dict[str, object] = {name: _summary(s) for name, s in samples.items()}
-    result["proxy_start_ms"] = round(proxy_start, 2)
-    result["curl_through_proxy_in_sandbox"] = _summary(through)
-    result["curl_direct_no_sandbox"] = _summary(plain)
-    result["n"] = n
-    result["cpus"] = os.cpu_count()
-    result["load_average"] = [round(x, 2) for x in os.getloadavg()]  # others' work skews it
-    return result
+    request = f"curl -s -o /dev/null http://bench.test:{port}/"
+    # the direct request runs without a sandbox: inside one it has no route
+    direct = f"curl -s -o /dev/null --noproxy '*' http://127.0.0.1:{port}/"
+    through = [_once(open_.jail(), ["bash", "-c", request]) for _ in range(n)]
+    plain = [_timed(["bash", "-c", direct]) for _ in range(n)]
+    return {"curl_through_proxy_in_sandbox": _summary(through),
+            "curl_direct_no_sandbox": _summary(plain)}
 
 
 def _timed(argv: list[str]) -> float:
