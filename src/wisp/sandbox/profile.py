@@ -81,5 +81,7 @@ def bwrap_argv(bwrap: str, profile: SandboxProfile, plan: MountPlan, inner: Sequ
         if os.path.isdir(real):
             argv += ["--bind", real, real]
     argv += plan.after
+    for folder in plan.remount:  # a hidden /tmp stays read-only around the folders in it
+        argv += ["--remount-ro", folder]
     argv += extra
     return [*argv, "--", *inner]

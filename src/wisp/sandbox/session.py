@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -33,6 +34,20 @@ def config_folders(env: Mapping[str, str], home: str) -> list[str]:
                os.path.join(home, ".claude.json")]
     folders += [env[k] for k in ("WISP_CONFIG_DIR", "CLAUDE_CONFIG_DIR") if env.get(k)]
     return list(dict.fromkeys(os.path.realpath(os.path.expanduser(f)) for f in folders))
+
+
+def shared_places(env: Mapping[str, str], *, all_sockets: bool) -> list[str]:
+    """Folders every process on the host shares, hidden whole: temp folders (other users'
+    and sessions' files, and Unix sockets such as tmux's or ssh-agent's, which a read-only
+    mount does not stop anyone connecting to) and, unless `allowAllUnixSockets`, the
+    runtime folders where service sockets live (docker, D-Bus, the user's session)."""
+    places = ["/tmp", "/var/tmp", tempfile.gettempdir()]
+    if not all_sockets:
+        places += ["/run", "/var/run"]
+        places += [env[k] for k in ("XDG_RUNTIME_DIR",) if env.get(k)]
+        if env.get("SSH_AUTH_SOCK"):
+            places.append(os.path.dirname(env["SSH_AUTH_SOCK"]))
+    return [p for p in dict.fromkeys(places) if p and p != "/"]
 
 
 def _paths(values: Sequence[str], cwd: Path) -> tuple[str, ...]:
@@ -64,9 +79,13 @@ def build_profile(config: SandboxConfig, cwd: Path, working: Sequence[str],
     return SandboxProfile(
         writable=tuple(dict.fromkeys((*working, *_paths(config.allow_write, cwd)))),
         temp_dir=temp, home=home,
-        hide=(*config_folders(env, home), wisp_temp),
+        hide=(*config_folders(env, home), wisp_temp,
+              *shared_places(env, all_sockets=config.network.allow_all_unix_sockets)),
         deny_read=_paths(config.deny_read, cwd), deny_write=_paths(config.deny_write, cwd),
-        allow_read=_paths(config.allow_read, cwd),
+        # Granted back on top of what is hidden: `filesystem.allowRead`, and the sockets
+        # `network.allowUnixSockets` names (their folders are hidden above).
+        allow_read=(*_paths(config.allow_read, cwd),
+                    *_paths(config.network.allow_unix_sockets, cwd)),
         limits=Limits(config.max_processes, config.max_file_mb))
 
 

@@ -15,6 +15,7 @@ do not exist yet get a placeholder for the command's lifetime (`placeholders`).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Sequence
 
 from wisp.permissions.rules import path_matches
@@ -53,10 +54,11 @@ class MountPlan:
     holds a writable folder, which the bind then re-exposes), `after` go on top of them.
     `placeholders` are held for the command and released after it."""
 
-    __slots__ = ("after", "before", "hidden", "placeholders", "readonly")
+    __slots__ = ("after", "before", "hidden", "placeholders", "readonly", "remount")
 
     def __init__(self) -> None:
         self.before: list[str] = []
+        self.remount: list[str] = []  # masks that hold a writable folder: read-only at last
         self.after: list[str] = []
         self.placeholders: list[str] = []
         self.hidden: list[str] = []  # real paths, for violation reports
@@ -76,12 +78,15 @@ class Planner:
                  deny_read: Sequence[str], deny_write: Sequence[str], allow_read: Sequence[str],
                  home: str) -> None:
         self.writable = tuple(os.path.realpath(p) for p in writable)
-        self.hide = tuple(hide)
+        # Outside the writable folders only the user can move things, so those paths are
+        # resolved once; below a writable folder, every command resolves them afresh.
+        self.hide = tuple(os.path.realpath(p) for p in hide)
         self.readonly = tuple(readonly)
         self.deny_read = tuple(deny_read)
         self.deny_write = tuple(deny_write)
         self.allow_read = tuple(os.path.realpath(os.path.expanduser(p)) for p in allow_read)
-        self.home = home
+        self.home = os.path.realpath(home)
+        self._bases = tuple(sorted({*self.writable, self.home}, key=len, reverse=True))
         self._scans: dict[str, tuple[float, tuple[list[str], list[str]]]] = {}
         self._globs: dict[str, tuple[float, list[str]]] = {}
 
@@ -93,14 +98,18 @@ class Planner:
         try:
             for path in self._readonly_paths(extra_readonly):
                 self._add_readonly(plan, path)
-            for path in self._hidden_paths(extra_hidden):
-                self._add_hidden(plan, path)
+            # Outer folders first: a mask inside a hidden folder is needed only where a
+            # writable folder brings part of it back.
+            hidden = sorted({self._real(p) for p in self._hidden_paths(extra_hidden)},
+                            key=lambda p: (p.count("/"), p))
+            for real in hidden:
+                self._add_hidden(plan, real)
         except BaseException:
             plan.release()
             raise
-        for path in self.allow_read:  # granted back on top of a hidden store
-            if os.path.exists(path) and any(inside(path, [h]) and path != h
-                                            for h in plan.hidden):
+        for path in self.allow_read:  # granted back on top of a hidden folder
+            if os.path.lexists(path) and any(inside(path, [h]) and path != h
+                                             for h in plan.hidden):
                 plan.after += ["--ro-bind", path, path]
         return plan
 
@@ -130,8 +139,16 @@ class Planner:
         return found
 
     def _granted(self, store: str) -> bool:
-        real = os.path.realpath(store)
+        real = self._real(store)
         return any(inside(real, [grant]) for grant in self.allow_read)
+
+    def _real(self, path: str) -> str:
+        """realpath, cheaper below a folder known to be real: only the components below
+        it are looked at (one lstat each), and a link among them is resolved in full."""
+        for base in self._bases:
+            if path.startswith(base + "/"):
+                return _resolve(base, path[len(base) + 1:])
+        return os.path.realpath(path)
 
     def _git_dirs(self) -> list[str]:
         """A worktree's `.git` is a file naming its git folder: protect that folder's
@@ -160,19 +177,25 @@ class Planner:
     def _place(self, plan: MountPlan, real: str, options: list[str]) -> None:
         holds_root = any(inside(root, [real]) for root in self.writable)
         (plan.before if holds_root else plan.after).extend(options)
+        if holds_root and options[0] == "--tmpfs":
+            plan.remount.append(real)
 
-    def _add_hidden(self, plan: MountPlan, path: str) -> None:
-        real = os.path.realpath(path)
-        if real in plan.hidden or not os.path.lexists(real):
+    def _add_hidden(self, plan: MountPlan, real: str) -> None:
+        if real in plan.hidden or (inside(real, plan.hidden)
+                                   and not inside(real, self.writable)):
+            return
+        try:
+            is_dir = stat.S_ISDIR(os.stat(real).st_mode)
+        except OSError:
             return
         plan.hidden.append(real)
-        if os.path.isdir(real):
+        if is_dir:
             self._place(plan, real, ["--tmpfs", real])
         else:
             self._place(plan, real, ["--ro-bind", "/dev/null", real])
 
     def _add_readonly(self, plan: MountPlan, path: str) -> None:
-        real = os.path.realpath(path)
+        real = self._real(path)
         if real in plan.readonly:
             return
         if os.path.exists(real):
@@ -183,7 +206,8 @@ class Planner:
         name = self._placeholder_name(path)
         if name is None:
             return
-        missing = _first_missing(real)
+        missing = _first_missing(real, next((r for r in self.writable
+                                             if real.startswith(r + "/")), ""))
         if missing is None or not inside(os.path.dirname(missing), self.writable):
             return
         if missing in plan.placeholders:
@@ -275,10 +299,26 @@ def _walk(root: str, depth: int, budget: list[int], top: bool = False) -> Iterab
             yield from _walk(entry.path, depth - 1, budget)
 
 
-def _first_missing(path: str) -> str | None:
-    """The first component of `path` (real, absolute) that does not exist."""
+def _resolve(base: str, rel: str) -> str:
+    """realpath(base/rel) for a real `base`."""
+    path = base
+    parts = rel.split("/")
+    for i, part in enumerate(parts):
+        path = f"{path}/{part}"
+        try:
+            is_link = stat.S_ISLNK(os.lstat(path).st_mode)
+        except OSError:
+            return "/".join((path, *parts[i + 1:]))  # missing: nothing below can be a link
+        if is_link:
+            return os.path.realpath("/".join((path, *parts[i + 1:])))
+    return path
+
+
+def _first_missing(path: str, known: str = "") -> str | None:
+    """The first component of `path` (real, absolute) that does not exist; `known` is a
+    folder above it that does."""
     parts = path.split("/")
-    for i in range(2, len(parts) + 1):
+    for i in range(max(2, known.count("/") + 2), len(parts) + 1):
         candidate = "/".join(parts[:i])
         if not os.path.lexists(candidate):
             return candidate

@@ -48,13 +48,13 @@ class View:
 
     def classify(self, raw: str, line: str) -> str | None:
         path = os.path.realpath(os.path.join(self.cwd, os.path.expanduser(raw)))
-        if inside(path, self.hidden):
-            return f"{path}: hidden in the sandbox (masked)"
         if inside(path, self.readonly):
             return f"{path}: protected, read-only in the sandbox"
         writing = re.search(r"read-only|erofs", line, re.IGNORECASE)
         if writing and not inside(path, self.writable):
             return f"{path}: outside the folders the sandbox may write"
+        if inside(path, self.hidden):
+            return f"{path}: hidden in the sandbox (masked)"
         return None
 
 
@@ -74,7 +74,12 @@ def file_violations(output: str, view: View) -> list[str]:
     return found[:_MAX_REPORTED]
 
 
+# "bash: line 1: ", "/bin/sh: 1: ", "touch: ": the program reporting, not what it touched.
+_REPORTER = re.compile(r"^\s*[^\s:'\"]+: (?:line )?(?:\d+: )?")
+
+
 def _paths_in(line: str) -> list[str]:
+    line = _REPORTER.sub("", line, count=1)
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(line)]
     bare = _BARE_PATH.findall(_QUOTED.sub(" ", line))
     return [p for p in dict.fromkeys((*quoted, *bare)) if "/" in p or p.startswith(".")]
