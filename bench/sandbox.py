@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchlib import clis  # noqa: E402
+from benchlib import clis
 
-from wisp.testing import ScriptedServer, reply  # noqa: E402
+from wisp.testing import ScriptedServer, reply
 
 SANDBOX = {"sandbox": {"enabled": True, "autoAllowBashIfSandboxed": True}}
 PLAIN: dict[str, object] = {}
