@@ -6,17 +6,16 @@ process table."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import threading
 import uuid
-from pathlib import Path
 
 import pytest
 
 from tests.conftest import Runner, WispRun
 from tests.sandbox import generated
 from tests.sandbox.conftest import sandbox_settings
+from tests.sandbox.helpers import gone
 from wisp.testing import ScriptedServer, reply
 
 pytestmark = pytest.mark.usefixtures("bwrap")
@@ -180,33 +179,20 @@ def test_agent_socket_is_unreachable(wisp, server, tmp_path):
     assert all(b["is_error"] for b in results(run))
 
 
-def _alive(marker: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if marker.encode() in cmdline:
-                found.append(int(entry))
-    return found
-
-
 def test_nothing_started_inside_outlives_its_command(wisp, server):
     """Checked while wisp still runs (the model's next request): a detached `sleep` left
     by each command died with its sandbox."""
     markers = {lang: f"{3000 + i}.{uuid.uuid4().int % 10**9}"
                for i, lang in enumerate(languages())}
     commands = [generated.linger(lang, marker) for lang, marker in markers.items()]
-    survivors: dict[str, list[int]] = {}
+    ended: dict[str, bool] = {}
 
     def look(_body):
-        survivors.update({lang: _alive(m) for lang, m in markers.items()})
+        ended.update({lang: gone(m) for lang, m in markers.items()})
 
     run = run_commands(wisp, server, commands, after=look)
     assert run.returncode == 0
-    assert survivors == {lang: [] for lang in markers}
+    assert ended == {lang: True for lang in markers}
 
 
 def test_dangerously_disable_sandbox_goes_to_the_permission_check(wisp, server, tmp_path):

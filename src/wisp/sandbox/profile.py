@@ -80,6 +80,8 @@ def bwrap_argv(bwrap: str, profile: SandboxProfile, plan: MountPlan, inner: Sequ
         real = os.path.realpath(folder)
         if os.path.isdir(real):
             argv += ["--bind", real, real]
+    for folder in sorted(plan.pinned, key=lambda f: f.count("/")):
+        argv += ["--bind", folder, folder]
     argv += plan.after
     for folder in plan.remount:  # a hidden /tmp stays read-only around the folders in it
         argv += ["--remount-ro", folder]

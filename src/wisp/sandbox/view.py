@@ -54,10 +54,13 @@ class MountPlan:
     holds a writable folder, which the bind then re-exposes), `after` go on top of them.
     `placeholders` are held for the command and released after it."""
 
-    __slots__ = ("after", "before", "hidden", "placeholders", "readonly", "remount")
+    __slots__ = ("after", "before", "hidden", "pinned", "placeholders", "readonly", "remount")
 
     def __init__(self) -> None:
         self.before: list[str] = []
+        # Folders between a writable folder and a mask in it, bound onto themselves: a
+        # mount point cannot be renamed, so `mv .git g` cannot carry hooks out of reach.
+        self.pinned: list[str] = []
         self.remount: list[str] = []  # masks that hold a writable folder: read-only at last
         self.after: list[str] = []
         self.placeholders: list[str] = []
@@ -174,9 +177,21 @@ class Planner:
 
     # Adding masks ----------------------------------------------------------------------
 
+    def _pin(self, plan: MountPlan, real: str) -> None:
+        root = next((r for r in self.writable if real.startswith(r + "/")), None)
+        if root is None:
+            return
+        parts = real[len(root) + 1:].split("/")[:-1]
+        folder = root
+        for part in parts:
+            folder = f"{folder}/{part}"
+            if folder not in plan.pinned and os.path.isdir(folder):
+                plan.pinned.append(folder)
+
     def _place(self, plan: MountPlan, real: str, options: list[str]) -> None:
         holds_root = any(inside(root, [real]) for root in self.writable)
         (plan.before if holds_root else plan.after).extend(options)
+        self._pin(plan, real)
         if holds_root and options[0] == "--tmpfs":
             plan.remount.append(real)
 
@@ -202,6 +217,7 @@ class Planner:
             plan.readonly.append(real)
             if inside(real, self.writable):  # elsewhere the read-only root holds it
                 plan.after += ["--ro-bind", real, real]
+                self._pin(plan, real)
             return
         name = self._placeholder_name(path)
         if name is None:
@@ -216,6 +232,7 @@ class Planner:
             plan.placeholders.append(missing)
             plan.readonly.append(missing)
             plan.after += ["--ro-bind", "/dev/null", missing]
+            self._pin(plan, missing)
 
     def _placeholder_name(self, path: str) -> str | None:
         for root in self.writable:
