@@ -8,9 +8,10 @@ Merging: scalars take the value of the highest-ranked source that sets them; lis
 joined across sources. Keys that loosen the sandbox (`excludedCommands`,
 `filesystem.allowRead`/`allowWrite`, `network.allowUnixSockets`/`allowAllUnixSockets`/
 `allowLocalBinding`/`allowedDomains` and the proxy ports, `enableWeakerNestedSandbox`) are
-honoured only from user settings and `--settings` (what an SDK's `sandbox` option becomes):
-a repository's `.claude/settings*.json` cannot switch its own confinement off. Those
-values are dropped with a warning that names them.
+honoured only from user settings and `--settings` (what an SDK's `sandbox` option becomes),
+and so are `enabled: false` and `allowUnsandboxedCommands: true`: a repository's
+`.claude/settings*.json` can turn the sandbox on or tighten it, never switch its own
+confinement off. Such values are dropped with a warning that names them.
 """
 
 from __future__ import annotations
@@ -142,6 +143,11 @@ def _trusted_only(doc: JSON, source: str, config: SandboxConfig) -> JSON:
     if source in TRUSTED_SOURCES:
         return doc
     kept = {k: (dict(v) if isinstance(v, dict) else v) for k, v in doc.items()}
+    # Switching off what user settings or the launch switched on is loosening too.
+    for key, loose in (("enabled", False), ("allowUnsandboxedCommands", True)):
+        if kept.get(key) is loose:
+            del kept[key]
+            config.dropped.append(f"sandbox.{key}: {str(loose).lower()} ({source} settings)")
     for section, key in _LOOSENING:
         holder = kept if not section else kept.get(section)
         if isinstance(holder, dict) and key in holder:

@@ -63,5 +63,10 @@ def release_all() -> None:
             release(path)
 
 
+def is_held(path: str) -> bool:
+    """Whether `path` is a placeholder of this process (a command running now holds it)."""
+    return path in _HELD
+
+
 def held() -> list[str]:
     return sorted(_HELD)

@@ -213,6 +213,9 @@ class Planner:
         real = self._real(path)
         if real in plan.readonly:
             return
+        if placeholders.is_held(real):  # another command's: share it, never outlive it
+            self._hold(plan, real)
+            return
         if os.path.exists(real):
             plan.readonly.append(real)
             if inside(real, self.writable):  # elsewhere the read-only root holds it
@@ -226,6 +229,9 @@ class Planner:
                                              if real.startswith(r + "/")), ""))
         if missing is None or not inside(os.path.dirname(missing), self.writable):
             return
+        self._hold(plan, missing)
+
+    def _hold(self, plan: MountPlan, missing: str) -> None:
         if missing in plan.placeholders:
             return
         if placeholders.acquire(missing):
