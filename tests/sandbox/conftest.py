@@ -14,9 +14,11 @@ from typing import Any
 
 import pytest
 
+from tests.duplex.conftest import duplex
 from wisp.sandbox.probe import probe
 
 JSON = dict[str, Any]
+__all__ = ["duplex", "sandbox_settings"]
 
 
 def sandbox_settings(**sandbox: Any) -> str:
