@@ -52,8 +52,9 @@ def test_duplex_asks_the_host_only_to_leave_the_sandbox(duplex, server, wisp, tm
     assert len(proc.of("control_request")) == 1
 
 
-sdk = pytest.importorskip("claude_agent_sdk",
-                          reason="claude-agent-sdk is not installed (bash scripts/install-sdk-deps)")
+def _official_sdk() -> None:
+    pytest.importorskip("claude_agent_sdk",
+                        reason="claude-agent-sdk is not installed (scripts/install-sdk-deps)")
 
 
 def _python_sdk_run(cli: str, work: Path, env: dict[str, str]) -> tuple[list[Any], list[str]]:
@@ -79,6 +80,7 @@ def _python_sdk_run(cli: str, work: Path, env: dict[str, str]) -> tuple[list[Any
 
 
 def test_python_sdk_sandbox_option(server, tmp_path):
+    _official_sdk()
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
     home.mkdir()
