@@ -184,6 +184,8 @@ def install_sandbox(config: RuntimeConfig, ctx: RunContext, settings: Settings,
                     env: Mapping[str, str]) -> None:
     """`sandbox.enabled`: every command the model runs in this session (its subagents'
     included) goes into one OS sandbox, and the permission judge knows it."""
+    if not any("sandbox" in s.doc for s in settings.sources) and not settings.errors:
+        return  # the common case, decided without loading the sandbox package
     from wisp.sandbox.config import sandbox_enabled
 
     if not sandbox_enabled(settings):

@@ -77,13 +77,6 @@ class NetworkSetup:
         self._gate.close()
 
 
-def available() -> bool:
-    """Whether the network module is installed (without importing it)."""
-    import importlib.util
-
-    return importlib.util.find_spec(NETWORK_MODULE) is not None
-
-
 def network_setup(fields: dict[str, Any], runtime_dir: str,
                   on_violation: Callable[[str], None]) -> NetworkSetup | None:
     """None when the network module is not installed (see the module doc)."""

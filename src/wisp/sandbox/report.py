@@ -24,17 +24,31 @@ JSON = dict[str, Any]
 USAGE = "usage: wisp sandbox check [--settings <file or json>] [--json]\n"
 
 
+def status_fields(config: SandboxConfig, probe: Probe, *, network: str = "none") -> JSON:
+    """The `sandbox` field of `system/init` and what /status shows."""
+    mechanism = probe.mechanism
+    fields: JSON = {"enabled": config.enabled, "mechanism": mechanism,
+                    "enforcing": mechanism != "none",
+                    "autoAllowBashIfSandboxed": config.auto_allow and mechanism == "bubblewrap",
+                    "network": network}
+    if mechanism != "bubblewrap":
+        fields["reason"] = probe.why_not()
+    return fields
+
+
 def early_status(settings: Settings, env: Mapping[str, str]) -> JSON | None:
     """The `sandbox` field of `system/init` (None when the sandbox is off)."""
     if not sandbox_enabled(settings):
         return None
-    from wisp.sandbox.netgate import available
+    import importlib.util
+
     from wisp.sandbox.probe import probe
-    from wisp.sandbox.runner import status_fields
 
     config = sandbox_config(settings)
+    # Whether the network module is installed, without loading it (or netgate) yet.
+    network = importlib.util.find_spec("wisp.sandbox.network") is not None
     return status_fields(config, probe(env, weaker_nested=config.weaker_nested),
-                         network="proxy" if available() else "none")
+                         network="proxy" if network else "none")
 
 
 def _lines(config: SandboxConfig, found: Probe) -> list[str]:
@@ -85,8 +99,6 @@ def run_check(argv: list[str]) -> int:
     found = probe(os.environ, weaker_nested=config.weaker_nested)
     failing = config.enabled and found.mechanism == "none"
     if as_json:
-        from wisp.sandbox.runner import status_fields
-
         sys.stdout.write(json.dumps(status_fields(config, found)) + "\n")
     else:
         sys.stdout.write("\n".join(_lines(config, found)) + "\n")

@@ -173,7 +173,8 @@ class CommandSandbox:
 
         plan = launch.plan
         view = v.View(cwd, (*self.profile.writable, self.profile.temp_dir),
-                      plan.hidden if plan else (), plan.readonly if plan else ())
+                      plan.hidden if plan else (), plan.readonly if plan else (),
+                      landlock=self.mechanism == "landlock")
         with self._lock:
             hosts, self._refused = self._refused, []
         ignore = self.config.ignore_violations
@@ -181,6 +182,8 @@ class CommandSandbox:
                 *v.unignored(command, "network", v.network_violations(output, hosts), ignore)]
 
     def status(self) -> JSON:
+        from wisp.sandbox.report import status_fields
+
         return status_fields(self.config, self.probe,
                              network="proxy" if self.network is not None else "none")
 
@@ -226,18 +229,6 @@ def refusal(probe: Probe) -> str:
             f"command was not run ({probe.why_not()}). Install bubblewrap (Debian: apt "
             "install bubblewrap) or allow unprivileged user namespaces; `wisp sandbox "
             "check` shows what was tried.")
-
-
-def status_fields(config: SandboxConfig, probe: Probe, *, network: str = "none") -> JSON:
-    """The `sandbox` field of `system/init` and what /status shows."""
-    mechanism = probe.mechanism
-    fields: JSON = {"enabled": config.enabled, "mechanism": mechanism,
-                    "enforcing": mechanism != "none",
-                    "autoAllowBashIfSandboxed": config.auto_allow and mechanism == "bubblewrap",
-                    "network": network}
-    if mechanism != "bubblewrap":
-        fields["reason"] = probe.why_not()
-    return fields
 
 
 def new_temp_dir() -> str:
