@@ -15,7 +15,6 @@ leaves Landlock out, so either fallback can be checked on a machine that has bot
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Mapping
 from typing import Literal
@@ -94,8 +93,11 @@ def probe(env: Mapping[str, str] | None = None, *, weaker_nested: bool = False) 
 def find_bwrap(env: Mapping[str, str]) -> str | None:
     if "WISP_BWRAP" in env:
         return env["WISP_BWRAP"] or None
-    return shutil.which("bwrap", path=env.get("PATH") or os.defpath) or (
-        "/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None)
+    for folder in (env.get("PATH") or os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", "bwrap")
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return "/usr/bin/bwrap" if os.access("/usr/bin/bwrap", os.X_OK) else None
 
 
 def _run(argv: list[str]) -> str:

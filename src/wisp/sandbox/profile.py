@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import resource
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from wisp.sandbox.view import MountPlan, Planner
 
@@ -28,16 +27,31 @@ _NAMESPACES = ("--new-session", "--die-with-parent", "--unshare-user", "--unshar
                "--unshare-net", "--unshare-ipc", "--cap-drop", "ALL")
 
 
-@dataclass(frozen=True)
+# Plain slotted classes rather than dataclasses: defining a dataclass costs ~1.5 ms at
+# import, paid by every session that turns the sandbox on. Immutable by convention.
+
+
 class Limits:
-    max_processes: int = 1024
-    max_file_mb: int = 2048
+    """Per command: processes (RLIMIT_NPROC, or the session's pids cgroup as root) and the
+    size of any one file written (RLIMIT_FSIZE)."""
+
+    __slots__ = ("_prelude", "max_file_mb", "max_processes")
+
+    def __init__(self, max_processes: int = 1024, max_file_mb: int = 2048) -> None:
+        self.max_processes = max_processes
+        self.max_file_mb = max_file_mb
+        self._prelude = ""
 
     def prelude(self) -> str:
         """The shell line that sets them, capped at what this process may grant."""
-        nproc = _capped(resource.RLIMIT_NPROC, self.max_processes)
-        fsize = _capped(resource.RLIMIT_FSIZE, self.max_file_mb * 1024 * 1024) // 1024
-        return f"ulimit -c 0 -u {nproc} -f {fsize}; "
+        if not self._prelude:
+            nproc = _capped(resource.RLIMIT_NPROC, self.max_processes)
+            fsize = _capped(resource.RLIMIT_FSIZE, self.max_file_mb * 1024 * 1024) // 1024
+            self._prelude = f"ulimit -c 0 -u {nproc} -f {fsize}; "
+        return self._prelude
+
+    def __repr__(self) -> str:
+        return f"Limits({self.max_processes}, {self.max_file_mb})"
 
 
 def _capped(which: int, wanted: int) -> int:
@@ -45,26 +59,37 @@ def _capped(which: int, wanted: int) -> int:
     return wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
 
 
-@dataclass(frozen=True)
 class SandboxProfile:
     """What a session's commands may write (`writable`, plus `temp_dir`), what they may
     not see (`hide`, `deny_read`) or change (`readonly`, `deny_write`), what is granted
-    back (`allow_read`), and their limits. Paths are absolute; rule patterns may glob."""
+    back (`allow_read`), and their limits. Paths are absolute; rule patterns may glob.
+    A served session builds its own, for its workspace."""
 
-    writable: tuple[str, ...]
-    temp_dir: str
-    home: str
-    hide: tuple[str, ...] = ()
-    readonly: tuple[str, ...] = ()
-    deny_read: tuple[str, ...] = ()
-    deny_write: tuple[str, ...] = ()
-    allow_read: tuple[str, ...] = ()
-    limits: Limits = field(default_factory=Limits)
+    __slots__ = ("allow_read", "deny_read", "deny_write", "hide", "home", "limits",
+                 "readonly", "temp_dir", "writable")
+
+    def __init__(self, writable: Sequence[str], temp_dir: str, home: str, *,
+                 hide: Sequence[str] = (), readonly: Sequence[str] = (),
+                 deny_read: Sequence[str] = (), deny_write: Sequence[str] = (),
+                 allow_read: Sequence[str] = (), limits: Limits | None = None) -> None:
+        self.writable = tuple(writable)
+        self.temp_dir = temp_dir
+        self.home = home
+        self.hide = tuple(hide)
+        self.readonly = tuple(readonly)
+        self.deny_read = tuple(deny_read)
+        self.deny_write = tuple(deny_write)
+        self.allow_read = tuple(allow_read)
+        self.limits = limits if limits is not None else Limits()
+
+    def __repr__(self) -> str:
+        return (f"SandboxProfile(writable={self.writable!r}, temp_dir={self.temp_dir!r}, "
+                f"hide={self.hide!r}, limits={self.limits!r})")
 
     def planner(self) -> Planner:
         return Planner((*self.writable, self.temp_dir), hide=self.hide, readonly=self.readonly,
                        deny_read=self.deny_read, deny_write=self.deny_write,
-                       allow_read=self.allow_read, home=self.home)
+                       allow_read=self.allow_read, home=self.home, projects=self.writable)
 
 
 def bwrap_argv(bwrap: str, profile: SandboxProfile, plan: MountPlan, inner: Sequence[str], *,

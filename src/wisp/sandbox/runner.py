@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -198,6 +197,8 @@ class CommandSandbox:
             self._ruleset.close()
         if self.network is not None:
             self.network.close()
+        import shutil
+
         for folder in (self.profile.temp_dir, self.profile.temp_dir + "-run"):
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -234,9 +235,29 @@ def refusal(probe: Probe) -> str:
 def new_temp_dir() -> str:
     """The session's private temp folder (TMPDIR inside), under wisp's own temp folder,
     which the sandbox hides as a whole (other sessions' outputs are there)."""
-    base = os.path.join(tempfile.gettempdir(), f"wisp-{os.getuid()}")
+    base = os.path.join(temp_root(), f"wisp-{os.getuid()}")
     os.makedirs(base, mode=0o700, exist_ok=True)
-    return tempfile.mkdtemp(prefix="sandbox-", dir=base)
+    while True:
+        path = os.path.join(base, f"sandbox-{os.urandom(6).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+
+
+def temp_root() -> str:
+    """`tempfile.gettempdir()` (where wisp keeps tool output) without importing tempfile
+    when nothing has yet: with what it imports, that costs several ms per session."""
+    module = sys.modules.get("tempfile")
+    if module is not None:
+        found: str = module.gettempdir()
+        return found
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        value = os.environ.get(name)
+        if value and os.path.isdir(value) and os.access(value, os.W_OK | os.X_OK):
+            return os.path.abspath(value)
+    return "/tmp"
 
 
 def close_all() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import atexit
 import os
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from wisp.sandbox.config import SandboxConfig
 from wisp.sandbox.netgate import network_setup, policy_fields
 from wisp.sandbox.probe import probe
 from wisp.sandbox.profile import Limits, SandboxProfile
-from wisp.sandbox.runner import CommandSandbox, close_all, new_temp_dir
+from wisp.sandbox.runner import CommandSandbox, close_all, new_temp_dir, temp_root
 
 _EXIT_HOOKED = False
 
@@ -41,7 +40,7 @@ def shared_places(env: Mapping[str, str], *, all_sockets: bool) -> list[str]:
     and sessions' files, and Unix sockets such as tmux's or ssh-agent's, which a read-only
     mount does not stop anyone connecting to) and, unless `allowAllUnixSockets`, the
     runtime folders where service sockets live (docker, D-Bus, the user's session)."""
-    places = ["/tmp", "/var/tmp", tempfile.gettempdir()]
+    places = ["/tmp", "/var/tmp", temp_root()]
     if not all_sockets:
         places += ["/run", "/var/run"]
         places += [env[k] for k in ("XDG_RUNTIME_DIR",) if env.get(k)]

@@ -79,8 +79,12 @@ class Planner:
 
     def __init__(self, writable: Sequence[str], *, hide: Sequence[str], readonly: Sequence[str],
                  deny_read: Sequence[str], deny_write: Sequence[str], allow_read: Sequence[str],
-                 home: str) -> None:
+                 home: str, projects: Sequence[str] | None = None) -> None:
         self.writable = tuple(os.path.realpath(p) for p in writable)
+        # The folders protected names are looked for in: the working folders, not the
+        # private temp folder, whose `.git` or `.envrc` nothing outside would ever run.
+        self.projects = self.writable if projects is None else tuple(
+            os.path.realpath(p) for p in projects)
         # Outside the writable folders only the user can move things, so those paths are
         # resolved once; below a writable folder, every command resolves them afresh.
         self.hide = tuple(os.path.realpath(p) for p in hide)
@@ -119,11 +123,11 @@ class Planner:
     # What to mask ----------------------------------------------------------------------
 
     def _readonly_paths(self, patterns: Sequence[str]) -> list[str]:
-        found = [os.path.join(root, name) for root in self.writable for name in READONLY_NAMES]
+        found = [os.path.join(root, name) for root in self.projects for name in READONLY_NAMES]
         found += self._git_dirs()
         if inside(os.path.realpath(self.home), self.writable):
             found += [os.path.join(self.home, name) for name in HOME_READONLY]
-        for root in self.writable:
+        for root in self.projects:
             found += self._scan(root)[0]
         found += list(self.readonly)
         for pattern in (*self.deny_write, *patterns):
@@ -131,11 +135,11 @@ class Planner:
         return found
 
     def _hidden_paths(self, patterns: Sequence[str]) -> list[str]:
-        found = [os.path.join(root, name) for root in self.writable for name in HIDDEN_NAMES]
+        found = [os.path.join(root, name) for root in self.projects for name in HIDDEN_NAMES]
         found += [os.path.join(self.home, name) for name in CREDENTIAL_STORES
                   if not self._granted(os.path.join(self.home, name))]
         found += list(self.hide)
-        for root in self.writable:
+        for root in self.projects:
             found += self._scan(root)[1]
         for pattern in (*self.deny_read, *patterns):
             found += self._expand(pattern)
@@ -157,7 +161,7 @@ class Planner:
         """A worktree's `.git` is a file naming its git folder: protect that folder's
         hooks and config (and the main repository's, through `commondir`) as well."""
         found = []
-        for root in self.writable:
+        for root in self.projects:
             try:
                 with open(os.path.join(root, ".git"), encoding="utf-8") as pointer:
                     line = pointer.readline().strip()
@@ -196,6 +200,8 @@ class Planner:
             plan.remount.append(real)
 
     def _add_hidden(self, plan: MountPlan, real: str) -> None:
+        if real in plan.placeholders:
+            return  # /dev/null already
         if real in plan.hidden or (inside(real, plan.hidden)
                                    and not inside(real, self.writable)):
             return
