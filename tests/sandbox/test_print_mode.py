@@ -299,3 +299,18 @@ def test_sandbox_check_command(wisp):
     assert json.loads(failing.stdout)["mechanism"] == "none"
     off = wisp("sandbox", "check", env={"WISP_BWRAP": "", "WISP_NO_LANDLOCK": "1"})
     assert off.returncode == 0 and "sandbox off" in off.stdout
+
+
+def test_ignore_violations_leaves_reports_out_not_enforcement(wisp, server, tmp_path):
+    quiet, loud = tmp_path / "quiet.txt", tmp_path / "loud.txt"
+    commands = [generated.write("python", str(quiet), "x"),
+                generated.write("python", str(loud), "x"), "touch .mcp.json"]
+    settings = sandbox_settings(ignoreViolations={"file": [str(quiet)],
+                                                  "touch": [".mcp.json"]})
+    run = run_commands(wisp, server, commands, settings=settings)
+    blocks = [text_of(b) for b in results(run)]
+    assert not quiet.exists() and not loud.exists()
+    assert "<sandbox_violations>" not in blocks[0]
+    assert f"{loud}: outside the folders" in blocks[1]
+    assert "<sandbox_violations>" not in blocks[2]
+    assert not (wisp.cwd / ".mcp.json").exists()
