@@ -34,7 +34,7 @@ def test_protected_paths_are_read_only_and_absent_ones_held(tmp_path):
     try:
         assert {str(work / ".git" / "hooks"), str(work / ".git" / "config")} <= set(
             plan.readonly)
-        assert {str(work / n) for n in (".mcp.json", ".claude", ".envrc", ".vscode", ".idea")
+        assert {str(work / n) for n in (".mcp.json", ".claude", ".envrc", ".vscode")
                 } <= set(plan.placeholders)
         assert (work / ".mcp.json").is_file()  # on the host while the command runs
         assert str(work / ".git") in plan.pinned

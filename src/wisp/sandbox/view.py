@@ -26,9 +26,11 @@ from wisp.sandbox import placeholders
 READONLY_NAMES = (".git/hooks", ".git/config", ".gitmodules", ".husky", ".claude", ".wisp",
                   ".vscode", ".idea", ".mcp.json", ".claude.json", ".envrc")
 HIDDEN_NAMES = (".envrc", ".claude/settings.json", ".claude/settings.local.json")
-# Those whose absence is held too: creating them must fail.
+# Those whose absence is held too: creating them must fail. Each costs a file and a
+# mount per command, so only what something runs unasked: git hooks and config, agent
+# settings and MCP servers, direnv, and VS Code's folder-open tasks.
 PLACEHOLDER_NAMES = frozenset({".git/hooks", ".git/config", ".claude", ".mcp.json", ".envrc",
-                               ".vscode", ".idea"})
+                               ".vscode"})
 # Start-up files in HOME, protected when HOME itself is writable in the sandbox.
 HOME_READONLY = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
                  ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".inputrc", ".gitconfig",
