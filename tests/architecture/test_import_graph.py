@@ -27,6 +27,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "sessions": ("cli", "duplex", "runtime"),
     # Custom slash commands: shared by every front end, so it imports none of them.
     "commands": ("cli", "duplex", "runtime", "tui"),
+    # The OS sandbox sits below the tools that run commands in it.
+    "sandbox": ("cli", "duplex", "runtime", "engine", "tools", "tui", "serve"),
 }
 # Writes to the process's environment or cwd: allowed in cli/ only.
 PROCESS_WRITES = re.compile(

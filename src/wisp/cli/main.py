@@ -35,6 +35,8 @@ Common options:
                                   starting in it
   --include-partial-messages      Stream stream_event frames (stream-json only)
   --probe --model <spec>          Check what an OpenAI-compatible server can do
+  sandbox check                   Show which OS sandbox can run here (exit 1 when the
+                                  sandbox is on in settings but cannot be enforced)
   -v, --version                   Print the version
 
 Environment: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL,
@@ -84,6 +86,10 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911  (one return pe
     cache_bytecode_elsewhere()  # before anything else is imported
     if args_list[:1] == ["serve"]:
         return _serve(args_list[1:])
+    if args_list[:1] == ["sandbox"]:
+        from wisp.sandbox.report import run_check
+
+        return run_check(args_list[1:])
     # Start-up creates ~34,000 long-lived objects (modules, classes, dataclass methods), so
     # cyclic collections during it are pure cost: 43 of them, ~8 ms of a ~115 ms `-p` run.
     # Each entry point calls end_startup() once its engine is built; the `finally` below

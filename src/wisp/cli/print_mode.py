@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from wisp.project.context import ProjectContext
     from wisp.runtime.runtime import Runtime
     from wisp.sessions.resume import SessionNotFound
+    from wisp.settings.loader import Settings
 
 JSON = dict[str, Any]
 
@@ -132,6 +133,7 @@ class EarlyStart:
             tools=offered_tool_names(opts, bool(self.project.skills)),
             model=self.model, permission_mode=self.mode, api_key_source=api_key_source(env),
             slash_commands=_slash_commands(opts, env, self.project),
+            sandbox=_sandbox_status(self.settings, env),
             **self.project.init_fields(_flag_agent_names(opts)))
         # /clear starts another session before anything is said: `system/init` waits for
         # it, to name the new one (`announce`).
@@ -158,6 +160,15 @@ class EarlyStart:
             held, self.deferred = self.deferred, None
             self.init_fields["session_id"] = session_id
             self.write_init(*held)
+
+
+def _sandbox_status(settings: Settings, env: Mapping[str, str]) -> JSON | None:
+    """Only a session with `sandbox` in its settings loads the sandbox's modules."""
+    if not any("sandbox" in s.doc for s in settings.sources) and not settings.errors:
+        return None
+    from wisp.sandbox.report import early_status
+
+    return early_status(settings, env)
 
 
 def _slash_commands(opts: Options, env: Mapping[str, str], project: ProjectContext

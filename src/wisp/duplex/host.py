@@ -25,13 +25,14 @@ from wisp.wire.protocol import CanUseTool, HookCallback, PermissionAnswer
 
 JSON = dict[str, Any]
 # Who left the call at "ask" (Verdict.source) → the SDKs' `decision_reason_type` values.
-REASON_TYPES = {"rule": "rule", "mode": "mode", "hook": "hook", "config": "other"}
+REASON_TYPES = {"rule": "rule", "mode": "mode", "hook": "hook", "config": "other",
+                "sandboxOverride": "sandboxOverride"}
 
 
 def suggestions(tool: Tool, mode: str, verdict: Verdict | None = None,
                 paths: list[str] | None = None) -> list[JSON]:
     source = verdict.source if verdict is not None else ""
-    if source in ("protected", "analysis"):
+    if source in ("protected", "analysis", "sandboxOverride"):
         return []  # no mode or rule can grant these; only this one answer can
     if source == "boundary" and paths:
         folders = sorted({os.path.dirname(os.path.abspath(p)) for p in paths})

@@ -142,6 +142,7 @@ class TurnRunner:
                 api_key_source=config.api_key_source,
                 mcp_servers=server.mcp.init_entries(),
                 slash_commands=slash_commands(server.runtime),
+                sandbox=server.runtime.sandbox_status(),
                 **server.runtime.project.init_fields(server.agents),
             )
         )

@@ -17,6 +17,7 @@ from wisp.tools.base import Tool
 if TYPE_CHECKING:
     from wisp.engine.subagents import SubagentRunner
     from wisp.engine.tasks import TaskRegistry
+    from wisp.sandbox.runner import CommandSandbox
     from wisp.sessions.checkpoints import FileHistory
 
 JSON = dict[str, Any]
@@ -49,6 +50,8 @@ class EngineConfig:
     # File checkpoints for rewind_files (None: off). On the config rather than the session
     # so that subagents, whose config is a copy of this one, write through the same store.
     checkpoints: FileHistory | None = None
+    # The session's OS sandbox (None: off). On the config so subagents share it too.
+    sandbox: CommandSandbox | None = None
 
     def tools_selected(self, name: str) -> bool:
         return self.tool_filter is None or name in self.tool_filter

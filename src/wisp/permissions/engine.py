@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from wisp.permissions.files import (
     FileUse,
@@ -30,6 +30,9 @@ from wisp.permissions.modes import PermissionMode
 from wisp.permissions.paths import config_folders
 from wisp.permissions.rules import READ_FAMILY, Rule, name_matches, normalise_path
 from wisp.tools.base import Tool
+
+if TYPE_CHECKING:
+    from wisp.permissions.sandboxing import SandboxedCommands
 
 JSON = dict[str, Any]
 Behavior = Literal["allow", "deny", "ask"]
@@ -55,6 +58,9 @@ class PermissionPolicy:
     extra_dirs: list[Path] = field(default_factory=list)
     # The environment tools run with: `~` and `$VAR` in Bash paths expand against it.
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    # The session's OS sandbox, when `sandbox.enabled`: it changes what a Bash call needs
+    # (`wisp.permissions.sandboxing`).
+    sandbox: SandboxedCommands | None = None
 
     def working_dirs(self) -> list[str]:
         return list(_normalised_dirs(self.cwd, tuple(self.extra_dirs)))
@@ -86,7 +92,12 @@ def evaluate(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdict:
     if tool.rule_subject == "command":
         from wisp.permissions.bash_judge import judge_bash
 
-        return judge_bash(tool, tool.subject(tool_input), policy)
+        verdict = judge_bash(tool, tool.subject(tool_input), policy)
+        if policy.sandbox is None:
+            return verdict
+        from wisp.permissions.sandboxing import sandbox_verdict
+
+        return sandbox_verdict(policy.sandbox, tool_input, verdict)
     return _judge_tool(tool, tool_input, policy)
 
 

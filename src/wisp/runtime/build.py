@@ -180,6 +180,7 @@ def build_run(config: RuntimeConfig, sink: EventSink, env: Mapping[str, str],
         matchers += plugin_hook_matchers(project)
     ctx.hooks = HookRunner(matchers, cwd=str(config.cwd), env=env,
                            include_events=config.include_hook_events, emit=hook_event)
+    install_sandbox(config, ctx, settings, env)
     tool_state = ToolRunState(policy=policy)
     if config.permission_prompt_tool not in (None, "stdio"):
         tool_state.ask_host = mcp_permission_prompt(config.permission_prompt_tool, ctx)
@@ -188,6 +189,28 @@ def build_run(config: RuntimeConfig, sink: EventSink, env: Mapping[str, str],
     if project is not None:
         install_skills(ctx, project)
     return ctx, tool_state
+
+
+def install_sandbox(config: RuntimeConfig, ctx: RunContext, settings: Settings,
+                    env: Mapping[str, str]) -> None:
+    """`sandbox.enabled`: every command the model runs in this session (its subagents'
+    included) goes into one OS sandbox, and the permission judge knows it."""
+    if not any("sandbox" in s.doc for s in settings.sources) and not settings.errors:
+        return  # the common case, decided without loading the sandbox package
+    from wisp.sandbox.config import sandbox_enabled
+
+    if not sandbox_enabled(settings):
+        return
+    from wisp.sandbox.config import sandbox_config, warn_about
+    from wisp.sandbox.session import build_sandbox
+
+    wanted = sandbox_config(settings)
+    warn_about(wanted)
+    policy = ctx.session.policy
+    sandbox = build_sandbox(wanted, cwd=config.cwd, working=policy.working_dirs(), env=env,
+                            allow=lambda: policy.allow, deny=lambda: policy.deny)
+    ctx.config.sandbox = sandbox
+    policy.sandbox = sandbox
 
 
 def plugin_hook_matchers(project: ProjectContext) -> list[HookMatcher]:

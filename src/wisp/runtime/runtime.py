@@ -106,6 +106,11 @@ class Runtime:
             self._mcp.on_tools_changed = self.tools_changed
         return self._mcp
 
+    def sandbox_status(self) -> JSON | None:
+        """The OS sandbox in force for the model's commands (None: off)."""
+        sandbox = self.ctx.config.sandbox
+        return sandbox.status() if sandbox is not None else None
+
     def mcp_status(self) -> list[JSON]:
         """The MCP servers' status, without starting MCP support when there are none."""
         return self._mcp.status() if self._mcp is not None else []
@@ -419,6 +424,8 @@ class Runtime:
         if self._mcp is not None:
             await self._mcp.close()
         self.session.processes.kill_all()
+        if self.ctx.config.sandbox is not None:
+            self.ctx.config.sandbox.close()
         close = getattr(self.session.recorder, "close", None)
         if callable(close):
             close()

@@ -116,7 +116,13 @@ def _parse(name: str, path: str | None, text: str, settings: Settings) -> None:
         return
     problems = validate_settings(doc)
     if problems:
-        settings.errors.append({"source": name, "path": where, "error": "; ".join(problems)})
+        error: JSON = {"source": name, "path": where, "error": "; ".join(problems)}
+        sandbox = doc.get("sandbox") if isinstance(doc, dict) else None
+        if isinstance(sandbox, dict) and sandbox.get("enabled") is True:
+            # Skipping the file must not switch the sandbox it asks for off: it stays on,
+            # with none of the file's other sandbox values (`wisp.sandbox.config`).
+            error["sandbox_enabled"] = True
+        settings.errors.append(error)
         return
     settings.sources.append(LoadedSource(name, path, doc))
 

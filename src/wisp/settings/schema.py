@@ -84,4 +84,9 @@ def validate_settings(doc: Any) -> list[str]:
     if "mcpServers" in doc and not (isinstance(servers, dict)
                                     and all(isinstance(v, dict) for v in servers.values())):
         problems.append("mcpServers must be an object of server entries")
+    if "sandbox" in doc:
+        # Loaded only when a file has a sandbox section: most runs never pay for it.
+        from wisp.sandbox.config import check_sandbox
+
+        problems.extend(check_sandbox(doc["sandbox"]))
     return problems

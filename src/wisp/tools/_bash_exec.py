@@ -14,10 +14,10 @@ import asyncio
 import codecs
 import contextlib
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Protocol
 
 from wisp.tools._output import CappedText
 from wisp.tools.processes import ProcessRegistry, kill_group
@@ -30,6 +30,15 @@ PIPE_GRACE_S = 0.5
 _REAP_WAIT_S = 5.0
 
 Ending = Literal["exited", "timeout", "interrupted"]
+
+
+class Confinement(Protocol):
+    """What a sandboxed launch adds to the spawn (`wisp.sandbox.runner.Launch`)."""
+
+    @property
+    def pass_fds(self) -> tuple[int, ...]: ...
+    @property
+    def preexec_fn(self) -> Callable[[], None] | None: ...
 
 
 @dataclass
@@ -139,9 +148,11 @@ async def _settle(proc: subprocess.Popen[bytes], pipes: list[_Pipe], kill: bool)
 
 
 def spawn(
-    argv: Sequence[str], cwd: Path | None, env: dict[str, str] | None
+    argv: Sequence[str], cwd: Path | None, env: dict[str, str] | None,
+    confine: Confinement | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start `argv` in a new session with piped output. Raises OSError on failure."""
+    """Start `argv` in a new session with piped output. Raises OSError on failure (and
+    SubprocessError when `confine`'s preexec step refuses)."""
     become_subreaper()  # anything it leaves running in the background stays ours to end
     return subprocess.Popen(
         list(argv),
@@ -151,6 +162,10 @@ def spawn(
         cwd=cwd,
         env=env,
         start_new_session=True,
+        pass_fds=confine.pass_fds if confine is not None else (),
+        # Only the Landlock fallback has one: two syscalls on prepared ctypes objects,
+        # nothing that takes a lock another thread could hold at fork.
+        preexec_fn=confine.preexec_fn if confine is not None else None,  # noqa: PLW1509
     )
 
 
@@ -164,10 +179,12 @@ async def run_supervised(
     stderr: CappedText,
     abort: asyncio.Event | None,
     registry: ProcessRegistry,
+    confine: Confinement | None = None,
 ) -> Outcome:
     """Runs `argv` to completion (or timeout/abort), always leaving no process behind in
-    its group, even when the calling task is cancelled. Raises OSError if it can't start."""
-    proc = spawn(argv, cwd, env)
+    its group, even when the calling task is cancelled. Raises OSError if it can't start.
+    `confine`: the fds and preexec step of a sandboxed launch."""
+    proc = spawn(argv, cwd, env, confine)
     # Registered before any await, so an interrupt at any point can reach the group.
     registry.add(proc.pid)
     pipes: list[_Pipe] = []

@@ -17,6 +17,8 @@ from wisp.tools.processes import ProcessRegistry
 if TYPE_CHECKING:
     import subprocess
 
+    from wisp.sandbox.runner import CommandSandbox
+
 ToolKind = Literal["read", "edit", "execute", "network", "meta"]
 JSON = dict[str, Any]
 
@@ -76,10 +78,12 @@ class ToolContext:
     - read_filter: given a normalised absolute path, False when a Read deny rule covers it.
       Tools that search folders (Grep, Glob) skip such files: a search over a parent folder
       never returns a denied file's name or content. None when no Read deny rule exists.
+    - sandbox: the session's OS sandbox (`sandbox.enabled`), which model commands run in;
+      None when it is off.
     """
 
     __slots__ = ("abort", "allowed_internal_hosts", "cwd", "env", "processes", "read_filter",
-                 "run_subagent", "state", "tasks", "tool_use_id")
+                 "run_subagent", "sandbox", "state", "tasks", "tool_use_id")
 
     def __init__(
         self,
@@ -94,6 +98,7 @@ class ToolContext:
         allowed_internal_hosts: frozenset[str] = frozenset(),
         read_filter: Callable[[str], bool] | None = None,
         tasks: BackgroundTasks | None = None,
+        sandbox: CommandSandbox | None = None,
     ) -> None:
         self.cwd = cwd
         self.abort = asyncio.Event() if abort is None else abort
@@ -105,6 +110,7 @@ class ToolContext:
         self.allowed_internal_hosts = allowed_internal_hosts
         self.read_filter = read_filter
         self.tasks = tasks
+        self.sandbox = sandbox
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in (

@@ -19,6 +19,7 @@ from wisp.tools.base import (
 )
 
 if TYPE_CHECKING:
+    from wisp.sandbox.runner import Launch
     from wisp.tools._bash_exec import Outcome
 
 __all__ = ["Bash"]
@@ -117,6 +118,12 @@ class Bash(Tool):
                 "it ends. `timeout` then limits how long it may run (default 600000 ms, at "
                 "most 7200000)",
             },
+            "dangerouslyDisableSandbox": {
+                "type": "boolean",
+                "description": "Run this command outside the OS sandbox (where the sandbox "
+                "is on). Only when the sandbox blocks something the task truly needs: the "
+                "call then needs the user's approval",
+            },
         },
         "required": ["command"],
     }
@@ -159,44 +166,80 @@ class Bash(Tool):
                     "noOutputExpected": False,
                 },
             )
+        launch = _sandboxed(tool_input, ctx)
+        if isinstance(launch, ToolResult):
+            return launch
         if tool_input.get("run_in_background") is True and ctx.tasks is not None:
-            return _start_background(command, tool_input, ctx, ctx.tasks)
+            return _start_background(command, tool_input, ctx, ctx.tasks, launch)
         # Loaded on the first command: a session that never runs one does not pay for it.
+        import subprocess
+
         from wisp.tools._bash_exec import run_supervised
 
         try:
             outcome = await run_supervised(
-                [_shell(), "-c", command],
+                launch.argv if launch else [_shell(), "-c", command],
                 cwd=ctx.cwd,
-                env=ctx.env if ctx.env is not None else dict(os.environ),
+                env=launch.env if launch else _env(ctx),
                 timeout_s=limit_ms / 1000,
                 stdout=CappedText(max_output_chars(ctx.env), spill=True),
                 stderr=CappedText(max_output_chars(ctx.env), spill=True),
                 abort=ctx.abort,
                 registry=ctx.processes,
+                confine=launch,
             )
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:
             return ToolResult.error(f"Could not start the command: {exc}")
-        return _present(command, outcome, limit_ms, bool(tool_input.get("run_in_background")),
-                        max_output_chars(ctx.env))
+        finally:
+            if launch is not None:
+                launch.release()
+        result = _present(command, outcome, limit_ms,
+                          bool(tool_input.get("run_in_background")), max_output_chars(ctx.env))
+        if launch is not None and ctx.sandbox is not None:
+            from wisp.tools._bash_sandbox import with_violations
+
+            result = with_violations(result, ctx.sandbox, command, launch, str(ctx.cwd))
+        return result
+
+
+def _env(ctx: ToolContext) -> dict[str, str]:
+    return ctx.env if ctx.env is not None else dict(os.environ)
+
+
+def _sandboxed(tool_input: JSON, ctx: ToolContext) -> Launch | ToolResult | None:
+    """The sandboxed launch of this call, None when it runs outside the sandbox, or the
+    refusal when the sandbox is on but cannot run here."""
+    if ctx.sandbox is None or not ctx.sandbox.runs_sandboxed(tool_input):
+        return None
+    from wisp.tools._bash_sandbox import launch
+
+    return launch(ctx.sandbox, [_shell(), "-c", tool_input["command"]], _env(ctx), ctx.cwd)
 
 
 def _start_background(command: str, tool_input: JSON, ctx: ToolContext,
-                      tasks: BackgroundTasks) -> ToolResult:
+                      tasks: BackgroundTasks, launch: Launch | None) -> ToolResult:
     """`run_in_background`: the command starts in a session of its own, writing stdout and
     stderr to its output file, and the call returns at once with its task id."""
     import subprocess
 
     from wisp.tools.reaper import become_subreaper
 
-    env = ctx.env if ctx.env is not None else dict(os.environ)
+    env = launch.env if launch else _env(ctx)
+    argv = launch.argv if launch else [_shell(), "-c", command]
 
     def spawn(output: Path) -> subprocess.Popen[bytes]:
         become_subreaper()  # what it leaves running stays ours to end
         with open(output, "ab") as out:
-            return subprocess.Popen([_shell(), "-c", command], stdin=subprocess.DEVNULL,
-                                    stdout=out, stderr=subprocess.STDOUT, cwd=ctx.cwd, env=env,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                cwd=ctx.cwd, env=env, start_new_session=True,
+                pass_fds=launch.pass_fds if launch else (),
+                preexec_fn=launch.preexec_fn if launch else None)  # noqa: PLW1509
+        if launch is not None:
+            from wisp.tools._bash_sandbox import release_when_done
+
+            release_when_done(proc, launch)
+        return proc
 
     description = tool_input.get("description")
     timeout = tool_input.get("timeout")
@@ -206,7 +249,9 @@ def _start_background(command: str, tool_input: JSON, ctx: ToolContext,
             else command, tool_use_id=ctx.tool_use_id or "",
             timeout_ms=int(timeout) if isinstance(timeout, int | float)
             and not isinstance(timeout, bool) else None)
-    except OSError as exc:
+    except (OSError, subprocess.SubprocessError) as exc:
+        if launch is not None:
+            launch.release()
         return ToolResult.error(f"Could not start the command: {exc}")
     return ToolResult(
         content=f"Command running in background with ID: {task_id}. Its output (stdout and "

@@ -327,8 +327,18 @@ async def cmd_status(app: TuiApp, args: str) -> None:
              f"Mode:     {session.permission_mode}",
              f"API:      {runtime.env.get('ANTHROPIC_BASE_URL') or 'https://api.anthropic.com'}",
              f"Settings: {sources or 'none'}",
+             f"Sandbox:  {_sandbox_line(runtime.sandbox_status())}",
              f"Transcript: {session.transcript_path or '(not kept)'}"]
     app.view.print_text("\n".join(lines))
+
+
+def _sandbox_line(status: dict[str, Any] | None) -> str:
+    if status is None:
+        return "off (commands run unconfined; turn it on with sandbox.enabled)"
+    if status["mechanism"] == "none":
+        return f"on, but cannot run here: commands are refused ({status.get('reason')})"
+    extra = "" if status["mechanism"] == "bubblewrap" else f" ({status.get('reason')})"
+    return f"on: {status['mechanism']}, network {status['network']}{extra}"
 
 
 async def cmd_config(app: TuiApp, args: str) -> None:

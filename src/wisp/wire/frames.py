@@ -36,8 +36,11 @@ def init(
     skills: list[str] | None = None,
     plugins: list[JSON] | None = None,
     output_style: str = "default",
+    sandbox: JSON | None = None,
 ) -> JSON:
-    return {
+    """`sandbox`: the OS sandbox in force (`wisp.sandbox.runner.status_fields`), None when
+    it is off; `sandbox_enabled` is the reference's flag for it."""
+    frame = {
         "type": "system",
         "subtype": "init",
         "cwd": cwd,
@@ -55,7 +58,11 @@ def init(
         "skills": skills or [],
         "plugins": plugins or [],
         "uuid": new_uuid(),
+        "sandbox_enabled": sandbox is not None and bool(sandbox.get("enabled")),
     }
+    if sandbox is not None:
+        frame["sandbox"] = sandbox
+    return frame
 
 
 def assistant(
