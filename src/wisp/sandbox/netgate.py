@@ -69,9 +69,17 @@ class NetworkSetup:
         jail: Jail = self._gate.jail()
         return jail
 
-    def seccomp(self) -> bytes:
-        program: bytes = self._module.seccomp_program(allow_unix_sockets=self._allow_unix)
+    def seccomp(self, *, allow_network: bool = True) -> bytes:
+        """`allow_network=False` where no network namespace holds the command (the
+        Landlock fallback): there the program itself must refuse every network socket."""
+        program: bytes = self._module.seccomp_program(allow_unix_sockets=self._allow_unix,
+                                                      allow_network=allow_network)
         return program
+
+    @property
+    def egress(self) -> str:
+        """"none", "proxy" or "unavailable: <why>", as the gate knows it."""
+        return str(self._gate.egress)
 
     def close(self) -> None:
         self._gate.close()

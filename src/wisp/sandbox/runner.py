@@ -138,7 +138,8 @@ class CommandSandbox:
             if self._ruleset is None:
                 from wisp.sandbox.landlock import Ruleset
 
-                seccomp = self.network.seccomp() if self.network is not None else None
+                seccomp = (self.network.seccomp(allow_network=False)
+                           if self.network is not None else None)
                 self._ruleset = Ruleset(self.probe.landlock_abi,
                                         (*self.profile.writable, self.profile.temp_dir),
                                         seccomp)
@@ -183,8 +184,10 @@ class CommandSandbox:
     def status(self) -> JSON:
         from wisp.sandbox.report import status_fields
 
-        return status_fields(self.config, self.probe,
-                             network="proxy" if self.network is not None else "none")
+        network = "none"
+        if self.network is not None and self.mechanism == "bubblewrap":
+            network = self.network.egress  # the Landlock fallback has no network at all
+        return status_fields(self.config, self.probe, network=network)
 
     def close(self) -> None:
         """Ends what the session made: its cgroup, temp folder, ruleset and proxy."""
