@@ -32,7 +32,7 @@ Output (with -p):
 
 Sessions:
   -c, --continue                  Continue the most recent session in this folder
-  -r, --resume [id]               Resume a session by id
+  -r, --resume [id-or-title]      Resume a session by id or title
   --fork-session                  With -c or -r: continue under a new session id
   --session-id <uuid>             Use this id for a new session
   --no-session-persistence        Do not save the session (cannot be resumed)
@@ -43,7 +43,6 @@ Model:
                                   openai:<model> (OPENAI_BASE_URL, OPENAI_API_KEY), or a
                                   provider defined under "providers" in settings
   --fallback-model <spec>         Used when the main model is overloaded or missing
-  --effort <level>                low, medium, high, xhigh or max
   --max-turns <n>                 Stop after n model turns
   --max-budget-usd <usd>          Stop once the session has cost this much
 
