@@ -15,9 +15,10 @@ from wisp.suggest import closest
 
 
 class StrictParser(argparse.ArgumentParser):
-    def __init__(self, prog: str, description: str, epilog: str | None = None) -> None:
+    def __init__(self, prog: str, description: str, epilog: str | None = None,
+                 usage: str | None = None) -> None:
         # Raw text: the description and epilog hold examples whose lines must stay whole.
-        super().__init__(prog=prog, description=description, epilog=epilog,
+        super().__init__(prog=prog, description=description, epilog=epilog, usage=usage,
                          allow_abbrev=False,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
 
