@@ -22,7 +22,8 @@ Modes:
   wisp serve                      Sessions over HTTP (the Managed Agents API)
   wisp --probe --model <spec>     Check what an OpenAI-compatible server can do
 
-Output (with -p):
+Output:
+  -p, --print                     Headless: run the prompt, print the result, exit
   --output-format <fmt>           text (default), json (one result object) or
                                   stream-json (NDJSON; needs --verbose)
   --input-format <fmt>            text (default) or stream-json

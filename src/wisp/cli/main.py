@@ -49,9 +49,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911  (one return pe
     cache_bytecode_elsewhere()  # before anything else is imported
     if args_list[:1] == ["serve"]:
         return _serve(args_list[1:])
-    if args_list in (["help"], ["help", "serve"]):
+    if args_list in (["help"], ["help", "serve"], ["-h"], ["--help"]):
         # Only a bare `help` is the command: `wisp -p help` and `wisp help me` are prompts.
-        return _help(args_list[1:])
+        return _help(args_list[1:] if args_list[0] == "help" else [])
     # Start-up creates ~34,000 long-lived objects (modules, classes, dataclass methods), so
     # cyclic collections during it are pure cost: 43 of them, ~8 ms of a ~115 ms `-p` run.
     # Each entry point calls end_startup() once its engine is built; the `finally` below
