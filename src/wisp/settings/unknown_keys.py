@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from wisp.settings.known_keys import REFERENCE
-from wisp.suggest import closest
 
 # Keys only wisp reads: OpenAI-compatible providers (wisp.models.route) and MCP servers
 # straight in settings (the reference reads those from .mcp.json and ~/.claude.json).
@@ -54,5 +53,7 @@ def _walk(value: Any, spec: Any, path: str, found: list[tuple[str, str | None]])
         elif key in spec:
             _walk(inner, spec[key], where, found)
         else:
+            from wisp.suggest import closest  # only once a key is unknown
+
             guess = closest(str(key), spec)
             found.append((where, None if guess is None else where[:-len(str(key))] + guess))
