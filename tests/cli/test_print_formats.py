@@ -93,12 +93,15 @@ def test_prompt_from_stdin(wisp, server):
     assert messages[0]["content"] == "piped prompt"
 
 
-def test_flags_accept_equals_form_and_unknown_flags_warn(wisp, server):
+def test_flags_accept_equals_form_and_unsupported_flags_warn(wisp, server):
+    """A reference flag wisp does not implement is ignored with a warning (unknown ones are
+    errors: tests/cli/test_typos.py)."""
     server.script(reply.text("ok"))
-    run = wisp("-p", "x", "--output-format=json", "--some-future-flag", "v")
+    run = wisp("-p", "x", "--output-format=json", "--remote-control-session-name-prefix", "v")
     assert run.returncode == 0
     assert json.loads(run.stdout)["result"] == "ok"
-    assert "--some-future-flag" in run.stderr
+    assert run.stderr == ("wisp: warning: ignoring options wisp does not support: "
+                          "--remote-control-session-name-prefix\n")
 
 
 def test_version_is_printed():

@@ -2,15 +2,17 @@
 
 The TypeScript SDK sends `--flag=value`, the Python SDK mostly `--flag value`, and both pass
 arbitrary `extra_args`. argparse would either reject unknown flags or let them swallow the
-positional prompt unpredictably, so the table below states each flag's arity explicitly.
-Unknown flags are collected (the caller warns) and take a following non-flag token as their
-value, which is how the SDKs' `extra_args={k: v}` render them.
+positional prompt unpredictably, so the tables below state each flag's arity explicitly:
+FLAGS for what wisp implements, `wisp.cli.unsupported` for what the reference CLI or an
+SDK may send and wisp ignores (with a warning). Any other flag is an error naming the
+closest known one, as the reference's is: a typo must not silently change what runs.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
+from wisp.cli.unsupported import UNSUPPORTED
 from wisp.errors import UsageError
 
 Arity = Literal["flag", "value", "optional", "list", "repeat"]
@@ -70,23 +72,50 @@ FLAGS: dict[str, tuple[str, Arity]] = {
     "--max-thinking-tokens": ("max_thinking_tokens", "value"),
     "--thinking": ("thinking", "value"),
     "--effort": ("effort", "value"),
-    "-d": ("debug", "flag"),
-    "--debug": ("debug", "flag"),
-    "--debug-file": ("debug_file", "value"),
-    "--bare": ("bare", "flag"),
     "--agents": ("agents", "value"),
 }
 
 
-class ParsedArgs:
-    """What argv said, before interpretation. A plain slotted class: see Options."""
+class UnknownOption(UsageError):
+    """A flag no table knows. Reported as the reference reports it (commander's words),
+    not after wisp's usual "Error: "."""
 
-    __slots__ = ("positionals", "unknown", "values")
+    def __init__(self, flag: str, suggestion: str | None) -> None:
+        super().__init__(f"unknown option '{flag}'")
+        self.flag = flag
+        self.suggestion = suggestion
+
+    def report(self) -> str:
+        hint = f"\n(Did you mean {self.suggestion}?)" if self.suggestion else ""
+        return f"error: unknown option '{self.flag}'{hint}"
+
+
+def usage_report(exc: UsageError) -> str:
+    """What a front end prints for a usage error (without the trailing newline)."""
+    return exc.report() if isinstance(exc, UnknownOption) else f"Error: {exc}"
+
+
+def unknown_option(flag: str) -> UnknownOption:
+    """As commander does, only a long flag gets a suggestion, and only a long one: `-x`
+    is too short for any guess to mean much."""
+    if not flag.startswith("--"):
+        return UnknownOption(flag, None)
+    from wisp.suggest import closest
+
+    known = [name for name in (*FLAGS, *UNSUPPORTED) if name.startswith("--")]
+    return UnknownOption(flag, closest(flag, known, strip="--"))
+
+
+class ParsedArgs:
+    """What argv said, before interpretation. A plain slotted class: see Options.
+    `unsupported` holds the flags accepted only to be ignored (see wisp.cli.unsupported)."""
+
+    __slots__ = ("positionals", "unsupported", "values")
 
     def __init__(self) -> None:
         self.values: dict[str, object] = {}
         self.positionals: list[str] = []
-        self.unknown: list[str] = []
+        self.unsupported: list[str] = []
 
     def get_str(self, key: str) -> str | None:
         value = self.values.get(key)
@@ -118,8 +147,41 @@ def _split_list(raw: str) -> list[str]:
     return [item for item in items if item]
 
 
+def _expand_cluster(token: str) -> list[str]:
+    """`-pc` is `-p -c`, and `-rID` is `-r ID`, as commander reads short flags: letters
+    that take no value combine, and the first that takes one gets the rest as its value."""
+    out: list[str] = []
+    for index, letter in enumerate(token[1:], start=2):
+        name = f"-{letter}"
+        spec = FLAGS.get(name)
+        arity = spec[1] if spec is not None else UNSUPPORTED.get(name)
+        if arity is None:
+            raise unknown_option(name if out else token)
+        out.append(name)
+        if arity != "flag":
+            if token[index:]:
+                out.append(token[index:])
+            break
+    return out
+
+
+def _skip_unsupported(parsed: ParsedArgs, token: str, argv: list[str], i: int) -> int:
+    """Records an accepted-but-ignored flag; returns the index after its value, if any."""
+    name, eq, _ = token.partition("=")
+    parsed.unsupported.append(name)
+    arity = UNSUPPORTED[name]
+    if arity == "value" and not eq and i >= len(argv):
+        raise UsageError(f"option '{name}' argument missing")
+    if eq or arity == "flag" or i >= len(argv):
+        return i
+    if arity == "value" or not argv[i].startswith("-"):
+        return i + 1
+    return i
+
+
 def parse_argv(argv: list[str]) -> ParsedArgs:
     parsed = ParsedArgs()
+    argv = list(argv)
     i = 0
     while i < len(argv):
         token = argv[i]
@@ -130,34 +192,44 @@ def parse_argv(argv: list[str]) -> ParsedArgs:
         if not token.startswith("-") or token == "-":
             parsed.positionals.append(token)
             continue
-        name, eq, inline = token.partition("=")
-        spec = FLAGS.get(name)
-        if spec is None:
-            parsed.unknown.append(name)
-            if not eq and i < len(argv) and not argv[i].startswith("-"):
-                i += 1  # an unknown flag's value, as the SDKs render extra_args
-            continue
-        dest, arity = spec
-        value: str | None = inline if eq else None
-        if arity == "flag":
-            # `--debug=api` style: a flag may carry an inline value but never takes the next
-            # token, so `-p --debug "prompt"` keeps its prompt.
-            parsed.values[dest] = inline if eq else True
-            continue
-        if value is None and arity == "optional":
-            nxt = argv[i] if i < len(argv) else None
-            if nxt is not None and not nxt.startswith("-"):
-                value, i = nxt, i + 1
-            parsed.values[dest] = value if value is not None else ""
-            continue
-        if value is None:
-            if i >= len(argv):
-                raise UsageError(f"option '{name}' argument missing")
-            value, i = argv[i], i + 1
-        if arity in ("list", "repeat"):
-            existing = parsed.values.setdefault(dest, [])
-            assert isinstance(existing, list)
-            existing.extend(_split_list(value) if arity == "list" else [value])
+        if not token.startswith("--") and len(token) > 2 and token not in FLAGS:
+            argv[i - 1:i] = _expand_cluster(token)
+            token = argv[i - 1]
+        name = token.partition("=")[0]
+        if name in FLAGS:
+            i = _take(parsed, token, argv, i)
+        elif name in UNSUPPORTED:
+            i = _skip_unsupported(parsed, token, argv, i)
         else:
-            parsed.values[dest] = value
+            raise unknown_option(name)
     return parsed
+
+
+def _take(parsed: ParsedArgs, token: str, argv: list[str], i: int) -> int:
+    """Stores one known flag's value; returns the index of the next token."""
+    name, eq, raw = token.partition("=")
+    dest, arity = FLAGS[name]
+    inline = raw if eq else None
+    value = inline
+    if arity == "flag":
+        # A flag may carry an inline value (`--verbose=true`) but never takes the next
+        # token, so `-p --verbose "prompt"` keeps its prompt.
+        parsed.values[dest] = inline if inline is not None else True
+        return i
+    if value is None and arity == "optional":
+        nxt = argv[i] if i < len(argv) else None
+        if nxt is not None and not nxt.startswith("-"):
+            value, i = nxt, i + 1
+        parsed.values[dest] = value if value is not None else ""
+        return i
+    if value is None:
+        if i >= len(argv):
+            raise UsageError(f"option '{name}' argument missing")
+        value, i = argv[i], i + 1
+    if arity in ("list", "repeat"):
+        existing = parsed.values.setdefault(dest, [])
+        assert isinstance(existing, list)
+        existing.extend(_split_list(value) if arity == "list" else [value])
+    else:
+        parsed.values[dest] = value
+    return i

@@ -7,43 +7,6 @@ import os
 import sys
 from pathlib import Path
 
-HELP = """\
-Usage: wisp [options] [prompt]
-
-An open agent runtime, wire-compatible with the Claude Agent SDKs. In a terminal, without
--p, it starts the interactive UI (with the prompt already sent, if one is given).
-
-Common options:
-  -p, --print                     Run one prompt headless and print the result
-  --output-format <fmt>           text (default), json or stream-json
-  --input-format <fmt>            text (default) or stream-json (duplex SDK protocol)
-  --verbose                       Required with stream-json output
-  --model <model>                 Model id or alias (opus, sonnet, haiku)
-  --fallback-model <model>        Used once if the main model is overloaded or missing
-  --max-turns <n>                 Stop after n model turns
-  --max-budget-usd <usd>          Stop once the session has cost this much
-  --system-prompt <text>          Replace the system prompt ("" for none)
-  --system-prompt-file <path>     Replace the system prompt with a file's contents
-  --append-system-prompt <text>   Append to the system prompt
-  --tools <names>                 Built-in tools to offer ("" for none)
-  --allowedTools <rules>          Rules that are allowed without asking
-  --disallowedTools <rules>       Tools removed, or rules that are denied
-  --permission-mode <mode>        default, acceptEdits, plan, dontAsk, bypassPermissions
-  --dangerously-skip-permissions  Start in bypassPermissions (as root, needs IS_SANDBOX=1)
-  --allow-dangerously-skip-permissions
-                                  Allow switching to bypassPermissions later, without
-                                  starting in it
-  --include-partial-messages      Stream stream_event frames (stream-json only)
-  --probe --model <spec>          Check what an OpenAI-compatible server can do
-  sandbox check                   Show which OS sandbox can run here (exit 1 when the
-                                  sandbox is on in settings but cannot be enforced)
-  -v, --version                   Print the version
-
-Environment: ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL, ANTHROPIC_MODEL,
-CLAUDE_CODE_MAX_RETRIES / WISP_MAX_RETRIES, CLAUDE_CONFIG_DIR / WISP_CONFIG_DIR (settings
-and sessions; default ~/.claude).
-"""
-
 
 def _version_line() -> str:
     from wisp import PROTOCOL_VERSION, __version__
@@ -90,12 +53,15 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911  (one return pe
         from wisp.sandbox.report import run_check
 
         return run_check(args_list[1:])
+    if args_list in (["help"], ["help", "serve"], ["-h"], ["--help"]):
+        # Only a bare `help` is the command: `wisp -p help` and `wisp help me` are prompts.
+        return _help(args_list[1:] if args_list[0] == "help" else [])
     # Start-up creates ~34,000 long-lived objects (modules, classes, dataclass methods), so
     # cyclic collections during it are pure cost: 43 of them, ~8 ms of a ~115 ms `-p` run.
     # Each entry point calls end_startup() once its engine is built; the `finally` below
     # covers every other way out.
     gc.disable()
-    from wisp.cli.argv import parse_argv
+    from wisp.cli.argv import parse_argv, usage_report
     from wisp.cli.options import build_options, validate
     from wisp.errors import UsageError
 
@@ -105,21 +71,31 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911  (one return pe
             sys.stdout.write(_version_line() + "\n")
             return 0
         if args.flag("help"):
-            sys.stdout.write(HELP)
-            return 0
+            return _help([])
         if args.flag("probe"):
             return _probe(args.get_str("model"), args.get_str("settings"))
-        for flag in args.unknown:
-            sys.stderr.write(f"wisp: warning: ignoring unknown option {flag}\n")
+        if args.unsupported:
+            from wisp.cli.unsupported import warning
+
+            sys.stderr.write(warning(args.unsupported) + "\n")
         prompt = " ".join(args.positionals) or None
         opts = build_options(args, prompt)
         validate(opts, os.environ)
         return _dispatch(opts)
     except UsageError as exc:
-        sys.stderr.write(f"Error: {exc}\n")
+        sys.stderr.write(usage_report(exc) + "\n")
         return 1
     finally:
         gc.enable()  # for in-process callers, and any path that returns before an engine
+
+
+def _help(topic: list[str]) -> int:
+    if topic == ["serve"]:
+        return _serve(["--help"])
+    from wisp.cli.help import HELP
+
+    sys.stdout.write(HELP)
+    return 0
 
 
 def _serve(argv: list[str]) -> int:

@@ -70,7 +70,7 @@ class Options(NamedTuple):
     max_thinking_tokens: int | None = None
     effort: str | None = None
     cwd: Path = Path("/")  # always given by build_options (the process's cwd)
-    unknown_flags: tuple[str, ...] = ()
+    unsupported_flags: tuple[str, ...] = ()  # accepted and ignored (wisp.cli.unsupported)
     agents_json: str | None = None  # --agents: JSON text or a file path
 
     @property
@@ -211,7 +211,7 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
         max_thinking_tokens=_int(args.get_str("max_thinking_tokens"), "--max-thinking-tokens"),
         effort=args.get_str("effort"),
         cwd=Path(os.getcwd()),
-        unknown_flags=tuple(args.unknown),
+        unsupported_flags=tuple(args.unsupported),
         agents_json=args.get_str("agents"),
     )
 

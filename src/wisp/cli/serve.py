@@ -25,17 +25,35 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from wisp.argparsing import StrictParser
 from wisp.errors import UsageError
+from wisp.ports import bind_error, listen_failure
 
 if TYPE_CHECKING:
     from wisp.serve.store.base import Store
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="wisp serve", description=(
-        "Serve the Managed Agents API (agents, environments, sessions, events) over HTTP."))
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0: any free port")
+_DESCRIPTION = """\
+Serve the Managed Agents API (agents, environments, sessions, events) over HTTP.
+Prints `wisp serve: listening on http://HOST:PORT` once it accepts connections."""
+
+_EPILOG = """\
+The model backend comes from this process's environment and settings, as for `wisp -p`.
+Clients authenticate with one of WISP_SERVE_API_KEYS (comma-separated); without keys
+only a loopback --host is allowed. SIGTERM or SIGINT drains: running turns get --drain
+seconds, and what is still running resumes on the next start.
+
+examples:
+  wisp serve                                 a free port on 127.0.0.1, printed at start
+  wisp serve --port 8080                     a fixed port
+  wisp serve --store postgresql://db/wisp --role api     (and --role worker elsewhere)"""
+
+
+def _parser() -> StrictParser:
+    parser = StrictParser(prog="wisp serve", description=_DESCRIPTION, epilog=_EPILOG)
+    parser.add_argument("--host", default="127.0.0.1", help="default: 127.0.0.1")
+    parser.add_argument("--port", type=int, default=0,
+                        help="default 0: any free port (the URL is printed)")
     parser.add_argument("--store", default=None,
                         help="sqlite:PATH (default: <config dir>/serve/wisp.db) or "
                              "postgresql://…")
@@ -78,7 +96,7 @@ def open_store(where: Path | str) -> Store:
 
 
 def run_serve(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
+    args = _parser().parse_strict(argv)
     env = dict(os.environ)
     try:
         path = store_path(args.store, env)
@@ -88,6 +106,10 @@ def run_serve(argv: list[str]) -> int:
     except UsageError as exc:
         sys.stderr.write(f"Error: {exc}\n")
         return 1
+    # A busy port is found before the store is opened or a worker started.
+    busy = None if args.role == "worker" else bind_error(args.host, args.port)
+    if busy is not None:
+        return _cannot_listen(args, busy)
     try:
         if isinstance(path, str):
             return asyncio.run(_serve_scaled(args, env, path))
@@ -95,6 +117,16 @@ def run_serve(argv: list[str]) -> int:
     except UsageError as exc:
         sys.stderr.write(f"Error: {exc}\n")
         return 1
+    except OSError as exc:  # taken between the check and the bind
+        return _cannot_listen(args, exc)
+
+
+def _cannot_listen(args: argparse.Namespace, exc: OSError) -> int:
+    line = listen_failure("wisp serve", args.host, args.port, exc)
+    if line is None:
+        raise exc
+    sys.stderr.write(line + "\n")
+    return 1
 
 
 def _data_dir(store: Path | str, env: dict[str, str]) -> Path:

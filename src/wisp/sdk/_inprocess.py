@@ -108,8 +108,10 @@ class InProcessLink:
         from wisp.duplex.server import DuplexServer
 
         args = parse_argv(self.launch.args)
-        for flag in args.unknown:
-            self._warn(f"wisp: warning: ignoring unknown option {flag}")
+        if args.unsupported:
+            from wisp.cli.unsupported import warning
+
+            self._warn(warning(args.unsupported))
         opts = build_options(args, None)._replace(cwd=Path(self.cwd).resolve())
         env = self.launch.env
         validate(opts, env)
@@ -133,7 +135,9 @@ class InProcessLink:
             self.write(start_failed(str(exc), exc.session_id))  # as the CLI's stream-json
             self._fail(str(exc))
         except UsageError as exc:
-            self._fail(f"Error: {exc}")
+            from wisp.cli.argv import usage_report
+
+            self._fail(usage_report(exc))
         finally:
             if self.server is not None:
                 with contextlib.suppress(Exception):

@@ -42,14 +42,16 @@ class LoadedSource:
 
 
 class Settings:
-    """Every loaded source, and a record of each one that was skipped."""
+    """Every loaded source, a record of each one that was skipped, and the unknown keys
+    of those loaded (`unknown`: where, key path, closest known path)."""
 
-    __slots__ = ("errors", "sources")
+    __slots__ = ("errors", "sources", "unknown")
 
     def __init__(self, sources: list[LoadedSource] | None = None,
                  errors: list[JSON] | None = None) -> None:
         self.sources: list[LoadedSource] = [] if sources is None else sources
         self.errors: list[JSON] = [] if errors is None else errors
+        self.unknown: list[tuple[str, str, str | None]] = []
 
     def __repr__(self) -> str:
         return f"Settings(sources={self.sources!r}, errors={self.errors!r})"
@@ -125,6 +127,10 @@ def _parse(name: str, path: str | None, text: str, settings: Settings) -> None:
         settings.errors.append(error)
         return
     settings.sources.append(LoadedSource(name, path, doc))
+    if doc:
+        from wisp.settings.unknown_keys import unknown_keys
+
+        settings.unknown += [(where, key, guess) for key, guess in unknown_keys(doc)]
 
 
 def _flag_text(raw: str) -> tuple[str | None, str]:
@@ -158,6 +164,17 @@ def load_settings(cwd: Path, env: Mapping[str, str], *, selected: tuple[str, ...
     return settings
 
 
+# (file, key path) already reported by this process: sessions that load the same settings
+# again (wisp serve, a new session in the UI) do not repeat them.
+_REPORTED: set[tuple[str, str]] = set()
+
+
 def warn_about(settings: Settings) -> None:
     for error in settings.errors:
         warn(f"wisp: warning: skipping settings file {error['path']}: {error['error']}\n")
+    for where, key, guess in settings.unknown:
+        if (where, key) in _REPORTED:
+            continue
+        _REPORTED.add((where, key))
+        hint = f" (did you mean {guess}?)" if guess else ""
+        warn(f"wisp: warning: {where}: unknown key {key}{hint}\n")

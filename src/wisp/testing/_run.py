@@ -1,0 +1,93 @@
+"""`python -m wisp.testing.server -- <command…>`: run one command against the scripted
+server, then stop it, exiting with the command's status.
+
+Above: `wisp.testing._cli`, which starts the server and builds the environment. Below:
+the command, in a process group of its own so that everything it starts ends with it.
+When this process owns the terminal, the command's group gets it for as long as it runs,
+so an interactive command (`wisp` itself, the terminal UI) reads keys and gets Ctrl-C as
+it would when started by a shell; without a terminal, signals sent here are passed on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from types import FrameType
+
+PROGRAM = "python -m wisp.testing.server"
+_PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_STOP_GRACE_S = 5.0
+
+
+def run_command(command: list[str], env: dict[str, str]) -> int:
+    """Runs `command` to its end; its exit status, 128+N when signal N ended it, and 127
+    (126) when it cannot be found (run), as a shell says."""
+    try:
+        child = subprocess.Popen(command, env=env, process_group=0)
+    except OSError as exc:
+        sys.stderr.write(f"{PROGRAM}: cannot run {command[0]}: {exc.strerror}\n")
+        return 127 if isinstance(exc, FileNotFoundError) else 126
+    try:
+        with _terminal_for(child.pid), _passing_signals_to(child.pid):
+            status = child.wait()
+    finally:
+        _end_group(child)
+    return status if status >= 0 else 128 - status
+
+
+@contextlib.contextmanager
+def _terminal_for(group: int) -> Iterator[None]:
+    """Makes `group` the terminal's foreground group while it runs, when this process's
+    group has the terminal (it may be in the background, or have none)."""
+    try:
+        owns = os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp()
+    except OSError:
+        owns = False
+    if not owns:
+        yield
+        return
+    # Changing the foreground group from what becomes a background group raises SIGTTOU.
+    previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    try:
+        os.tcsetpgrp(0, group)
+        # It may have read the terminal before it was its own, and been stopped for it.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGCONT)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.tcsetpgrp(0, os.getpgrp())
+        signal.signal(signal.SIGTTOU, previous)
+
+
+@contextlib.contextmanager
+def _passing_signals_to(group: int) -> Iterator[None]:
+    """Interrupts and terminations sent here go to the command's group, which then ends
+    as it sees fit; this process waits for it either way."""
+    def pass_on(signum: int, _frame: FrameType | None) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signum)
+
+    previous = {sig: signal.signal(sig, pass_on) for sig in _PASSED_ON}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _end_group(child: subprocess.Popen[bytes]) -> None:
+    """Ends what is left of the command's group: the command itself if this process is
+    leaving early, and anything it left running in the background."""
+    with contextlib.suppress(OSError):  # nobody left in it
+        os.killpg(child.pid, signal.SIGTERM)
+    try:
+        child.wait(timeout=_STOP_GRACE_S)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
