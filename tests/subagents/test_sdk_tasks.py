@@ -154,6 +154,11 @@ def test_stop_task_ends_a_background_command_and_its_children(
                 await client.query("[[MAIN]] go")
                 first = [m async for m in client.receive_response()]
                 [started] = [m for m in first if isinstance(m, TaskStartedMessage)]
+                # Stop it once its child runs (on a loaded machine the shell may not have
+                # started it yet): the point is that the child dies with the task.
+                wait_until = time.monotonic() + 10
+                while not (work / "child.pid").exists() and time.monotonic() < wait_until:
+                    await asyncio.sleep(0.05)
                 await client.stop_task(started.task_id)
                 await client.stop_task("no-such-task")  # answered all the same
                 later = []
