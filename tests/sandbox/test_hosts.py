@@ -143,3 +143,26 @@ def test_typescript_sdk_sandbox_option(server, tmp_path):
     assert [d["tool_input"].get("dangerouslyDisableSandbox")
             for d in result["permission_denials"]] == [True]
     assert not outside.exists() and inside.read_text() == "in"
+
+
+def test_nothing_is_left_behind_when_the_host_ends_wisp_mid_command(duplex, server, wisp):
+    """The SDKs end wisp with SIGTERM, which leaves without atexit: the placeholders of a
+    running command (here `.mcp.json`) and the session's temp folder go all the same."""
+    import os
+    import signal
+    import time
+
+    server.script(reply.tool_use("Bash", {"command": "sleep 30"}), reply.text("done"))
+    proc = duplex("--settings", sandbox_settings())
+    proc.initialize()
+    proc.user("go")
+    placeholder = wisp.cwd / ".mcp.json"
+    deadline = time.monotonic() + 15
+    while not placeholder.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert placeholder.exists()  # the command is running
+    [init] = proc.of("system", "init")
+    assert init["sandbox"]["enabled"]
+    os.kill(proc.proc.pid, signal.SIGTERM)
+    assert proc.proc.wait(15) == 143
+    assert sorted(p.name for p in wisp.cwd.iterdir()) == []
