@@ -143,3 +143,57 @@ def test_typescript_sdk_sandbox_option(server, tmp_path):
     assert [d["tool_input"].get("dangerouslyDisableSandbox")
             for d in result["permission_denials"]] == [True]
     assert not outside.exists() and inside.read_text() == "in"
+
+
+def test_nothing_is_left_behind_when_the_host_ends_wisp_mid_command(duplex, server, wisp):
+    """The SDKs end wisp with SIGTERM, which leaves without atexit: the placeholders of a
+    running command (here `.mcp.json`) and the session's temp folder go all the same."""
+    import os
+    import signal
+    import time
+
+    server.script(reply.tool_use("Bash", {"command": "sleep 30"}), reply.text("done"))
+    proc = duplex("--settings", sandbox_settings())
+    proc.initialize()
+    proc.user("go")
+    placeholder = wisp.cwd / ".mcp.json"
+    deadline = time.monotonic() + 15
+    while not placeholder.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert placeholder.exists()  # the command is running
+    [init] = proc.of("system", "init")
+    assert init["sandbox"]["enabled"]
+    os.kill(proc.proc.pid, signal.SIGTERM)
+    assert proc.proc.wait(15) == 143
+    assert sorted(p.name for p in wisp.cwd.iterdir()) == []
+
+
+def test_the_next_session_cleans_up_after_a_killed_one(duplex, server, wisp):
+    """SIGKILL leaves no chance to clean up: the next sandboxed session on the machine
+    removes the dead process's placeholders (from its ledger) and temp folders."""
+    import os
+    import signal
+    import time
+
+    server.script(reply.tool_use("Bash", {"command": "sleep 30"}), reply.text("done"))
+    proc = duplex("--settings", sandbox_settings())
+    proc.initialize()
+    proc.user("go")
+    placeholder = wisp.cwd / ".mcp.json"
+    deadline = time.monotonic() + 15
+    while not placeholder.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    pid = proc.proc.pid
+    [init] = proc.of("system", "init")
+    assert init["sandbox"]["enabled"] and placeholder.exists()
+    os.kill(pid, signal.SIGKILL)
+    proc.proc.wait(15)
+    assert placeholder.exists()  # nobody was left to remove it
+    server.script(reply.text("hi"))
+    assert wisp("-p", "hi", "--settings", sandbox_settings()).returncode == 0
+    assert sorted(p.name for p in wisp.cwd.iterdir()) == []
+    from wisp.sandbox.runner import temp_root
+
+    leftovers = [n for n in os.listdir(os.path.join(temp_root(), f"wisp-{os.getuid()}"))
+                 if n.startswith((f"sandbox-{pid}-", f"placeholders-{pid}"))]
+    assert leftovers == []

@@ -19,6 +19,19 @@ import threading
 
 _LOCK = threading.Lock()
 _HELD: dict[str, tuple[int, int, int]] = {}  # path → (refcount, st_dev, st_ino)
+# Where this process notes each placeholder it makes, so that if it dies without cleaning
+# up (SIGKILL, a closed terminal), the next sandboxed session removes them (`sweep`).
+LEDGER: list[str] = []  # [path of the ledger file], set by the session that sweeps
+
+
+def _note(path: str, dev: int, ino: int) -> None:
+    if not LEDGER:
+        return
+    try:
+        with open(LEDGER[0], "a", encoding="utf-8") as ledger:
+            ledger.write(f"{dev} {ino} {path}\n")
+    except OSError:
+        pass
 
 
 def acquire(path: str) -> bool:
@@ -38,6 +51,7 @@ def acquire(path: str) -> bool:
         finally:
             os.close(fd)
         _HELD[path] = (1, stat.st_dev, stat.st_ino)
+        _note(path, stat.st_dev, stat.st_ino)
         return True
 
 
@@ -57,10 +71,30 @@ def release(path: str) -> None:
 
 
 def release_all() -> None:
-    """At exit: whatever is still held (a command cut short) goes."""
+    """At exit: whatever is still held (a command cut short) goes, and the ledger."""
     for path in list(_HELD):
         while path in _HELD:
             release(path)
+    if LEDGER:
+        with contextlib.suppress(OSError):
+            os.unlink(LEDGER[0])
+
+
+def remove_listed(ledger: str) -> None:
+    """Removes the placeholders a dead process noted in `ledger` (each only if it is
+    still that empty file), then the ledger."""
+    try:
+        with open(ledger, encoding="utf-8") as lines:
+            entries = [line.rstrip("\n").split(" ", 2) for line in lines]
+    except OSError:
+        return
+    for dev, ino, path in (e for e in entries if len(e) == 3):
+        with contextlib.suppress(OSError, ValueError):
+            stat = os.lstat(path)
+            if (stat.st_dev, stat.st_ino) == (int(dev), int(ino)) and stat.st_size == 0:
+                os.unlink(path)
+    with contextlib.suppress(OSError):
+        os.unlink(ledger)
 
 
 def is_held(path: str) -> bool:

@@ -241,7 +241,7 @@ def new_temp_dir() -> str:
     base = os.path.join(temp_root(), f"wisp-{os.getuid()}")
     os.makedirs(base, mode=0o700, exist_ok=True)
     while True:
-        path = os.path.join(base, f"sandbox-{os.urandom(6).hex()}")
+        path = os.path.join(base, f"sandbox-{os.getpid()}-{os.urandom(6).hex()}")
         try:
             os.mkdir(path, 0o700)
         except FileExistsError:

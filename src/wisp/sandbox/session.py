@@ -98,6 +98,9 @@ def build_sandbox(config: SandboxConfig, *, cwd: Path, working: Sequence[str],
         atexit.register(close_all)
     found = probe(env, weaker_nested=config.weaker_nested)
     profile = build_profile(config, cwd, working, env)
+    from wisp.sandbox.sweep import sweep
+
+    sweep(os.path.dirname(profile.temp_dir), found.pids_cgroup)
     sandbox = CommandSandbox(config, profile, found, rules=rule_patterns(deny, cwd))
     fields = policy_fields(config.network, allow(), deny())
     run_dir = profile.temp_dir + "-run"  # the network gate's sockets, outside the view
