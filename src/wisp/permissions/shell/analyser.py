@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from wisp.permissions.shell import grammar
+from wisp.permissions.shell.builtins import FILE_COMPARISONS, FILE_TESTS
 from wisp.permissions.shell.call import Call, Handler, Inner, Script, Stdin
-from wisp.permissions.shell.commands import COMMANDS, FILE_COMPARISONS, FILE_TESTS, unknown
+from wisp.permissions.shell.commands import COMMANDS, unknown
 from wisp.permissions.shell.model import PathUse, ShellAnalysis, SimpleCommand, UseKind
 from wisp.permissions.shell.paths import Cwd, assigned_reason, directory, resolve, union
 from wisp.permissions.shell.words import Word, evaluate, evaluate_plain, text_of
