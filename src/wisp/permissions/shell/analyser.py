@@ -15,6 +15,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from wisp.permissions.shell import grammar
+from wisp.permissions.shell.arith import (
+    CODE_VARIABLES,
+    declared_word_reason,
+    is_name_or_element,
+    is_plain,
+)
 from wisp.permissions.shell.builtins import FILE_COMPARISONS, FILE_TESTS
 from wisp.permissions.shell.call import Call, Handler, Inner, Script, Stdin
 from wisp.permissions.shell.commands import COMMANDS, unknown
@@ -46,8 +52,13 @@ _PRESCAN: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     (("=",), re.compile(rf"({_NAME})(?:\[[^\]]*\])?[+:]?=")),
     (("for", "select"), re.compile(rf"\b(?:for|select)\s+({_NAME})")),
     (("((", "let"), re.compile(rf"({_NAME})\s*(?:\+\+|--)|(?:\+\+|--)\s*({_NAME})")),
-    (("printf",), re.compile(rf"\bprintf\s+-v\s*({_NAME})")),
+    (("printf",), _PRINTF_V := re.compile(rf"\bprintf\s+-v\s*({_NAME})")),
 )
+# What a name is given: `X=5` and `for i in 1 2` give numbers; anything else may give text
+# that bash would evaluate again in arithmetic (`x='a[$(rm f)]'; echo $((x))`).
+_ASSIGNED_VALUE = re.compile(rf"({_NAME})(?:\[[^\]]*\])?([+:]?=)([^\s;&|)]*)")
+_LOOP_WORDS = re.compile(rf"\b(?:for|select)\s+({_NAME})(?:\s+in\s+([^;\n]*))?")
+_NUMBER = re.compile(r"[0-9]+")
 _BINDER_HINT = re.compile("read|mapfile|getopts|unset|declare|typeset|local|export|let")
 _BINDERS = re.compile(
     r"\b(?:read|mapfile|readarray|getopts|unset|declare|typeset|local|export|readonly|let)"
@@ -60,6 +71,7 @@ _SHELL_VARIABLES = frozenset({
     "EUID", "GROUPS", "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "OLDPWD", "SHLVL",
     "FUNCNAME", "PIPESTATUS", "REPLY", "OPTARG", "OPTIND", "IFS", "DIRSTACK", "HISTCMD",
     "COMP_LINE", "COMP_WORDS", "COPROC"})
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _WORD_TYPES = frozenset({
     "word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation",
     "simple_expansion", "expansion", "command_substitution", "process_substitution",
@@ -107,6 +119,8 @@ class _Analyser:
         self.commands: list[SimpleCommand] = []
         self.reasons: list[str] = []
         self.assigned: set[str] = set()
+        # Assigned names whose value may be text rather than a number.
+        self.stringy: set[str] = set()
         self.functions: set[str] = set()
         self.vars_opaque = False
         self.tainted = False
@@ -166,6 +180,28 @@ class _Analyser:
     def word(self, node: Node) -> Word:
         return evaluate(node, self)
 
+    def doubt(self, reason: str) -> None:
+        self.reasons.append(reason)
+
+    def arith_ok(self, text: str) -> bool:
+        return is_plain(text, self._value_is_plain)
+
+    def arithmetic(self, text: str, what: str) -> None:
+        if not self.arith_ok(text):
+            self.reasons.append(f"{what} evaluates {_shorten(text.strip(), 60)!r} as "
+                                "arithmetic, where a subscript or a variable's value can "
+                                "run code")
+
+    def _value_is_plain(self, name: str, depth: int) -> bool:
+        """Whether `name`'s value, evaluated as arithmetic, runs nothing."""
+        if name in self.stringy or self.vars_opaque:
+            return False
+        if name in self.assigned:
+            return True  # only ever given numbers by this line
+        if name in _SHELL_VARIABLES or name.startswith("BASH"):
+            return False
+        return is_plain(self.env.get(name, ""), self._value_is_plain, depth)
+
     # -- scripts ---------------------------------------------------------------------------
 
     def analyse(self, text: str) -> Pair:
@@ -192,12 +228,29 @@ class _Analyser:
                     for match in pattern.finditer(text):
                         self.assigned.update(name for name in match.groups() if name)
                     break
-        if _BINDER_HINT.search(text):
-            for match in _BINDERS.finditer(text):
-                self.assigned.update(_IDENTIFIER.findall(match[1]))
+        self._prescan_values(text)
         if "(" in text or "function" in text:
             for match in _FUNCTION.finditer(text):
                 self.functions.add(match[1] or match[2])
+
+    def _prescan_values(self, text: str) -> None:
+        """Which assigned names may hold text rather than numbers."""
+        if "=" in text:
+            for match in _ASSIGNED_VALUE.finditer(text):
+                if match[2] == ":=" or not _NUMBER.fullmatch(match[3]):
+                    self.stringy.add(match[1])
+        if "for" in text or "select" in text:
+            for match in _LOOP_WORDS.finditer(text):
+                if match[2] is None or not all(_NUMBER.fullmatch(w) for w in match[2].split()):
+                    self.stringy.add(match[1])
+        if "printf" in text:
+            self.stringy.update(m[1] for m in _PRINTF_V.finditer(text))
+        if _BINDER_HINT.search(text):
+            for match in _BINDERS.finditer(text):
+                names = _IDENTIFIER.findall(match[1])
+                self.assigned.update(names)
+                if not match[0].startswith("let"):
+                    self.stringy.update(names)
 
     def script(self, script: Script, ctx: _Context) -> Pair:
         if not script.exact:
@@ -265,6 +318,7 @@ class _Analyser:
 
     def _arithmetic(self, node: Node) -> Pair:
         self.descend(node)
+        self.arithmetic(text_of(node)[2:-2], "(( ))")
         self.pseudo("((", [])
         return (self.cwd, self.cwd)
 
@@ -314,6 +368,7 @@ class _Analyser:
     def _control(self, node: Node) -> Pair:
         """if/case/loops: a `cd` inside makes the directory afterwards unknown, and inside a
         loop also for the next iteration, so the body is walked again with it unknown."""
+        self._loop_header(node)
         start, mark = self.cwd, self.cd_count
         self.sequence(node.children)
         if self.cd_count == mark:
@@ -323,6 +378,18 @@ class _Analyser:
             self.cwd = None
             self.sequence(node.children)
         return (None, None)
+
+    def _loop_header(self, node: Node) -> None:
+        """`for ((…))` is arithmetic; `for NAME in …` binds NAME."""
+        if node.type == "c_style_for_statement":
+            for name in ("initializer", "condition", "update"):
+                for part in node.children_by_field_name(name):
+                    self.arithmetic(text_of(part), "for ((…))")
+        elif node.type == "for_statement":
+            variable = node.child_by_field_name("variable")
+            if variable is not None and text_of(variable) in CODE_VARIABLES:
+                self.reasons.append(f"the loop sets {text_of(variable)}, which bash runs "
+                                    "as code")
 
     def _function(self, node: Node) -> Pair:
         start = self.cwd
@@ -366,7 +433,9 @@ class _Analyser:
         for node in nodes:
             name_node = node.child_by_field_name("name")
             if name_node is not None and name_node.type == "subscript":
+                self._subscript(name_node, "an assignment")
                 name_node = name_node.child_by_field_name("name")
+            self._array_literal(node.child_by_field_name("value"))
             name = text_of(name_node) if name_node is not None else ""
             for child in node.named_children:  # the value, and a subscript's index
                 self.visit(child)
@@ -378,6 +447,20 @@ class _Analyser:
             elif risky and (exported or name in self.env):
                 self.tainted = True  # every later command sees it
         return tainted
+
+    def _subscript(self, node: Node, what: str) -> None:
+        """`a[i]`: an indexed array's subscript is arithmetic."""
+        index = node.child_by_field_name("index")
+        text = text_of(index) if index is not None else ""
+        if text not in ("@", "*"):
+            self.arithmetic(text, f"the subscript in {what}")
+
+    def _array_literal(self, value: Node | None) -> None:
+        """`a=([i]=v)`: each `[i]` is a subscript."""
+        if value is None or value.type != "array":
+            return
+        for match in re.finditer(r"\[([^\]]*)\]=", text_of(value)):
+            self.arithmetic(match[1], "an array subscript")
 
     def _standalone_assignments(self, node: Node) -> Pair:
         nodes = [node] if node.type == "variable_assignment" else [
@@ -394,7 +477,11 @@ class _Analyser:
                 assignments.append(child)
                 argv.append(text_of(child))
             else:
-                argv.append(self.word(child).display)
+                word = self.word(child)
+                argv.append(word.display)
+                reason = declared_word_reason(keyword, word.static)
+                if reason:
+                    self.reasons.append(reason)
         exported = keyword == "export" or any(a.startswith("-") and "x" in a for a in argv[1:])
         self._assignments(assignments, prefix=False, exported=exported)
         self.emit(SimpleCommand(keyword, tuple(argv), (), True))
@@ -402,7 +489,12 @@ class _Analyser:
 
     def _unset(self, node: Node) -> Pair:
         argv = [node.children[0].type if node.children else "unset"]
-        argv.extend(self.word(c).display for c in node.named_children)
+        for child in node.named_children:
+            word = self.word(child)
+            argv.append(word.display)
+            if not (word.static or "").startswith("-") and not is_name_or_element(word.static):
+                self.reasons.append(f"unset names a variable with {word.display!r}: bash "
+                                    "evaluates its subscript")
         self.emit(SimpleCommand(argv[0], tuple(argv), (), True))
         return (self.cwd, self.cwd)
 
@@ -428,8 +520,35 @@ class _Analyser:
         finally:
             self.nesting -= 1
 
+    def _evaluated_operands(self, node: Node) -> None:
+        """`[[ a -eq b ]]` evaluates both sides as arithmetic; `[[ -v a[i] ]]` a subscript."""
+        if node.type == "binary_expression":
+            operator = node.child_by_field_name("operator")
+            if operator is not None and text_of(operator) in _ARITHMETIC_TESTS:
+                for side in ("left", "right"):
+                    operand = node.child_by_field_name(side)
+                    if operand is not None:
+                        self.arithmetic(self._operand_text(operand), f"[[ {text_of(operator)} ]]")
+        elif node.type == "unary_expression" and node.named_child_count == 2:
+            operator, operand = node.named_children
+            if text_of(operator) in ("-v", "-R"):
+                name = self._operand_text(operand)
+                if not is_name_or_element(name):
+                    self.reasons.append(f"[[ -v ]] names a variable with {name!r}: bash "
+                                        "evaluates its subscript")
+
+    def _operand_text(self, node: Node) -> str:
+        """An operand as bash's arithmetic sees it: quotes removed from literal text, and
+        expansions kept as written (`$x`, whose value is then checked)."""
+        word = self.word(node) if node.type in _WORD_TYPES else None
+        if word is not None and word.static is not None:
+            return word.static
+        text = text_of(node)
+        return text[1:-1] if node.type == "string" else text
+
     def _file_test(self, node: Node, uses: list[PathUse]) -> bool:
         """`-f x`, `a -nt b`: their operands are read."""
+        self._evaluated_operands(node)
         if node.type == "unary_expression" and node.named_child_count == 2:
             operator, operand = node.named_children
             if text_of(operator) in FILE_TESTS:
@@ -670,7 +789,8 @@ class _Analyser:
             return self.run(words[1:], ctx) if len(words) > 1 else None
         name = self._name(words[0])
         handler = unknown if name in self.functions else _HANDLERS.get(name, unknown)
-        call = Call(name, words[1:], ctx.cwd, ctx.stdin, home=self.home())
+        call = Call(name, words[1:], ctx.cwd, ctx.stdin, home=self.home(),
+                    arith_ok=self.arith_ok)
         handler(call)
         self.reasons.extend(call.reasons)
         transparent = call.transparent and bool(call.inners or call.scripts)

@@ -66,3 +66,22 @@ def is_name_or_element(text: str | None) -> bool:
 # before each prompt, BASH_ENV and ENV when a shell starts.
 CODE_VARIABLES = frozenset({"PS4", "PROMPT_COMMAND", "BASH_ENV", "ENV", "PS0", "PS1", "PS2",
                             "PS3"})
+
+
+def declared_word_reason(keyword: str, text: str | None) -> str | None:
+    """Why a word given to `declare`/`local`/`export`/… (not parsed as an assignment, so
+    quoted or expanded) is not harmless, or None when it is."""
+    if text is None:
+        return f"{keyword} is given a word that is not literal, which bash may evaluate"
+    if text.startswith(("-", "+")):
+        # -i makes later assignments arithmetic; -n makes a name a reference bash resolves.
+        evaluates = keyword != "export" and ("i" in text or "n" in text)
+        return f"{keyword} {text} makes bash evaluate what it is given" if evaluates else None
+    name, eq, value = text.partition("=")
+    if not is_name_or_element(name):
+        return f"{keyword} names a variable with {name!r}: bash evaluates its subscript"
+    if name in CODE_VARIABLES:
+        return f"{keyword} sets {name}, which bash runs as code"
+    compound = eq and value.startswith("(")
+    return f"{keyword} is given a quoted array assignment, whose subscripts bash evaluates" \
+        if compound else None
