@@ -94,8 +94,8 @@ class _Context:
     stdin: Stdin | None = None
     # Uses the command inherits: its redirections, a transparent wrapper's own uses.
     extra: list[PathUse] = field(default_factory=list)
-    # Run with variables that may steer it (`GIT_EXTERNAL_DIFF=x git diff`).
-    tainted: bool = False
+    # The assignments it runs with that may steer it (`GIT_EXTERNAL_DIFF=x git diff`).
+    tainted: tuple[str, ...] = ()
     # Runs in the current shell, so a `cd` moves the shell.
     in_shell: bool = True
     # A wrapper around it is not read-only.
@@ -123,7 +123,8 @@ class _Analyser:
         self.stringy: set[str] = set()
         self.functions: set[str] = set()
         self.vars_opaque = False
-        self.tainted = False
+        # Exported assignments that steer every later command.
+        self.tainted: tuple[str, ...] = ()
         self.stdin: Stdin | None = None
         self.nesting = 0
         self.depth = 0
@@ -139,10 +140,12 @@ class _Analyser:
         self.commands.append(command)
 
     def pseudo(self, name: str, uses: list[PathUse], read_only: bool = True) -> None:
-        """A command for structure that is not a simple command (`[[ ]]`, `{ …; } >f`)."""
+        """A command for structure that is not a simple command (`[[ ]]`, `{ …; } >f`);
+        its uses, if any, are redirections."""
         uses_t = tuple(dict.fromkeys(uses))
         self.emit(SimpleCommand(name, (name,), uses_t,
-                                read_only and all(u.kind == "read" for u in uses_t)))
+                                read_only and all(u.kind == "read" for u in uses_t),
+                                redirected=uses_t if name in (":",) else ()))
 
     # -- WordHost --------------------------------------------------------------------------
 
@@ -263,7 +266,7 @@ class _Analyser:
         saved = (self.cwd, self.stdin, self.tainted)
         self.cwd = None if script.cwd_unknown else ctx.cwd
         self.stdin = ctx.stdin
-        self.tainted = self.tainted or ctx.tainted
+        self.tainted = (*self.tainted, *ctx.tainted)
         self.depth += 1
         try:
             return self.analyse(script.text)
@@ -427,9 +430,11 @@ class _Analyser:
 
     # -- assignments, declarations, tests --------------------------------------------------
 
-    def _assignments(self, nodes: list[Node], *, prefix: bool, exported: bool = False) -> bool:
-        """Walk assignments; True when one may steer the command they prefix."""
-        tainted = False
+    def _assignments(self, nodes: list[Node], *, prefix: bool, exported: bool = False
+                     ) -> tuple[str, ...]:
+        """Walk assignments; returns those that may steer the command they prefix (all
+        but a short list of harmless variables)."""
+        tainted: tuple[str, ...] = ()
         for node in nodes:
             name_node = node.child_by_field_name("name")
             if name_node is not None and name_node.type == "subscript":
@@ -441,11 +446,12 @@ class _Analyser:
                 self.visit(child)
             if is_dangerous_variable(name):
                 self.reasons.append(dangerous_reason(name))
-            risky = not is_safe_variable(name)
+            if is_safe_variable(name):
+                continue
             if prefix:
-                tainted = tainted or risky
-            elif risky and (exported or name in self.env):
-                self.tainted = True  # every later command sees it
+                tainted = (*tainted, text_of(node))
+            elif exported or name in self.env:
+                self.tainted = (*self.tainted, text_of(node))  # every later command sees it
         return tainted
 
     def _subscript(self, node: Node, what: str) -> None:
@@ -656,8 +662,10 @@ class _Analyser:
         writes = any(u.kind != "read" for u in uses)
         for i in range(mark, len(self.commands)):
             command = self.commands[i]
-            self.commands[i] = command._replace(uses=tuple(dict.fromkeys((*command.uses, *uses))),
-                                       read_only=command.read_only and not writes)
+            self.commands[i] = command._replace(
+                uses=tuple(dict.fromkeys((*command.uses, *uses))),
+                read_only=command.read_only and not writes,
+                redirected=tuple(dict.fromkeys((*command.redirected, *uses))))
 
     def _nested(self, nodes: list[Node], start: Cwd) -> bool:
         """Visit what the grammar hung on a here-doc; True when it may change directory
@@ -764,7 +772,7 @@ class _Analyser:
         effect = None
         if argv:
             ctx = _Context(start, found.stdin or self.stdin, found.uses,
-                           tainted or self.tainted)
+                           (*self.tainted, *tainted))
             effect = self.run(argv, ctx)
         elif found.uses:
             self.pseudo(":", found.uses)  # `> file` alone truncates it
@@ -829,7 +837,8 @@ class _Analyser:
                      and all(u.kind == "read" for u in uses))
         argv = (call.name, *(w.display for w in words[1:] if not w.synthetic))
         self.emit(SimpleCommand(call.name, argv, uses, read_only, call.unknown_program,
-                                call.hidden_code))
+                                call.hidden_code, tuple(dict.fromkeys(ctx.tainted)),
+                                tuple(dict.fromkeys(ctx.extra))))
 
     def _inner(self, inner: Inner, ctx: _Context, carried: list[PathUse],
                not_read_only: bool) -> Pair | None:
@@ -843,7 +852,7 @@ class _Analyser:
         if not inner.words:
             return None
         return self.run(inner.words, _Context(
-            cwd, ctx.stdin, carried, ctx.tainted or inner.tainted,
+            cwd, ctx.stdin, carried, (*ctx.tainted, *inner.tainted),
             ctx.in_shell and inner.in_shell, ctx.not_read_only or not_read_only))
 
     def _effect(self, call: Call, ctx: _Context, inner: Pair | None) -> Pair | None:

@@ -33,8 +33,8 @@ class Inner:
     # Where it runs: the wrapper's directory (`env -C`, `sudo -D`) or unknown (`-execdir`).
     chdir: Word | None = None
     cwd_unknown: bool = False
-    # Runs with variables the line set (`env GIT_EXTERNAL_DIFF=x git diff`).
-    tainted: bool = False
+    # The assignments it runs with that may steer it (`env GIT_EXTERNAL_DIFF=x git diff`).
+    tainted: tuple[str, ...] = ()
 
 
 class Script(NamedTuple):
