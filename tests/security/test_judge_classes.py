@@ -31,7 +31,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Scratch:
     return Scratch(tmp_path_factory.mktemp("judge25"))
 
 
-def judge(scratch: Scratch, command: str, rules: tuple[str, ...] = (), mode: str = "default",
+def judge(scratch: Scratch, command: str, rules: tuple[str, ...] = (), mode: str = "default", *,
           tool: str = "Bash", tool_input: dict[str, str] | None = None) -> str:
     from wisp.permissions.engine import PermissionPolicy, evaluate
     from wisp.permissions.modes import PermissionMode
