@@ -173,6 +173,18 @@ EVERYDAY = [
     "for i in 1 2 3; do echo $((i*2)); done", "test -f f && cat f", "[[ -d src ]]",
     "LC_ALL=C sort f", "basename /a/b", "tr a-z A-Z < f", "seq 1 3", "md5sum f",
     "ls | wc -l", "git log --format='%h %s' -3", "cat f | grep x | sort | uniq",
+    "git log --oneline --graph --all -20", "git diff --name-only", "git show HEAD:f",
+    "grep -rn foo --include='*.py' .", "grep -E 'a|b' f", "ls -lah src/",
+    "find . -maxdepth 2 -type d", "head -n 50 f", "cat -n f", "wc -c f", "sort -k2 -n f",
+    "sort -t: -k3 -n f", "git log -p -1", "git remote -v", "git branch --show-current",
+    "git tag -l", "git stash list", "jq '.a | tostring' d.json", "awk 'END{print NR}' f",
+    "sed -n '/x/p' f", "sed -e 's/x/y/' -e 's/a/b/' f", "du -h --max-depth=1",
+    "ls -la | grep foo", "git log --since='2 weeks ago' --author=me",
+    "git diff HEAD~1 -- f", "cut -c1-10 f", "echo $HOME", "realpath f", "readlink -f f",
+    "stat -c %s f", "sha256sum f", "file -b f", "od -c f | head", "comm -12 f f",
+    "paste -sd, f", "nl f", "fold -w 80 f", "git rev-parse HEAD", "git ls-tree -r HEAD",
+    "git describe --always", "git blame -L 1,2 f", "ls -t | head -5", "tail -20 f",
+    "grep -rl TODO src | head", "find src -name '*.py' -newer f",
 ]
 
 
