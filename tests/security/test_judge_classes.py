@@ -13,12 +13,13 @@ from pathlib import Path
 import pytest
 
 from tests.security.conftest import Once
-from tests.security.harness import Session, Workspace, bash, run_session
+from tests.security.harness import Call, Session, Workspace, bash, run_session
 from tests.security.judge_cases import (
     ALL,
     CLASSES,
     EVERYDAY,
     READS_WITHOUT_PRINTING,
+    SECRET,
     Case,
     Scratch,
 )
@@ -144,3 +145,23 @@ def test_denied_end_to_end(once: Once, rules: tuple[str, ...], case: Case) -> No
     assert outcome.result is not None, f"the call never ran\n{session}"
     assert outcome.observed == [], outcome
     assert outcome.denied(), outcome
+
+
+@pytest.mark.timeout(120)
+def test_bare_file_rules_stop_at_the_working_folders_end_to_end(tmp_path: Path) -> None:
+    """`--allowedTools Read,Write`: the file tools run inside the working folder, and are
+    refused outside it (the model never sees the secret, nothing is written there)."""
+    ws = Workspace.create(tmp_path)
+    scratch = Scratch(tmp_path)
+    calls = [
+        Call("read-inside", "Read", {"file_path": str(scratch.work / "f")}),
+        Call("read-outside", "Read", {"file_path": str(scratch.outside / "secret")}),
+        Call("write-outside", "Write", {"file_path": str(scratch.outside / "new.txt"),
+                                        "content": "x"}),
+    ]
+    session = run_session(ws, calls, "--allowedTools", "Read,Write")
+    assert not session["read-inside"].is_error, session["read-inside"]
+    assert session["read-outside"].denied(), session["read-outside"]
+    assert session["write-outside"].denied(), session["write-outside"]
+    assert SECRET not in session.received()
+    assert not (scratch.outside / "new.txt").exists()
