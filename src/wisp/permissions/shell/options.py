@@ -113,10 +113,11 @@ def parse(args: list[Word], spec: Opts) -> Parsed:
     i = 0
     while i < len(args):
         word = args[i]
-        text = word.static
+        # An expansion whose value is known is an option if the value looks like one.
+        text = word.static if word.static is not None else word.value
         if text is None or not text.startswith("-") or text == "-":
-            if text is None and spec.complete and word.display.startswith("-"):
-                # `-$X`: an option whose letters are not known.
+            if text is None and spec.complete and not word.procsub:
+                # `$X`, `-$X`: bash may hand the program an option here.
                 parsed.unknown.append(word.display)
             if spec.posix:
                 parsed.operands.extend(args[i:])
