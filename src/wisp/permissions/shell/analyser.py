@@ -52,7 +52,8 @@ _PRESCAN: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     (("=",), re.compile(rf"({_NAME})(?:\[[^\]]*\])?[+:]?=")),
     (("for", "select"), re.compile(rf"\b(?:for|select)\s+({_NAME})")),
     (("((", "let"), re.compile(rf"({_NAME})\s*(?:\+\+|--)|(?:\+\+|--)\s*({_NAME})")),
-    (("printf",), _PRINTF_V := re.compile(rf"\bprintf\s+-v\s*({_NAME})")),
+    # `printf -v NAME`, `printf -v "NAME"`: every name in the word after -v.
+    (("printf",), _PRINTF_V := re.compile(r"\bprintf\s+(?:--\s+)?-v\s*(\S+)")),
 )
 # What a name is given: `X=5` and `for i in 1 2` give numbers; anything else may give text
 # that bash would evaluate again in arithmetic (`x='a[$(rm f)]'; echo $((x))`).
@@ -229,7 +230,9 @@ class _Analyser:
             for needle in needles:
                 if needle in text:
                     for match in pattern.finditer(text):
-                        self.assigned.update(name for name in match.groups() if name)
+                        self.assigned.update(
+                            _IDENTIFIER.findall(name)[0] for name in match.groups()
+                            if name and _IDENTIFIER.search(name))
                     break
         self._prescan_values(text)
         if "(" in text or "function" in text:
@@ -247,7 +250,8 @@ class _Analyser:
                 if match[2] is None or not all(_NUMBER.fullmatch(w) for w in match[2].split()):
                     self.stringy.add(match[1])
         if "printf" in text:
-            self.stringy.update(m[1] for m in _PRINTF_V.finditer(text))
+            for match in _PRINTF_V.finditer(text):
+                self.stringy.update(_IDENTIFIER.findall(match[1]))
         if _BINDER_HINT.search(text):
             for match in _BINDERS.finditer(text):
                 names = _IDENTIFIER.findall(match[1])
