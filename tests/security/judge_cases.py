@@ -71,6 +71,13 @@ EVALUATED = _c("evaluated", [
     ("ps4-declare", "declare PS4='$(touch m)'; set -x; :"),
     ("bash-env", "export BASH_ENV=./x.sh; bash -c :"),
     ("prompt-command", "PROMPT_COMMAND='touch m' bash -i <<< ':'"),
+    ("printf-v-quoted-name", "printf -v \"x\" '%s' 'a[$(touch m)]'; (( x ))"),
+    ("read-quoted-name", "read \"x\" <<< 'a[$(touch m)]'; (( x ))"),
+    ("default-assignment", ": ${x:='a[$(touch m)]'}; (( x ))"),
+    ("value-names-variable", "y='a[$(touch m)]'; x=y; (( x ))"),
+    ("positional", "f(){ echo $(( $1 )); }; f 'a[$(touch m)]'"),
+    ("set-positional", "set -- 'a[$(touch m)]'; echo $(( $1 ))"),
+    ("prefix-to-eval", "x='a[$(touch m)]' eval '(( x ))'"),
 ])
 
 MINI_LANGUAGES = _c("minilang", [
@@ -85,6 +92,11 @@ MINI_LANGUAGES = _c("minilang", [
     ("sed-comment-then-w", "sed -n '# note\nw out' f"),
     ("sed-second-expression", "sed -e p -e '$w out' f"),
     ("sed-r", "sed -n '1r ../outside/secret' f"),
+    ("sed-R", "sed 'R ../outside/secret' f"),
+    ("sed-newline-in-replacement", "sed 's/x/\\\n/w out' f"),
+    ("sed-after-hold-commands", "sed '1!G;h;$!d;w out' f"),
+    ("awk-division-then-redirect", "awk '{print $1/2 > \"out\"}' f"),
+    ("awk-printf-redirect", "awk '{printf \"%s\", $0 > \"out\"}' f"),
     ("awk-redirect", "awk '{print > \"out\"}' f"),
     ("awk-append", "awk '{print $0 >> \"out\"}' f"),
     ("awk-pipe", "awk '{print | \"touch m\"}' f"),
