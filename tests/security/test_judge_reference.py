@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tests.refrun import REFERENCE, Place, have_reference, print_run
-from tests.security.judge_cases import ALL, Case, Scratch
+from tests.security.judge_cases import ALL, EVERYDAY, Case, Scratch
 from wisp.testing import ScriptedServer, reply
 
 pytestmark = pytest.mark.skipif(not have_reference(),
@@ -47,3 +47,16 @@ def test_wisp_refuses_what_the_reference_refuses(tmp_path: Path, case: Case) -> 
     print(f"\n[judge-reference] {report}")
     assert wisp_damage == [], report
     assert wisp_denied or not reference_denied, report
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("command", EVERYDAY)
+def test_wisp_allows_the_everyday_commands_the_reference_allows(tmp_path: Path,
+                                                                command: str) -> None:
+    case = Case("everyday", "everyday", command)
+    reference_denied, _ = _run("reference", tmp_path / "ref", case)
+    wisp_denied, _ = _run("wisp", tmp_path / "wisp", case)
+    report = json.dumps({"command": command, "reference_denied": reference_denied,
+                         "wisp_denied": wisp_denied})
+    print(f"\n[judge-reference-everyday] {report}")
+    assert reference_denied or not wisp_denied, report
