@@ -16,14 +16,18 @@ from typing import TYPE_CHECKING
 
 from wisp.permissions.shell import grammar
 from wisp.permissions.shell.arith import (
-    CODE_VARIABLES,
     declared_word_reason,
     is_name_or_element,
-    is_plain,
 )
 from wisp.permissions.shell.builtins import FILE_COMPARISONS, FILE_TESTS
 from wisp.permissions.shell.call import Call, Handler, Inner, Script, Stdin
 from wisp.permissions.shell.commands import COMMANDS, unknown
+from wisp.permissions.shell.evaluated import (
+    SHELL_VARIABLES,
+    WORD_TYPES,
+    Evaluated,
+    shorten,
+)
 from wisp.permissions.shell.model import PathUse, ShellAnalysis, SimpleCommand, UseKind
 from wisp.permissions.shell.paths import Cwd, assigned_reason, directory, resolve, union
 from wisp.permissions.shell.words import Word, evaluate, evaluate_plain, text_of
@@ -66,17 +70,6 @@ _BINDERS = re.compile(
     r"\b([^;&|\n)]*)")
 _IDENTIFIER = re.compile(_NAME)
 _FUNCTION = re.compile(r"\bfunction\s+([^\s(){};&|]+)|([^\s;&|(){}<>`$'\"=]+)\s*\(\s*\)")
-# Set by bash itself, whatever the environment says.
-_SHELL_VARIABLES = frozenset({
-    "RANDOM", "SRANDOM", "SECONDS", "LINENO", "EPOCHSECONDS", "EPOCHREALTIME", "PPID", "UID",
-    "EUID", "GROUPS", "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "OLDPWD", "SHLVL",
-    "FUNCNAME", "PIPESTATUS", "REPLY", "OPTARG", "OPTIND", "IFS", "DIRSTACK", "HISTCMD",
-    "COMP_LINE", "COMP_WORDS", "COPROC"})
-_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
-_WORD_TYPES = frozenset({
-    "word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation",
-    "simple_expansion", "expansion", "command_substitution", "process_substitution",
-    "number", "arithmetic_expansion", "brace_expression", "extglob_pattern", "regex"})
 _LOOPS = frozenset({"for_statement", "c_style_for_statement", "while_statement"})
 # Reserved words in command position mean the grammar missed a compound command: it only
 # knows `time` as an ordinary command, so `time { rm x; }` comes out as a command `{ rm x`.
@@ -113,7 +106,7 @@ class _Redirects:
     nested: list[Node] = field(default_factory=list)
 
 
-class _Analyser:
+class _Analyser(Evaluated):
     def __init__(self, env: Mapping[str, str], cwd: str) -> None:
         self.env = env
         self.cwd: Cwd = (cwd,)
@@ -162,7 +155,7 @@ class _Analyser:
             return None
         if name == "PWD":
             return self.cwd[0] if self.cwd is not None and len(self.cwd) == 1 else None
-        if name in _SHELL_VARIABLES or name.startswith("BASH") or not _IDENTIFIER.fullmatch(
+        if name in SHELL_VARIABLES or name.startswith("BASH") or not _IDENTIFIER.fullmatch(
                 name):
             return None  # $1, $@, $?, $RANDOM, …
         return self.env.get(name, "")
@@ -183,28 +176,6 @@ class _Analyser:
 
     def word(self, node: Node) -> Word:
         return evaluate(node, self)
-
-    def doubt(self, reason: str) -> None:
-        self.reasons.append(reason)
-
-    def arith_ok(self, text: str) -> bool:
-        return is_plain(text, self._value_is_plain)
-
-    def arithmetic(self, text: str, what: str) -> None:
-        if not self.arith_ok(text):
-            self.reasons.append(f"{what} evaluates {_shorten(text.strip(), 60)!r} as "
-                                "arithmetic, where a subscript or a variable's value can "
-                                "run code")
-
-    def _value_is_plain(self, name: str, depth: int) -> bool:
-        """Whether `name`'s value, evaluated as arithmetic, runs nothing."""
-        if name in self.stringy or self.vars_opaque:
-            return False
-        if name in self.assigned:
-            return True  # only ever given numbers by this line
-        if name in _SHELL_VARIABLES or name.startswith("BASH"):
-            return False
-        return is_plain(self.env.get(name, ""), self._value_is_plain, depth)
 
     # -- scripts ---------------------------------------------------------------------------
 
@@ -262,7 +233,7 @@ class _Analyser:
     def script(self, script: Script, ctx: _Context) -> Pair:
         if not script.exact:
             self.reasons.append(f"{script.what} runs text that is not literal: "
-                                f"{_shorten(script.text)}")
+                                f"{shorten(script.text)}")
         if self.depth >= _MAX_SCRIPT_DEPTH:
             self.reasons.append(f"shell code nested more than {_MAX_SCRIPT_DEPTH} levels deep "
                                 "was not analysed")
@@ -295,7 +266,7 @@ class _Analyser:
             handler = _STATEMENTS.get(node.type)
             if handler is not None:
                 return handler(self, node)
-            if node.type in _WORD_TYPES:
+            if node.type in WORD_TYPES:
                 self.word(node)
             else:
                 self.descend(node)
@@ -386,18 +357,6 @@ class _Analyser:
             self.sequence(node.children)
         return (None, None)
 
-    def _loop_header(self, node: Node) -> None:
-        """`for ((…))` is arithmetic; `for NAME in …` binds NAME."""
-        if node.type == "c_style_for_statement":
-            for name in ("initializer", "condition", "update"):
-                for part in node.children_by_field_name(name):
-                    self.arithmetic(text_of(part), "for ((…))")
-        elif node.type == "for_statement":
-            variable = node.child_by_field_name("variable")
-            if variable is not None and text_of(variable) in CODE_VARIABLES:
-                self.reasons.append(f"the loop sets {text_of(variable)}, which bash runs "
-                                    "as code")
-
     def _function(self, node: Node) -> Pair:
         start = self.cwd
         name = node.child_by_field_name("name")
@@ -422,7 +381,7 @@ class _Analyser:
         see it; the parse error already makes the line unresolved."""
         pending: list[Node] = []
         for child in [*node.children, None]:
-            if child is not None and child.type in _WORD_TYPES:
+            if child is not None and child.type in WORD_TYPES:
                 pending.append(child)
                 continue
             if pending:
@@ -457,20 +416,6 @@ class _Analyser:
             elif exported or name in self.env:
                 self.tainted = (*self.tainted, text_of(node))  # every later command sees it
         return tainted
-
-    def _subscript(self, node: Node, what: str) -> None:
-        """`a[i]`: an indexed array's subscript is arithmetic."""
-        index = node.child_by_field_name("index")
-        text = text_of(index) if index is not None else ""
-        if text not in ("@", "*"):
-            self.arithmetic(text, f"the subscript in {what}")
-
-    def _array_literal(self, value: Node | None) -> None:
-        """`a=([i]=v)`: each `[i]` is a subscript."""
-        if value is None or value.type != "array":
-            return
-        for match in re.finditer(r"\[([^\]]*)\]=", text_of(value)):
-            self.arithmetic(match[1], "an array subscript")
 
     def _standalone_assignments(self, node: Node) -> Pair:
         nodes = [node] if node.type == "variable_assignment" else [
@@ -522,39 +467,13 @@ class _Analyser:
         try:
             if self._file_test(node, uses):
                 return
-            if node.type in _WORD_TYPES:
+            if node.type in WORD_TYPES:
                 self.word(node)
                 return
             for child in node.named_children:
                 self._test_node(child, uses)
         finally:
             self.nesting -= 1
-
-    def _evaluated_operands(self, node: Node) -> None:
-        """`[[ a -eq b ]]` evaluates both sides as arithmetic; `[[ -v a[i] ]]` a subscript."""
-        if node.type == "binary_expression":
-            operator = node.child_by_field_name("operator")
-            if operator is not None and text_of(operator) in _ARITHMETIC_TESTS:
-                for side in ("left", "right"):
-                    operand = node.child_by_field_name(side)
-                    if operand is not None:
-                        self.arithmetic(self._operand_text(operand), f"[[ {text_of(operator)} ]]")
-        elif node.type == "unary_expression" and node.named_child_count == 2:
-            operator, operand = node.named_children
-            if text_of(operator) in ("-v", "-R"):
-                name = self._operand_text(operand)
-                if not is_name_or_element(name):
-                    self.reasons.append(f"[[ -v ]] names a variable with {name!r}: bash "
-                                        "evaluates its subscript")
-
-    def _operand_text(self, node: Node) -> str:
-        """An operand as bash's arithmetic sees it: quotes removed from literal text, and
-        expansions kept as written (`$x`, whose value is then checked)."""
-        word = self.word(node) if node.type in _WORD_TYPES else None
-        if word is not None and word.static is not None:
-            return word.static
-        text = text_of(node)
-        return text[1:-1] if node.type == "string" else text
 
     def _file_test(self, node: Node, uses: list[PathUse]) -> bool:
         """`-f x`, `a -nt b`: their operands are read."""
@@ -576,7 +495,7 @@ class _Analyser:
         return False
 
     def _file_operand(self, node: Node, uses: list[PathUse]) -> None:
-        if node.type in _WORD_TYPES:
+        if node.type in WORD_TYPES:
             uses.extend(self.resolve(self.word(node), "read"))
         elif node.type == "unary_expression" and node.children and node.children[0].type == "~":
             # `[[ -d ~/x ]]`: the grammar reads `~` as arithmetic negation.
@@ -826,11 +745,11 @@ class _Analyser:
         text = word.static
         if text is None:
             self.reasons.append("the command name comes from an expansion: "
-                                f"{_shorten(word.display)}")
+                                f"{shorten(word.display)}")
             return word.display
         if word.glob >= 0:
             self.reasons.append("the command name contains a glob or brace pattern: "
-                                f"{_shorten(text)}")
+                                f"{shorten(text)}")
         base = text.rstrip("/").rsplit("/", 1)[-1]
         return base or text
 
@@ -884,10 +803,6 @@ class _Analyser:
             cdpath = bool(self.env.get("CDPATH")) or "CDPATH" in self.assigned
             target = directory(call.chdir, ctx.cwd, cdpath)
         return (target, ctx.cwd)
-
-
-def _shorten(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _join_continuations(source: bytes, root: Node) -> bytes:
