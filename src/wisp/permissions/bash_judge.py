@@ -49,7 +49,7 @@ def judge_bash(tool: Tool, command: str, policy: PermissionPolicy) -> Verdict:
         return rejected
     analysis = analyse(command, cwd=str(policy.cwd), env=policy.env)
     per_command = [(c, _uses(c, policy)) for c in analysis.commands]
-    uses = [u for _, cu in per_command for u in cu]
+    uses = [u for _, cu in per_command for u, _ in cu]
     denied = (_command_rule(policy.deny, tool.rule_name, analysis.commands)
               or denied_use(uses, policy))
     if denied is not None:
@@ -95,8 +95,12 @@ def _control_characters(command: str) -> Verdict | None:
                    "may appear in a command.", "analysis")
 
 
+# Each use, and whether it comes from a redirection rather than the program itself.
+_Uses = list[tuple[FileUse, bool]]
+
+
 def _judge_grants(tool: Tool, analysis: ShellAnalysis,
-                  per_command: list[tuple[SimpleCommand, list[FileUse]]], uses: list[FileUse],
+                  per_command: list[tuple[SimpleCommand, _Uses]], uses: list[FileUse],
                   policy: PermissionPolicy) -> Verdict:
     ask = (_command_rule(policy.ask, tool.rule_name, analysis.commands)
            or any_path_rule(policy.ask, uses, policy))
@@ -113,16 +117,18 @@ def _judge_grants(tool: Tool, analysis: ShellAnalysis,
     return _by_mode(analysis, grant.problems, policy)
 
 
-def _grant_command(tool_name: str, command: SimpleCommand, uses: list[FileUse],
+def _grant_command(tool_name: str, command: SimpleCommand, uses: _Uses,
                    policy: PermissionPolicy, grant: _Grant) -> None:
     rule = _best(policy.allow, tool_name, command)
     if rule is not None:
         grant.rules.append(rule)
     elif not command.read_only:
-        grant.problems.append(f"`{command.text}` is not allowed by any rule")
-    by_rule = rule is not None
-    for use in uses:
-        problem = _use_problem(use, policy, tool_name, command_granted=by_rule)
+        grant.problems.append(f"`{command.rule_text}` is not allowed by any rule")
+    for use, redirected in uses:
+        # A rule for a program grants what the program does, not a redirection around it
+        # (`Bash(echo:*)` and `echo x > f`); the bare `Bash` rule grants everything.
+        granted = rule is not None and (rule.content is None or not redirected)
+        problem = _use_problem(use, policy, tool_name, command_granted=granted)
         if problem:
             grant.problems.append(problem)
 
@@ -133,9 +139,10 @@ def _use_problem(use: FileUse, policy: PermissionPolicy, tool_name: str, *,
         if use.kind == "mention" and not _rules_could_apply(policy, tool_name):
             return None
         return f"it {_verb(use)} a path that cannot be known before it runs"
-    if granting_rule(policy.allow, use, str(policy.cwd)) is not None:
+    working = policy.working_dirs()
+    if granting_rule(policy.allow, use, str(policy.cwd), working) is not None:
         return None
-    inside = inside_boundary(use, policy.working_dirs())
+    inside = inside_boundary(use, working)
     if use.kind != "write":
         return None if inside else f"it {_verb(use)} {use.path}, outside the working folders"
     # A command granted by a rule may change files inside the working folders (that is
@@ -169,14 +176,16 @@ def _ask_unresolved(analysis: ShellAnalysis) -> Verdict:
                    "rule or mode can allow it without asking.", "analysis")
 
 
-def _uses(command: SimpleCommand, policy: PermissionPolicy) -> list[FileUse]:
+def _uses(command: SimpleCommand, policy: PermissionPolicy) -> _Uses:
     cwd = str(policy.cwd)
-    return [normalised(u.kind, u.path, cwd, u.recursive) for u in command.uses]
+    redirected = frozenset(command.redirected)
+    return [(normalised(u.kind, u.path, cwd, u.recursive), u in redirected)
+            for u in command.uses]
 
 
 def _best(rules: list[Rule], tool_name: str, command: SimpleCommand) -> Rule | None:
     hits = [r for r in rules if r.names_tool(tool_name) and (
-        r.content is None or command_matches(r.content, command.text))]
+        r.content is None or command_matches(r.content, command.rule_text))]
     return max(hits, key=lambda r: r.rank, default=None)
 
 

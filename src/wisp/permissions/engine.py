@@ -121,12 +121,23 @@ def _judge_tool(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdi
     if protected:
         return ask_protected(tool.name, protected)
     ask = _tool_rule(policy.ask, tool, tool_input) or any_path_rule(policy.ask, uses, policy)
-    allow = _tool_rule(policy.allow, tool, tool_input) or _path_rule(policy.allow, uses, policy)
+    allow = _bounded(_tool_rule(policy.allow, tool, tool_input), tool, uses, policy) or \
+        _path_rule(policy.allow, uses, policy)
     if ask is not None and (allow is None or ask.rank >= allow.rank):
         return Verdict("ask", not_granted(tool, tool_input), "rule", str(ask))
     if allow is not None:
         return Verdict("allow", source="rule", rule=str(allow))
     return _by_mode(tool, tool_input, uses, policy)
+
+
+def _bounded(rule: Rule | None, tool: Tool, uses: list[FileUse], policy: PermissionPolicy
+             ) -> Rule | None:
+    """A bare allow rule for a file tool (`Read`, `Edit`) grants it inside the working
+    folders only: outside them a rule must name the path, or --add-dir add the folder."""
+    if rule is None or rule.content is not None or tool.kind not in ("read", "edit"):
+        return rule
+    working = policy.working_dirs()
+    return rule if all(inside_boundary(u, working) for u in uses) else None
 
 
 def _tool_rule(rules: list[Rule], tool: Tool, tool_input: JSON) -> Rule | None:
@@ -159,7 +170,8 @@ def denied_use(uses: list[FileUse], policy: PermissionPolicy) -> Rule | None:
 
 def _path_rule(rules: list[Rule], uses: list[FileUse], policy: PermissionPolicy) -> Rule | None:
     """A path rule that covers every use (allow needs all of them)."""
-    found = [granting_rule(rules, use, str(policy.cwd)) for use in uses]
+    working = policy.working_dirs()
+    found = [granting_rule(rules, use, str(policy.cwd), working) for use in uses]
     if not found or any(r is None for r in found):
         return None
     return min((r for r in found if r is not None), key=lambda r: r.rank)

@@ -69,10 +69,15 @@ def denying_rule(deny: Iterable[Rule], use: FileUse, cwd: str) -> Rule | None:
     return None
 
 
-def granting_rule(rules: Iterable[Rule], use: FileUse, cwd: str) -> Rule | None:
-    """The highest-ranked rule of `rules` (allow or ask) that names this use's path."""
+def granting_rule(rules: Iterable[Rule], use: FileUse, cwd: str,
+                  working: Iterable[str] | None = None) -> Rule | None:
+    """The highest-ranked rule of `rules` (allow or ask) that names this use's path. Given
+    the working folders (for allow rules), a bare `Read`/`Edit` rule grants only inside
+    them: outside, a rule must name the path."""
+    inside = None if working is None else inside_boundary(use, working)
     hits = [r for r in path_rules(rules, use.kind)
-            if rule_covers(r, use, cwd, reach_below=False)]
+            if rule_covers(r, use, cwd, reach_below=False)
+            and (r.content is not None or inside is not False)]
     return max(hits, key=lambda r: r.rank, default=None)
 
 

@@ -15,8 +15,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from wisp.permissions.shell import grammar
+from wisp.permissions.shell.arith import (
+    declared_word_reason,
+    is_name_or_element,
+)
+from wisp.permissions.shell.builtins import FILE_COMPARISONS, FILE_TESTS
 from wisp.permissions.shell.call import Call, Handler, Inner, Script, Stdin
-from wisp.permissions.shell.commands import COMMANDS, FILE_COMPARISONS, FILE_TESTS, unknown
+from wisp.permissions.shell.commands import COMMANDS, unknown
+from wisp.permissions.shell.evaluated import (
+    SHELL_VARIABLES,
+    WORD_TYPES,
+    Evaluated,
+    shorten,
+)
 from wisp.permissions.shell.model import PathUse, ShellAnalysis, SimpleCommand, UseKind
 from wisp.permissions.shell.paths import Cwd, assigned_reason, directory, resolve, union
 from wisp.permissions.shell.words import Word, evaluate, evaluate_plain, text_of
@@ -45,24 +56,20 @@ _PRESCAN: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     (("=",), re.compile(rf"({_NAME})(?:\[[^\]]*\])?[+:]?=")),
     (("for", "select"), re.compile(rf"\b(?:for|select)\s+({_NAME})")),
     (("((", "let"), re.compile(rf"({_NAME})\s*(?:\+\+|--)|(?:\+\+|--)\s*({_NAME})")),
-    (("printf",), re.compile(rf"\bprintf\s+-v\s*({_NAME})")),
+    # `printf -v NAME`, `printf -v "NAME"`: every name in the word after -v.
+    (("printf",), _PRINTF_V := re.compile(r"\bprintf\s+(?:--\s+)?-v\s*(\S+)")),
 )
+# What a name is given: `X=5` and `for i in 1 2` give numbers; anything else may give text
+# that bash would evaluate again in arithmetic (`x='a[$(rm f)]'; echo $((x))`).
+_ASSIGNED_VALUE = re.compile(rf"({_NAME})(?:\[[^\]]*\])?([+:]?=)([^\s;&|)]*)")
+_LOOP_WORDS = re.compile(rf"\b(?:for|select)\s+({_NAME})(?:\s+in\s+([^;\n]*))?")
+_NUMBER = re.compile(r"[0-9]+")
 _BINDER_HINT = re.compile("read|mapfile|getopts|unset|declare|typeset|local|export|let")
 _BINDERS = re.compile(
     r"\b(?:read|mapfile|readarray|getopts|unset|declare|typeset|local|export|readonly|let)"
     r"\b([^;&|\n)]*)")
 _IDENTIFIER = re.compile(_NAME)
 _FUNCTION = re.compile(r"\bfunction\s+([^\s(){};&|]+)|([^\s;&|(){}<>`$'\"=]+)\s*\(\s*\)")
-# Set by bash itself, whatever the environment says.
-_SHELL_VARIABLES = frozenset({
-    "RANDOM", "SRANDOM", "SECONDS", "LINENO", "EPOCHSECONDS", "EPOCHREALTIME", "PPID", "UID",
-    "EUID", "GROUPS", "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "OLDPWD", "SHLVL",
-    "FUNCNAME", "PIPESTATUS", "REPLY", "OPTARG", "OPTIND", "IFS", "DIRSTACK", "HISTCMD",
-    "COMP_LINE", "COMP_WORDS", "COPROC"})
-_WORD_TYPES = frozenset({
-    "word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation",
-    "simple_expansion", "expansion", "command_substitution", "process_substitution",
-    "number", "arithmetic_expansion", "brace_expression", "extglob_pattern", "regex"})
 _LOOPS = frozenset({"for_statement", "c_style_for_statement", "while_statement"})
 # Reserved words in command position mean the grammar missed a compound command: it only
 # knows `time` as an ordinary command, so `time { rm x; }` comes out as a command `{ rm x`.
@@ -81,8 +88,8 @@ class _Context:
     stdin: Stdin | None = None
     # Uses the command inherits: its redirections, a transparent wrapper's own uses.
     extra: list[PathUse] = field(default_factory=list)
-    # Run with variables that may steer it (`GIT_EXTERNAL_DIFF=x git diff`).
-    tainted: bool = False
+    # The assignments it runs with that may steer it (`GIT_EXTERNAL_DIFF=x git diff`).
+    tainted: tuple[str, ...] = ()
     # Runs in the current shell, so a `cd` moves the shell.
     in_shell: bool = True
     # A wrapper around it is not read-only.
@@ -99,16 +106,19 @@ class _Redirects:
     nested: list[Node] = field(default_factory=list)
 
 
-class _Analyser:
+class _Analyser(Evaluated):
     def __init__(self, env: Mapping[str, str], cwd: str) -> None:
         self.env = env
         self.cwd: Cwd = (cwd,)
         self.commands: list[SimpleCommand] = []
         self.reasons: list[str] = []
         self.assigned: set[str] = set()
+        # Assigned names whose value may be text rather than a number.
+        self.stringy: set[str] = set()
         self.functions: set[str] = set()
         self.vars_opaque = False
-        self.tainted = False
+        # Exported assignments that steer every later command.
+        self.tainted: tuple[str, ...] = ()
         self.stdin: Stdin | None = None
         self.nesting = 0
         self.depth = 0
@@ -124,10 +134,12 @@ class _Analyser:
         self.commands.append(command)
 
     def pseudo(self, name: str, uses: list[PathUse], read_only: bool = True) -> None:
-        """A command for structure that is not a simple command (`[[ ]]`, `{ …; } >f`)."""
+        """A command for structure that is not a simple command (`[[ ]]`, `{ …; } >f`);
+        its uses, if any, are redirections."""
         uses_t = tuple(dict.fromkeys(uses))
         self.emit(SimpleCommand(name, (name,), uses_t,
-                                read_only and all(u.kind == "read" for u in uses_t)))
+                                read_only and all(u.kind == "read" for u in uses_t),
+                                redirected=uses_t if name in (":",) else ()))
 
     # -- WordHost --------------------------------------------------------------------------
 
@@ -143,7 +155,7 @@ class _Analyser:
             return None
         if name == "PWD":
             return self.cwd[0] if self.cwd is not None and len(self.cwd) == 1 else None
-        if name in _SHELL_VARIABLES or name.startswith("BASH") or not _IDENTIFIER.fullmatch(
+        if name in SHELL_VARIABLES or name.startswith("BASH") or not _IDENTIFIER.fullmatch(
                 name):
             return None  # $1, $@, $?, $RANDOM, …
         return self.env.get(name, "")
@@ -189,19 +201,39 @@ class _Analyser:
             for needle in needles:
                 if needle in text:
                     for match in pattern.finditer(text):
-                        self.assigned.update(name for name in match.groups() if name)
+                        self.assigned.update(
+                            _IDENTIFIER.findall(name)[0] for name in match.groups()
+                            if name and _IDENTIFIER.search(name))
                     break
-        if _BINDER_HINT.search(text):
-            for match in _BINDERS.finditer(text):
-                self.assigned.update(_IDENTIFIER.findall(match[1]))
+        self._prescan_values(text)
         if "(" in text or "function" in text:
             for match in _FUNCTION.finditer(text):
                 self.functions.add(match[1] or match[2])
 
+    def _prescan_values(self, text: str) -> None:
+        """Which assigned names may hold text rather than numbers."""
+        if "=" in text:
+            for match in _ASSIGNED_VALUE.finditer(text):
+                if match[2] == ":=" or not _NUMBER.fullmatch(match[3]):
+                    self.stringy.add(match[1])
+        if "for" in text or "select" in text:
+            for match in _LOOP_WORDS.finditer(text):
+                if match[2] is None or not all(_NUMBER.fullmatch(w) for w in match[2].split()):
+                    self.stringy.add(match[1])
+        if "printf" in text:
+            for match in _PRINTF_V.finditer(text):
+                self.stringy.update(_IDENTIFIER.findall(match[1]))
+        if _BINDER_HINT.search(text):
+            for match in _BINDERS.finditer(text):
+                names = _IDENTIFIER.findall(match[1])
+                self.assigned.update(names)
+                if not match[0].startswith("let"):
+                    self.stringy.update(names)
+
     def script(self, script: Script, ctx: _Context) -> Pair:
         if not script.exact:
             self.reasons.append(f"{script.what} runs text that is not literal: "
-                                f"{_shorten(script.text)}")
+                                f"{shorten(script.text)}")
         if self.depth >= _MAX_SCRIPT_DEPTH:
             self.reasons.append(f"shell code nested more than {_MAX_SCRIPT_DEPTH} levels deep "
                                 "was not analysed")
@@ -209,7 +241,7 @@ class _Analyser:
         saved = (self.cwd, self.stdin, self.tainted)
         self.cwd = None if script.cwd_unknown else ctx.cwd
         self.stdin = ctx.stdin
-        self.tainted = self.tainted or ctx.tainted
+        self.tainted = (*self.tainted, *ctx.tainted)
         self.depth += 1
         try:
             return self.analyse(script.text)
@@ -234,7 +266,7 @@ class _Analyser:
             handler = _STATEMENTS.get(node.type)
             if handler is not None:
                 return handler(self, node)
-            if node.type in _WORD_TYPES:
+            if node.type in WORD_TYPES:
                 self.word(node)
             else:
                 self.descend(node)
@@ -264,6 +296,7 @@ class _Analyser:
 
     def _arithmetic(self, node: Node) -> Pair:
         self.descend(node)
+        self.arithmetic(text_of(node)[2:-2], "(( ))")
         self.pseudo("((", [])
         return (self.cwd, self.cwd)
 
@@ -313,6 +346,7 @@ class _Analyser:
     def _control(self, node: Node) -> Pair:
         """if/case/loops: a `cd` inside makes the directory afterwards unknown, and inside a
         loop also for the next iteration, so the body is walked again with it unknown."""
+        self._loop_header(node)
         start, mark = self.cwd, self.cd_count
         self.sequence(node.children)
         if self.cd_count == mark:
@@ -347,7 +381,7 @@ class _Analyser:
         see it; the parse error already makes the line unresolved."""
         pending: list[Node] = []
         for child in [*node.children, None]:
-            if child is not None and child.type in _WORD_TYPES:
+            if child is not None and child.type in WORD_TYPES:
                 pending.append(child)
                 continue
             if pending:
@@ -359,23 +393,28 @@ class _Analyser:
 
     # -- assignments, declarations, tests --------------------------------------------------
 
-    def _assignments(self, nodes: list[Node], *, prefix: bool, exported: bool = False) -> bool:
-        """Walk assignments; True when one may steer the command they prefix."""
-        tainted = False
+    def _assignments(self, nodes: list[Node], *, prefix: bool, exported: bool = False
+                     ) -> tuple[str, ...]:
+        """Walk assignments; returns those that may steer the command they prefix (all
+        but a short list of harmless variables)."""
+        tainted: tuple[str, ...] = ()
         for node in nodes:
             name_node = node.child_by_field_name("name")
             if name_node is not None and name_node.type == "subscript":
+                self._subscript(name_node, "an assignment")
                 name_node = name_node.child_by_field_name("name")
+            self._array_literal(node.child_by_field_name("value"))
             name = text_of(name_node) if name_node is not None else ""
             for child in node.named_children:  # the value, and a subscript's index
                 self.visit(child)
             if is_dangerous_variable(name):
                 self.reasons.append(dangerous_reason(name))
-            risky = not is_safe_variable(name)
+            if is_safe_variable(name):
+                continue
             if prefix:
-                tainted = tainted or risky
-            elif risky and (exported or name in self.env):
-                self.tainted = True  # every later command sees it
+                tainted = (*tainted, text_of(node))
+            elif exported or name in self.env:
+                self.tainted = (*self.tainted, text_of(node))  # every later command sees it
         return tainted
 
     def _standalone_assignments(self, node: Node) -> Pair:
@@ -393,7 +432,11 @@ class _Analyser:
                 assignments.append(child)
                 argv.append(text_of(child))
             else:
-                argv.append(self.word(child).display)
+                word = self.word(child)
+                argv.append(word.display)
+                reason = declared_word_reason(keyword, word.static)
+                if reason:
+                    self.reasons.append(reason)
         exported = keyword == "export" or any(a.startswith("-") and "x" in a for a in argv[1:])
         self._assignments(assignments, prefix=False, exported=exported)
         self.emit(SimpleCommand(keyword, tuple(argv), (), True))
@@ -401,7 +444,12 @@ class _Analyser:
 
     def _unset(self, node: Node) -> Pair:
         argv = [node.children[0].type if node.children else "unset"]
-        argv.extend(self.word(c).display for c in node.named_children)
+        for child in node.named_children:
+            word = self.word(child)
+            argv.append(word.display)
+            if not (word.static or "").startswith("-") and not is_name_or_element(word.static):
+                self.reasons.append(f"unset names a variable with {word.display!r}: bash "
+                                    "evaluates its subscript")
         self.emit(SimpleCommand(argv[0], tuple(argv), (), True))
         return (self.cwd, self.cwd)
 
@@ -419,7 +467,7 @@ class _Analyser:
         try:
             if self._file_test(node, uses):
                 return
-            if node.type in _WORD_TYPES:
+            if node.type in WORD_TYPES:
                 self.word(node)
                 return
             for child in node.named_children:
@@ -429,6 +477,7 @@ class _Analyser:
 
     def _file_test(self, node: Node, uses: list[PathUse]) -> bool:
         """`-f x`, `a -nt b`: their operands are read."""
+        self._evaluated_operands(node)
         if node.type == "unary_expression" and node.named_child_count == 2:
             operator, operand = node.named_children
             if text_of(operator) in FILE_TESTS:
@@ -446,7 +495,7 @@ class _Analyser:
         return False
 
     def _file_operand(self, node: Node, uses: list[PathUse]) -> None:
-        if node.type in _WORD_TYPES:
+        if node.type in WORD_TYPES:
             uses.extend(self.resolve(self.word(node), "read"))
         elif node.type == "unary_expression" and node.children and node.children[0].type == "~":
             # `[[ -d ~/x ]]`: the grammar reads `~` as arithmetic negation.
@@ -536,8 +585,10 @@ class _Analyser:
         writes = any(u.kind != "read" for u in uses)
         for i in range(mark, len(self.commands)):
             command = self.commands[i]
-            self.commands[i] = command._replace(uses=tuple(dict.fromkeys((*command.uses, *uses))),
-                                       read_only=command.read_only and not writes)
+            self.commands[i] = command._replace(
+                uses=tuple(dict.fromkeys((*command.uses, *uses))),
+                read_only=command.read_only and not writes,
+                redirected=tuple(dict.fromkeys((*command.redirected, *uses))))
 
     def _nested(self, nodes: list[Node], start: Cwd) -> bool:
         """Visit what the grammar hung on a here-doc; True when it may change directory
@@ -644,7 +695,7 @@ class _Analyser:
         effect = None
         if argv:
             ctx = _Context(start, found.stdin or self.stdin, found.uses,
-                           tainted or self.tainted)
+                           (*self.tainted, *tainted))
             effect = self.run(argv, ctx)
         elif found.uses:
             self.pseudo(":", found.uses)  # `> file` alone truncates it
@@ -669,7 +720,8 @@ class _Analyser:
             return self.run(words[1:], ctx) if len(words) > 1 else None
         name = self._name(words[0])
         handler = unknown if name in self.functions else _HANDLERS.get(name, unknown)
-        call = Call(name, words[1:], ctx.cwd, ctx.stdin, home=self.home())
+        call = Call(name, words[1:], ctx.cwd, ctx.stdin, home=self.home(),
+                    arith_ok=self.arith_ok)
         handler(call)
         self.reasons.extend(call.reasons)
         transparent = call.transparent and bool(call.inners or call.scripts)
@@ -693,11 +745,11 @@ class _Analyser:
         text = word.static
         if text is None:
             self.reasons.append("the command name comes from an expansion: "
-                                f"{_shorten(word.display)}")
+                                f"{shorten(word.display)}")
             return word.display
         if word.glob >= 0:
             self.reasons.append("the command name contains a glob or brace pattern: "
-                                f"{_shorten(text)}")
+                                f"{shorten(text)}")
         base = text.rstrip("/").rsplit("/", 1)[-1]
         return base or text
 
@@ -708,7 +760,8 @@ class _Analyser:
                      and all(u.kind == "read" for u in uses))
         argv = (call.name, *(w.display for w in words[1:] if not w.synthetic))
         self.emit(SimpleCommand(call.name, argv, uses, read_only, call.unknown_program,
-                                call.hidden_code))
+                                call.hidden_code, tuple(dict.fromkeys(ctx.tainted)),
+                                tuple(dict.fromkeys(ctx.extra))))
 
     def _inner(self, inner: Inner, ctx: _Context, carried: list[PathUse],
                not_read_only: bool) -> Pair | None:
@@ -722,7 +775,7 @@ class _Analyser:
         if not inner.words:
             return None
         return self.run(inner.words, _Context(
-            cwd, ctx.stdin, carried, ctx.tainted or inner.tainted,
+            cwd, ctx.stdin, carried, (*ctx.tainted, *inner.tainted),
             ctx.in_shell and inner.in_shell, ctx.not_read_only or not_read_only))
 
     def _effect(self, call: Call, ctx: _Context, inner: Pair | None) -> Pair | None:
@@ -750,10 +803,6 @@ class _Analyser:
             cdpath = bool(self.env.get("CDPATH")) or "CDPATH" in self.assigned
             target = directory(call.chdir, ctx.cwd, cdpath)
         return (target, ctx.cwd)
-
-
-def _shorten(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _join_continuations(source: bytes, root: Node) -> bytes:

@@ -33,8 +33,8 @@ class Inner:
     # Where it runs: the wrapper's directory (`env -C`, `sudo -D`) or unknown (`-execdir`).
     chdir: Word | None = None
     cwd_unknown: bool = False
-    # Runs with variables the line set (`env GIT_EXTERNAL_DIFF=x git diff`).
-    tainted: bool = False
+    # The assignments it runs with that may steer it (`env GIT_EXTERNAL_DIFF=x git diff`).
+    tainted: tuple[str, ...] = ()
 
 
 class Script(NamedTuple):
@@ -72,6 +72,15 @@ class Call:
     # Runs code given inline that the analysis cannot see into (`python -c`, awk
     # `system()`, sed `e`, tar `--checkpoint-action=exec=`).
     hidden_code: bool = False
+    # Whether text bash would evaluate as arithmetic runs nothing (`let`, `read a[i]`):
+    # set by the analyser, which knows what the line assigns.
+    arith_ok: Callable[[str], bool] = lambda _text: False
+
+    def unknown_words(self, words: list[str]) -> None:
+        """Words whose meaning is not known (an option the program's table lacks): the
+        command may do anything those words ask, so it is not read-only."""
+        if words:
+            self.read_only = False
 
     def resolve(self, word: Word, kind: UseKind, recursive: bool = False) -> list[PathUse]:
         if word.assigned:

@@ -47,16 +47,29 @@ class SimpleCommand(NamedTuple):
     # Runs inline code the analysis cannot see into (`python -c …`, awk `system()`, sed's
     # `e` command, `tar --checkpoint-action=exec=…`): no deny rule can be checked in it.
     hidden_code: bool = False
+    # Assignments it runs with that may steer it (`GIT_PAGER=x git log`, an earlier
+    # `export PAGER=x`), as written: an allow rule must spell them to cover the command.
+    env: tuple[str, ...] = ()
+    # The uses that come from redirections (and wrappers), not from the program itself:
+    # a rule for the program does not grant them.
+    redirected: tuple[PathUse, ...] = ()
 
     @property
     def text(self) -> str:
-        """The normalised command line that `Bash(prefix:*)` rules are matched against."""
+        """The normalised command line, without the assignments before it."""
         return " ".join(self.argv)
 
+    @property
+    def rule_text(self) -> str:
+        """What `Bash(prefix:*)` allow rules are matched against: the command with the
+        assignments that steer it."""
+        return " ".join((*self.env, *self.argv))
+
     def candidate_texts(self) -> list[str]:
-        """The texts a deny rule must not match: the command, and for an unknown program
-        every suffix of its arguments that starts with a plain word, its name normalised."""
-        texts = [self.text]
+        """The texts a deny rule must not match: the command with and without its
+        assignments, and for an unknown program every suffix of its arguments that starts
+        with a plain word, its name normalised."""
+        texts = [self.text, *([self.rule_text] if self.env else [])]
         if self.unknown_program:
             for i in range(1, len(self.argv)):
                 word = self.argv[i]

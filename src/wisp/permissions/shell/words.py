@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+from wisp.permissions.shell.arith import CODE_VARIABLES
 from wisp.permissions.shell.model import PathUse
 
 if TYPE_CHECKING:
@@ -80,6 +81,12 @@ class WordHost(Protocol):
 
     def assigns(self, name: str) -> bool:
         """The line assigns `name` somewhere."""
+
+    def doubt(self, reason: str) -> None:
+        """The word makes bash do something the analysis cannot follow."""
+
+    def arithmetic(self, text: str, what: str) -> None:
+        """`text` is evaluated as arithmetic (see `arith`)."""
 
 
 def text_of(node: Node) -> str:
@@ -265,15 +272,51 @@ def _simple_expansion(builder: _Builder, node: Node, quoted: bool) -> None:
     builder.expansion_value(source[1:], source, quoted)
 
 
+# `${!x}` looks up the variable x names; `${!prefix*}` and `${!a[@]}` only list names.
+_INDIRECT = re.compile(r"\$\{!(?![A-Za-z_][A-Za-z0-9_]*(?:[*@]|\[[*@]\])\})")
+_ASSIGNING = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")
+
+
+def _expansion_doubts(host: WordHost, node: Node, source: str) -> None:
+    """What bash evaluates inside `${…}`: an indirect name, prompt expansion (`@P` runs the
+    value's `$(…)`), a substring's offset and length, a subscript, an assigned default."""
+    if _INDIRECT.match(source):
+        host.doubt(f"{source} looks up a variable by a name bash evaluates")
+    children = node.children
+    kinds = [c.type for c in children]
+    if "@" in kinds and source.endswith("P}"):
+        host.doubt(f"{source} expands its value as a prompt, which runs the commands in it")
+    if len(kinds) > 3 and kinds[1] in ("variable_name", "subscript") and kinds[2] == ":":
+        host.arithmetic(source[source.index(":") + 1 : -1], "a substring expansion")
+    for child in children:
+        if child.type == "subscript":
+            index = child.child_by_field_name("index")
+            text = text_of(index) if index is not None else ""
+            if text not in ("@", "*"):
+                host.arithmetic(text, "a subscript")
+    assigning = _ASSIGNING.match(source)
+    if assigning and assigning[1] in CODE_VARIABLES:
+        host.doubt(f"{source} sets {assigning[1]}, which bash runs as code")
+
+
 def _expansion(builder: _Builder, node: Node, quoted: bool) -> None:
     children = node.children
     source = text_of(node)
     if len(children) == 3 and children[1].type == "variable_name":
         builder.expansion_value(text_of(children[1]), source, quoted)
         return
+    _expansion_doubts(builder.host, node, source)
     builder.assigned.extend(text_of(c) for c in children
                             if c.type == "variable_name" and builder.host.assigns(text_of(c)))
     builder.host.descend(node)  # `${X:-$(cmd)}` runs cmd
+    builder.opaque(source)
+
+
+def _arithmetic_expansion(builder: _Builder, node: Node, quoted: bool) -> None:
+    source = text_of(node)
+    inner = source[3:-2] if source.startswith("$((") else source[2:-1]
+    builder.host.arithmetic(inner, source[:3] if source.startswith("$((") else "$[ ]")
+    builder.host.descend(node)
     builder.opaque(source)
 
 
@@ -293,6 +336,7 @@ _PARTS = {
     "expansion": _expansion,
     "command_substitution": _substitution,
     "process_substitution": _substitution,
+    "arithmetic_expansion": _arithmetic_expansion,
 }
 
 

@@ -16,8 +16,10 @@ _DANGEROUS_VARIABLES = frozenset({
     "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES",
     "DYLD_LIBRARY_PATH", "BASH_ENV", "ENV", "IFS", "SHELLOPTS", "BASHOPTS", "PS4",
     "PROMPT_COMMAND", "EXECIGNORE"})
-# Variables that cannot make a read-only command write or run anything. Any other one can
-# (GIT_EXTERNAL_DIFF, PAGER, LESSOPEN, …), so a command run with it is not read-only.
+# Variables that cannot make a command write or run anything else. Any other one can
+# (GIT_EXTERNAL_DIFF, PAGER, LESSOPEN, LD_PRELOAD, PYTHONSTARTUP, NODE_OPTIONS, …): a
+# command run with it is not read-only, and a rule covers it only if the rule spells the
+# assignment.
 _SAFE_VARIABLES = frozenset({"LANG", "LANGUAGE", "TZ", "NO_COLOR", "FORCE_COLOR", "CLICOLOR",
                              "CLICOLOR_FORCE", "TERM", "COLUMNS", "LINES"})
 _ENV_ASSIGNMENT = re.compile(r"[^=]+=")
@@ -53,15 +55,16 @@ def _read_script(call: Call, word: Word) -> None:
         call.read(word)
 
 
-def _skip_assignments(call: Call, words: list[Word]) -> tuple[list[Word], bool]:
-    """`env A=1 B=2 cmd`: drop the assignments; also whether any may steer the command."""
-    tainted = False
+def _skip_assignments(call: Call, words: list[Word]) -> tuple[list[Word], tuple[str, ...]]:
+    """`env A=1 B=2 cmd`: drop the assignments; also those that may steer the command."""
+    tainted: tuple[str, ...] = ()
     i = 0
     while i < len(words) and _ENV_ASSIGNMENT.match(words[i].display):
         name = words[i].display.split("=", 1)[0]
         if is_dangerous_variable(name):
             call.reasons.append(dangerous_reason(name))
-        tainted = tainted or not is_safe_variable(name)
+        if not is_safe_variable(name):
+            tainted = (*tainted, words[i].display)
         i += 1
     return words[i:], tainted
 
