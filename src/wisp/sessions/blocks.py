@@ -129,7 +129,7 @@ def clean_block(block: JSON, role: str) -> Checked:
     """`block` as the API takes it in a message of `role`, or (None, why not)."""
     kind = block.get("type")
     known = _CHECKS.get(kind) if isinstance(kind, str) else None
-    if known is None:
+    if known is None or not isinstance(kind, str):
         return None, f"a block of unknown type {str(kind)[:40]!r}"
     where, check = known
     if where not in ("any", role):
