@@ -15,6 +15,7 @@
     ├── RequestFailed         the peer answered our control request with an error, withdrew
     │                         it, or went away: the caller falls back (a denial, a failed hook)
     └── McpError              an MCP server failed: that server (or that call) fails, not the run
+        └── McpTimeout          a request went unanswered for its whole timeout
 """
 
 from __future__ import annotations
@@ -110,6 +111,10 @@ class ChannelClosed(RequestFailed):
 
 class McpError(WispError):
     """An MCP server could not be started, reached, or answered with an error."""
+
+
+class McpTimeout(McpError):
+    """A request to an MCP server went unanswered for its whole timeout."""
 
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})

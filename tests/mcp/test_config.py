@@ -16,6 +16,7 @@ from wisp.mcp.jsonrpc import RpcChannel
 from wisp.mcp.sdk_bridge import SdkMcpServer
 from wisp.mcp.stdio import StdioMcpServer
 from wisp.testing import reply
+from wisp.tools.base import ToolContext
 
 
 async def no_send(name: str, message: dict) -> dict:
@@ -126,7 +127,7 @@ class CannedServer(McpServer):
         pass
 
 
-def test_tool_names_fit_the_api_and_resources_become_text():
+def test_tool_names_fit_the_api_and_resources_become_text(tmp_path):
     tool = {"name": "get file", "inputSchema": {"type": "object"}}
     server = CannedServer("my.files", {
         "initialize": {"serverInfo": {"name": "files"}},
@@ -140,7 +141,7 @@ def test_tool_names_fit_the_api_and_resources_become_text():
     assert server.status == "connected"
     [mcp_tool] = server.as_tools()
     assert mcp_tool.name == "mcp__my_files__get_file"
-    result = asyncio.run(mcp_tool.run({}, None))  # type: ignore[arg-type]
+    result = asyncio.run(mcp_tool.run({}, ToolContext(cwd=tmp_path)))
     assert result.content == [{"type": "text", "text": "contents of a"},
                               {"type": "text", "text": "b: file:///b"}]
 

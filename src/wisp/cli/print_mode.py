@@ -213,7 +213,7 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
     projection.forward_subagent_text = opts.forward_subagent_text
     watching = opts.output_format != "stream-json"  # retries are frames there
     runtime = Runtime.open(config, RetryNotices(projection) if watching else projection)
-    _install_interrupt(runtime)
+    signalled = _install_interrupt(runtime)
     if early.mcp_entries:
         await _connect_mcp(runtime, early)
     end_startup()  # main() disabled collection while importing
@@ -231,7 +231,20 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
     earlier.flush()
     if projection.held is not None:
         _finish(opts, early.out, projection.held, outcome, earlier.shown)
-    return 0 if _succeeded(outcome) else 1
+    code = 0 if _succeeded(outcome) else 1
+    if signalled:
+        _leave_now(code)
+    return code
+
+
+def _leave_now(code: int) -> None:
+    """After a signal the run is over once its result is out. asyncio.run would still
+    wait for the worker threads of tools (a WebFetch in a slow read, a Glob's walk),
+    which nothing can cancel: a signalled wisp must be gone at once, so it does not."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    end_all_processes()
+    os._exit(code)
 
 
 class RetryNotices:
@@ -328,18 +341,18 @@ async def _connect_mcp(runtime: Runtime, early: EarlyStart) -> None:
     early.write_init([tool.name for tool in tools], runtime.mcp.init_entries())
 
 
-def _install_interrupt(runtime: Runtime) -> None:
+def _install_interrupt(runtime: Runtime) -> list[int]:
     """SIGINT/SIGTERM: kill every tool's process group and end the run with a result.
     A second signal, or one before the run has started (MCP servers connecting), exits
-    at once."""
+    at once. Returns the signals received (empty, and so false, until one comes)."""
     import asyncio
 
     loop = asyncio.get_running_loop()
-    hits = 0
+    received: list[int] = []
 
-    def on_signal() -> None:
-        nonlocal hits
-        hits += 1
+    def on_signal(sig: int) -> None:
+        received.append(sig)
+        hits = len(received)
         running = runtime.running
         runtime.session.abort.set()
         runtime.session.processes.kill_all()
@@ -350,7 +363,8 @@ def _install_interrupt(runtime: Runtime) -> None:
         runtime.interrupt()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal)
+        loop.add_signal_handler(sig, on_signal, sig)
+    return received
 
 
 def _finish(opts: Options, out: FrameSink, result: JSON, outcome: Outcome,

@@ -48,6 +48,14 @@ class PendingRequests(Generic[K, V]):
         is not an answer to keep)."""
         return self._deliver(key, error, keep)
 
+    def reject_waiting(self, error: BaseException) -> int:
+        """Fails every request waiting now (later ones are still expected: the peer is not
+        gone). Returns how many there were."""
+        waiting = [f for f in self._waiting.values() if not f.done()]
+        for future in waiting:
+            future.set_exception(error)
+        return len(waiting)
+
     def close(self, error: BaseException) -> None:
         """The peer has gone: every waiting request fails with `error`, and so does every
         later `expect` (the first error given is the one kept)."""

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from wisp import __version__
-from wisp.errors import McpError
+from wisp.errors import McpError, McpTimeout
 from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
 __all__ = ["JSON", "PROTOCOL", "McpAuthRequired", "McpError", "McpServer", "McpTool",
@@ -29,10 +30,12 @@ PROTOCOL = "2025-06-18"
 _MAX_LIST_PAGES = 50
 # The Messages API takes tool names of [a-zA-Z0-9_-] only; Claude Code maps the rest to _.
 _NOT_IN_NAME = re.compile(r"[^a-zA-Z0-9_-]")
-# Claude Code's variables and defaults: MCP_TIMEOUT bounds each start-up request,
-# MCP_TOOL_TIMEOUT one tools/call (~28 h by default: in effect, until interrupted).
+# Claude Code's variables: MCP_TIMEOUT bounds each start-up request, MCP_TOOL_TIMEOUT one
+# tools/call. Claude Code waits ~28 h for a call by default, in effect until interrupted:
+# a server that never answers would hold a headless run that long. wisp waits as long as
+# the longest Bash command may run (10 min); a longer tool needs MCP_TOOL_TIMEOUT.
 DEFAULT_STARTUP_MS = 30_000
-DEFAULT_TOOL_MS = 100_000_000
+DEFAULT_TOOL_MS = 600_000
 
 
 def timeout_s(environ: Mapping[str, str], key: str, default_ms: int) -> float:
@@ -142,8 +145,11 @@ class McpServer:
         return tools
 
     async def call_tool(self, name: str, arguments: JSON) -> JSON:
-        return await self.rpc("tools/call", {"name": name, "arguments": arguments},
-                              self.tool_timeout)
+        try:
+            return await self.rpc("tools/call", {"name": name, "arguments": arguments},
+                                  self.tool_timeout)
+        except McpTimeout as exc:
+            raise McpTimeout(f"{exc} (MCP_TOOL_TIMEOUT, in ms, allows longer)") from None
 
     async def reset(self) -> None:
         """Back to pending (for `mcp_reconnect`): the next connect starts afresh."""
@@ -220,9 +226,9 @@ class McpTool(Tool):
             result = await self.server.call_tool(self.tool_name, tool_input)
         except Exception as exc:
             return ToolResult.error(f"MCP tool {self.name} failed: {exc}")
-        content = [_block(b) for b in result.get("content") or [] if isinstance(b, dict)]
-        is_error = bool(result.get("isError"))
-        return ToolResult(content=content or "", is_error=is_error, data=content)
+        from wisp.mcp.results import tool_result
+
+        return tool_result(self.name, result, os.environ if ctx.env is None else ctx.env)
 
 
 _HINTS = {"readOnlyHint": "readOnly", "destructiveHint": "destructive",
@@ -239,26 +245,3 @@ def _annotations(spec: JSON) -> JSON:
 
 def mcp_tool_name(server: str, tool: str) -> str:
     return f"mcp__{_NOT_IN_NAME.sub('_', server)}__{_NOT_IN_NAME.sub('_', tool)}"
-
-
-def _block(block: JSON) -> JSON:
-    """One MCP content block as a Messages API block."""
-    kind = block.get("type")
-    if kind == "resource":  # an embedded resource: its text, when it has one
-        resource = block.get("resource")
-        if isinstance(resource, dict) and isinstance(resource.get("text"), str):
-            return {"type": "text", "text": resource["text"]}
-    if kind == "resource_link":
-        return {"type": "text", "text": f"{block.get('name') or 'resource'}: {block.get('uri')}"}
-    if kind == "image":
-        return {
-            "type": "image",
-            "source": {
-                "type": "base64",
-                "media_type": block.get("mimeType"),
-                "data": block.get("data"),
-            },
-        }
-    if kind == "text":
-        return {"type": "text", "text": str(block.get("text", ""))}
-    return {"type": "text", "text": str(block)}

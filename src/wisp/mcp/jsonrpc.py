@@ -7,20 +7,30 @@ also send notifications (passed on) and requests of its own (`reply_to`, which
 `HttpMcpServer` uses too): wisp declares no client capabilities (sampling, roots,
 elicitation), so the only one it answers is `ping`; anything else gets the standard
 method-not-found error, so a server waiting on an answer never hangs.
+
+A message that arrives but cannot be parsed (invalid JSON, or nested deeper than Python's
+parser goes) is an answer that failed: `garbled` fails the request it names, found by a
+shallow scan of the top level, or every waiting request when no id can be found. Dropped,
+it would leave its caller waiting for the whole tool timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 from wisp.control.pending import PendingRequests
-from wisp.errors import McpError
+from wisp.errors import McpError, McpTimeout
 
 JSON = dict[str, Any]
 METHOD_NOT_FOUND = -32601
+# A JSON string (escapes included) or one structural character: enough to follow nesting
+# without parsing values, in linear time whatever the depth.
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:]')
 
 
 class RpcChannel:
@@ -47,7 +57,8 @@ class RpcChannel:
             return await asyncio.wait_for(future, timeout)
         except TimeoutError:
             self._cancel(key, "timed out")
-            raise McpError(f"{message.get('method')} timed out after {timeout or 0:g} s") from None
+            raise McpTimeout(f"{message.get('method')} timed out after {timeout or 0:g} s"
+                             ) from None
         except asyncio.CancelledError:
             self._cancel(key, "interrupted")  # the peer may stop work nobody waits for
             raise
@@ -62,7 +73,8 @@ class RpcChannel:
         """One message from the peer: a response, a request, or a notification."""
         if isinstance(message, list):  # a batch (protocol versions before 2025-06-18)
             for item in message:
-                self.feed(item)
+                if isinstance(item, dict):  # one level only: a batch holds no batch
+                    self.feed(item)
             return
         if not isinstance(message, dict):
             return
@@ -76,6 +88,17 @@ class RpcChannel:
             return
         if isinstance(key, (int, str)):
             self._pending.settle(key, message)
+
+    def garbled(self, raw: bytes, why: str) -> None:
+        """`raw` arrived but is no message (`why` says how). The request it answers fails
+        now, or, when no id can be read from it, every request waiting."""
+        if raw.lstrip()[:1] not in (b"{", b"["):
+            return  # a stray print of the server's, not an answer gone wrong
+        key = top_level_id(raw)
+        error = McpError(f"the server sent a reply that cannot be read ({why}, "
+                         f"{len(raw):,} bytes)")
+        if key is None or not self._pending.reject(key, error, keep=False):
+            self._pending.reject_waiting(error)
 
     def reject(self, key: int | str, error: McpError) -> None:
         """The request `key` failed on its way out (an HTTP POST refused, say)."""
@@ -104,3 +127,32 @@ def reply_to(request_id: Any, method: str) -> JSON:
     else:
         reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
     return reply
+
+
+def top_level_id(raw: bytes) -> int | str | None:
+    """The `id` member of the object `raw` starts, if it can be read without parsing the
+    rest (which may be what failed): a string or an integer, else None."""
+    depth, key = 0, b""
+    for match in _TOKEN.finditer(raw):
+        token = match.group()
+        if token in (b"{", b"["):
+            depth += 1
+        elif token in (b"}", b"]"):
+            depth -= 1
+        elif token == b":" and depth == 1 and key == b'"id"':
+            return _id_at(raw, match.end())
+        key = token if depth == 1 and token[:1] == b'"' else b""
+        if depth <= 0:
+            return None
+    return None
+
+
+def _id_at(raw: bytes, start: int) -> int | str | None:
+    window = raw[start : start + 256].decode("utf-8", "replace").lstrip()
+    try:
+        value, _ = json.JSONDecoder().raw_decode(window)
+    except ValueError:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
+    return value

@@ -127,14 +127,22 @@ class _Link:
             async for event in self.events:
                 if event.event not in (None, "message"):
                     continue
-                with contextlib.suppress(McpError):  # a stray non-JSON event is skipped
-                    for item in messages(event.data, self.server.url):
-                        self.channel.feed(item)
+                for item in self._messages(event.data):
+                    self.channel.feed(item)
             error = McpError(f"{self.server.url} ended its event stream")
         except McpError as exc:
             error = McpError(f"{self.server.url}: {exc}")
         self.channel.fail(error)
         self.server.lost(self, error)
+
+    def _messages(self, data: str) -> list[JSON]:
+        """An event's messages; one that can't be read fails the request it answers (a
+        stray non-JSON event is ignored: see RpcChannel.garbled)."""
+        try:
+            return messages(data, self.server.url)
+        except McpError as exc:
+            self.channel.garbled(data.encode("utf-8", "replace"), str(exc))
+            return []
 
     def _write(self, message: JSON) -> None:
         """The channel's writer: each message is a POST of its own, in the background."""

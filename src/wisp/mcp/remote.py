@@ -181,9 +181,10 @@ def messages(data: str | bytes, url: str) -> list[JSON]:
     """The JSON-RPC messages of one body or event: one object, or a batch of them."""
     try:
         payload = json.loads(data)
-    except (ValueError, RecursionError):
+    except (ValueError, RecursionError) as exc:
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-        raise McpError(f"{url} sent something that is not JSON-RPC: {excerpt(text)!r}") from None
+        how = "JSON nested too deeply" if isinstance(exc, RecursionError) else "not JSON-RPC"
+        raise McpError(f"{url} sent something that is {how}: {excerpt(text)!r}") from None
     items = payload if isinstance(payload, list) else [payload]
     return [item for item in items if isinstance(item, dict)]
 

@@ -124,7 +124,7 @@ class _Child:
         loop = asyncio.get_running_loop()
         proc = self.proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        lines = _Lines(self.channel.feed, self._stdout_closed)
+        lines = _Lines(self.channel.feed, self.channel.garbled, self._stdout_closed)
         out, _ = await loop.connect_read_pipe(lambda: lines, proc.stdout)
         self._transports.append(out)
         err, _ = await loop.connect_read_pipe(lambda: self._tail, proc.stderr)
@@ -195,12 +195,15 @@ class _Child:
 
 
 class _Lines(asyncio.Protocol):
-    """Splits stdout into messages, one JSON value per line. A line that isn't JSON (a
-    stray print in a server) is skipped rather than fatal."""
+    """Splits stdout into messages, one JSON value per line. A line that does not parse
+    goes to `on_garbled`, which fails the request it answers (a stray print in a server
+    is ignored there)."""
 
     def __init__(self, on_message: Callable[[Any], None],
+                 on_garbled: Callable[[bytes, str], None],
                  on_close: Callable[[str | None], None]) -> None:
         self._on_message = on_message
+        self._on_garbled = on_garbled
         self._on_close = on_close
         self._buffer = bytearray()
         self._transport: asyncio.BaseTransport | None = None
@@ -229,7 +232,11 @@ class _Lines(asyncio.Protocol):
             return
         try:
             message = json.loads(line)
-        except (ValueError, RecursionError):
+        except ValueError:
+            self._on_garbled(line, "not valid JSON")
+            return
+        except RecursionError:
+            self._on_garbled(line, "JSON nested too deeply")
             return
         self._on_message(message)
 

@@ -24,7 +24,7 @@ import contextlib
 import json
 from collections.abc import Mapping
 
-from wisp.errors import McpError, ModelAPIError
+from wisp.errors import McpError, McpTimeout, ModelAPIError
 from wisp.mcp.client import JSON
 from wisp.mcp.jsonrpc import reply_to
 from wisp.mcp.remote import (
@@ -65,7 +65,7 @@ class HttpMcpServer(RemoteMcpServer):
                 return await self._exchange(message)
         except TimeoutError:
             self._cancel(message, "timed out")
-            raise McpError(f"{method} timed out after {timeout or 0:g} s") from None
+            raise McpTimeout(f"{method} timed out after {timeout or 0:g} s") from None
         except asyncio.CancelledError:
             self._cancel(message, "interrupted")  # the server may stop work nobody waits for
             raise

@@ -105,14 +105,15 @@ def tool_uses(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> list[Fi
     if tool.kind not in ("read", "edit"):
         return []
     kind: Literal["read", "write"] = "write" if tool.kind == "edit" else "read"
-    # A search's denied subtree is filtered out by the tool (ToolContext.read_filter).
-    recursive = tool.searches_folders
-    return [normalised(kind, p, str(policy.cwd), recursive) for p in tool.target_paths(tool_input)]
+    # Not recursive even for a search: Grep and Glob skip a denied subtree themselves
+    # (ToolContext.read_filter), so a deny below the folder must not refuse the search.
+    return [normalised(kind, p, str(policy.cwd)) for p in tool.target_paths(tool_input)]
 
 
 def _judge_tool(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdict:
     uses = tool_uses(tool, tool_input, policy)
-    denied = _tool_rule(policy.deny, tool, tool_input) or denied_use(uses, policy)
+    denied = (_tool_rule(policy.deny, tool, tool_input) or denied_use(uses, policy)
+              or _search_denied(tool, uses, policy))
     if denied is not None:
         return deny_by_rule(tool.name, denied)
     if policy.mode == "bypassPermissions":
@@ -166,6 +167,20 @@ def denied_use(uses: list[FileUse], policy: PermissionPolicy) -> Rule | None:
         if rule is not None:
             return rule
     return None
+
+
+# A name no rule written for real files names specifically: what a rule does to it, it
+# does to every file directly in the folder.
+_ANY_FILE = "\x00any-file"
+
+
+def _search_denied(tool: Tool, uses: list[FileUse], policy: PermissionPolicy) -> Rule | None:
+    """A search is refused outright only when a deny rule takes its folder whole (`dir/**`
+    covers any file in it); a rule about some files below is left to the tool's filter."""
+    if not tool.searches_folders:
+        return None
+    probes = [FileUse(u.kind, f"{u.path}/{_ANY_FILE}") for u in uses if u.path is not None]
+    return denied_use(probes, policy)
 
 
 def _path_rule(rules: list[Rule], uses: list[FileUse], policy: PermissionPolicy) -> Rule | None:

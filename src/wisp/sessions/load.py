@@ -9,7 +9,8 @@ carries a uuid, so an abandoned branch is never mixed in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ class Conversation:
 
     entries: list[JSON]  # user/assistant lines of the chain, root first
     history: list[JSON]  # API messages, repaired so a request accepts them
+    # What the repair dropped as malformed: reason → how many (see repair.py).
+    dropped: dict[str, int] = field(default_factory=dict)
 
     @property
     def leaf_uuid(self) -> str | None:
@@ -126,7 +129,18 @@ def load_conversation(path: Path, at_uuid: str | None = None) -> Conversation | 
     if leaf is None:
         return None
     chain = [e for e in chain_to(entries, leaf) if _is_model_visible(e)]
-    return Conversation(chain, repair_history([_message_of(e) for e in chain]))
+    dropped: Counter[str] = Counter()
+    history = repair_history([_message_of(e) for e in chain], dropped)
+    return Conversation(chain, history, dict(dropped))
+
+
+def dropped_note(path: Path, dropped: dict[str, int]) -> str:
+    """The warning for what loading `path` left out, one line."""
+    total = sum(dropped.values())
+    parts = "; ".join(f"{why} ({n})" for why, n in sorted(dropped.items()))
+    noun = "part" if total == 1 else "parts"
+    return (f"wisp: warning: {path}: left out {total} malformed {noun} of the conversation, "
+            f"so the API accepts the rest: {parts}\n")
 
 
 def _is_model_visible(entry: JSON) -> bool:

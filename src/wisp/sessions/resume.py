@@ -213,6 +213,11 @@ def _load(path: Path, session_id: str, at_uuid: str | None, shown_id: str) -> Co
     except OSError:
         conversation = None
     if conversation is not None:
+        if conversation.dropped:
+            from wisp.diagnostics import warn
+            from wisp.sessions.load import dropped_note
+
+            warn(dropped_note(path, conversation.dropped))
         return conversation
     if at_uuid is not None:
         raise SessionNotFound(f"No message found with message.uuid of: {at_uuid}", shown_id)

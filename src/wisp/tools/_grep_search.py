@@ -1,33 +1,34 @@
-"""The two Grep engines: ripgrep when installed, a pure-Python walk otherwise.
+"""What a Grep asks and finds, and the pure-Python engine.
 
-Both return the same `Hits`, so the tool formats results identically whichever ran.
+ripgrep (`_grep_rg`) runs wherever wisp's wheel or PATH has it; this engine runs where
+neither does, and only ever in a child process (`_grep_worker`): Python's `re` backtracks,
+so a pattern like `(a+)+$` can run for hours holding the GIL, and in wisp's own process
+that would leave no thread free to answer SIGTERM. Both engines return the same `Hits`,
+so the tool filters and formats results identically whichever ran.
 """
 
 from __future__ import annotations
 
-import asyncio
 import bisect
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from wisp.globmatch import GlobMatcher
-from wisp.tools._bash_exec import run_supervised
-from wisp.tools._fs import BINARY_SNIFF_BYTES, PRUNED_DIRS, looks_binary, pruned
-from wisp.tools._output import CappedText
-from wisp.tools.processes import ProcessRegistry
+from wisp.tools._fs import BINARY_SNIFF_BYTES, looks_binary, pruned
 
 Mode = Literal["files_with_matches", "content", "count"]
 
 MAX_LINE_CHARS = 500
 # Files bigger than this are skipped by the fallback rather than loaded whole.
 MAX_FILE_BYTES = 20_000_000
-# Cap on ripgrep output we are willing to hold; results are truncated past it.
-MAX_RG_OUTPUT = 20_000_000
-RG_TIMEOUT_S = 60.0
+# Cap on an engine's output we are willing to hold; results are truncated past it.
+MAX_ENGINE_OUTPUT = 20_000_000
+# However long a search runs (either engine), it ends with an error at this point.
+SEARCH_TIMEOUT_S = 60.0
 
 # A small subset of ripgrep's --type table, for the fallback.
 TYPE_GLOBS: dict[str, tuple[str, ...]] = {
@@ -69,16 +70,46 @@ class Query:
     before: int = 0
     after: int = 0
     multiline: bool = False
-    # Files the search may open (normalised path → bool); None = all. Set when Read deny
-    # rules exist, so a search over a parent folder skips the denied subtree.
-    may_read: Callable[[str], bool] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "root": str(self.root)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Query:
+        return cls(**{**data, "root": Path(data["root"])})
 
 
 @dataclass
 class Hits:
+    """What a search found. Content mode keeps each file's lines apart (`groups`), so a
+    file can be dropped whole and the separators between files are drawn afterwards."""
+
     files: list[str] = field(default_factory=list)
-    lines: list[str] = field(default_factory=list)
+    groups: list[tuple[str, list[str]]] = field(default_factory=list)
     counts: list[tuple[str, int]] = field(default_factory=list)
+
+    def lines(self, separated: bool) -> list[str]:
+        """Content mode's lines; with context (`separated`), "--" between files, as grep
+        and ripgrep print them."""
+        out: list[str] = []
+        for _path, lines in self.groups:
+            if out and separated:
+                out.append("--")
+            out.extend(lines)
+        return out
+
+    def kept(self, may_read: Callable[[str], bool]) -> Hits:
+        """Only the files `may_read` allows (asked with each file's real path): a search
+        over a folder never returns what a Read deny rule covers below it."""
+        verdicts: dict[str, bool] = {}
+
+        def ok(path: str) -> bool:
+            if path not in verdicts:
+                verdicts[path] = may_read(os.path.realpath(path))
+            return verdicts[path]
+
+        return Hits([f for f in self.files if ok(f)], [g for g in self.groups if ok(g[0])],
+                    [c for c in self.counts if ok(c[0])])
 
 
 class FileFilter:
@@ -107,14 +138,8 @@ class FileFilter:
 
 def _candidates(query: Query) -> Iterator[Path]:
     if query.root.is_file():
-        found: Iterator[Path] = iter([query.root])
-    else:
-        found = _walk(query.root, "", FileFilter(query.glob, query.file_type), query.glob or "")
-    may_read = query.may_read
-    if may_read is None:
-        yield from found
-        return
-    yield from (path for path in found if may_read(os.path.realpath(path)))
+        return iter([query.root])
+    return _walk(query.root, "", FileFilter(query.glob, query.file_type), query.glob or "")
 
 
 def _walk(directory: Path, rel_dir: str, keep: FileFilter, glob: str) -> Iterator[Path]:
@@ -194,8 +219,9 @@ def compile_pattern(query: Query) -> re.Pattern[str]:
     return re.compile(query.pattern, flags)
 
 
-def search_python(query: Query) -> Hits:
-    """The fallback engine. Raises re.error for a bad pattern."""
+def search_python(query: Query, budget: int = MAX_ENGINE_OUTPUT) -> Hits:
+    """The fallback engine; it stops once content lines pass `budget` characters, as
+    ripgrep's output is cut at the same cap. Raises re.error for a bad pattern."""
     regex = compile_pattern(query)
     hits = Hits()
     single_file = query.root.is_file()
@@ -217,84 +243,9 @@ def search_python(query: Query) -> Hits:
         hits.counts.append((str(path), len(matched)))
         if query.mode == "content":
             label = "" if single_file else str(path)
-            if hits.lines and (query.before or query.after):
-                hits.lines.append("--")
-            hits.lines.extend(_render(label, lines, matched, query))
-    return hits
-
-
-def ripgrep_argv(rg: str, query: Query) -> list[str]:
-    argv = [rg, "--hidden", "--no-config", "--color=never"]
-    # Same exclusions as the fallback walk, so both engines see the same files.
-    for name in sorted(PRUNED_DIRS):
-        if name not in (query.glob or ""):
-            argv += ["--glob", f"!{name}"]
-    if query.mode == "files_with_matches":
-        argv.append("--files-with-matches")
-    elif query.mode == "count":
-        argv += ["--count", "--with-filename", "--sort=path"]
-    else:
-        argv += [
-            "--no-heading",
-            "--sort=path",
-            f"--max-columns={MAX_LINE_CHARS}",
-            "--max-columns-preview",
-        ]
-        argv.append("--line-number" if query.line_numbers else "--no-line-number")
-        argv += ["--before-context", str(query.before), "--after-context", str(query.after)]
-    if query.ignore_case:
-        argv.append("--ignore-case")
-    if query.multiline:
-        argv += ["--multiline", "--multiline-dotall"]
-    for token in (query.glob or "").split():
-        argv += ["--glob", token]
-    if query.file_type:
-        argv += ["--type", query.file_type]
-    return [*argv, "--regexp", query.pattern, "--", str(query.root)]
-
-
-async def search_ripgrep(
-    rg: str, query: Query, registry: ProcessRegistry, abort: asyncio.Event | None
-) -> Hits | str:
-    """Runs ripgrep; returns Hits or an error message. Raises OSError if rg can't start."""
-    # rg matches `--glob` patterns relative to its working directory; the fallback matches
-    # them relative to the search root, so run rg from there.
-    cwd = query.root if query.root.is_dir() else query.root.parent
-    out = CappedText(MAX_RG_OUTPUT, keep_tail=False)
-    outcome = await run_supervised(
-        ripgrep_argv(rg, query),
-        cwd=cwd,
-        env=None,
-        timeout_s=RG_TIMEOUT_S,
-        stdout=out,
-        stderr=CappedText(4096, keep_tail=False),
-        abort=abort,
-        registry=registry,
-    )
-    if outcome.ending == "timeout":
-        return f"ripgrep timed out after {RG_TIMEOUT_S:g}s; narrow the path or pattern."
-    if outcome.ending == "interrupted":
-        return "Grep was interrupted."
-    text = out.head
-    if out.total > len(text):
-        # Past the cap: drop the line we cut through.
-        text = text[: text.rfind("\n") + 1]
-    if outcome.returncode == 2 and not text:
-        return "Grep failed: " + outcome.stderr.head.strip()
-    return _parse_rg(text, query)
-
-
-def _parse_rg(text: str, query: Query) -> Hits:
-    rows = [line for line in text.split("\n") if line]
-    hits = Hits()
-    if query.mode == "files_with_matches":
-        hits.files = rows
-    elif query.mode == "count":
-        for row in rows:
-            path, _, count = row.rpartition(":")
-            if count.isdigit():
-                hits.counts.append((path, int(count)))
-                hits.files.append(path)
-    else:
-        hits.lines = rows
+            rendered = _render(label, lines, matched, query)
+            hits.groups.append((str(path), rendered))
+            budget -= sum(len(line) + 1 for line in rendered)
+            if budget < 0:
+                break
     return hits

@@ -55,17 +55,16 @@ class CappedText:
 
     def _start_spill(self) -> None:
         """Nothing was dropped yet: the file starts with all of it."""
-        import tempfile
-
         self._spill = False
-        folder = os.path.join(tempfile.gettempdir(), f"wisp-{os.getuid()}", "output")
+        opened = open_output_file("bash-")
+        if opened is None:
+            return  # no room for it: the output is only clipped
+        handle, path = opened
         try:
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            fd, path = tempfile.mkstemp(dir=folder, prefix="bash-", suffix=".txt")
-            handle = os.fdopen(fd, "w", encoding="utf-8", errors="replace")
             handle.write(self.head + "".join(self._tail))
         except OSError:
-            return  # no room for it: the output is only clipped
+            handle.close()
+            return
         self._file, self.spill_path = handle, path
 
     def close(self) -> None:
@@ -77,6 +76,34 @@ class CappedText:
         tail = "".join(self._tail)
         dropped = self.total - len(self.head) - len(tail)
         return [self.head, dropped, tail] if dropped else [self.head + tail]
+
+
+def open_output_file(prefix: str) -> tuple[IO[str], str] | None:
+    """A new file for a tool's whole output, in a folder of this user's only, under a
+    name made here (never one a model or a server chose); None when there is no room."""
+    import tempfile
+
+    folder = os.path.join(tempfile.gettempdir(), f"wisp-{os.getuid()}", "output")
+    try:
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd, path = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".txt")
+        return os.fdopen(fd, "w", encoding="utf-8", errors="replace"), path
+    except OSError:
+        return None
+
+
+def save_output(text: str, prefix: str) -> str | None:
+    """`text` in a new output file (see open_output_file): its path, or None."""
+    opened = open_output_file(prefix)
+    if opened is None:
+        return None
+    handle, path = opened
+    try:
+        with handle:
+            handle.write(text)
+    except OSError:
+        return None
+    return path
 
 
 def strip_trailing_newlines(segments: list[Segment]) -> list[Segment]:

@@ -5,6 +5,12 @@ name, so a DNS answer that changes between the check and the connect (DNS rebind
 cannot steer the request inside; the Host header, TLS SNI and certificate check still use
 the name. Through an HTTP(S) proxy the proxy resolves; the local answer is judged anyway.
 Redirects are followed by hand, within the same site only, each hop judged afresh.
+
+A socket timeout bounds each read, not the whole: a server sending a byte every few
+seconds never trips it. A `Deadline` bounds the whole fetch (redirects included) by
+shutting down the socket in use, which ends whatever read is blocked on it; the same
+happens at once on `cancel` (the call was interrupted). A body over `max_bytes` is an
+error, not a silent cut.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import http.client
 import os
 import socket
 import ssl
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
@@ -21,6 +28,7 @@ from urllib.parse import urljoin, urlsplit
 from wisp.errors import ModelAPIError
 from wisp.models.proxy import Proxy, proxy_for
 from wisp.tools._address_guard import AddrInfo, checked_addresses, host_port
+from wisp.tools._deadline import Deadline
 
 MAX_REDIRECTS = 10
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -142,9 +150,13 @@ def _open(url: str, allowed: frozenset[str], env: Mapping[str, str], timeout: fl
 
 
 def _get(url: str, allowed: frozenset[str], env: Mapping[str, str], *, timeout: float,
-         headers: dict[str, str], max_bytes: int) -> tuple[Page, str | None]:
+         headers: dict[str, str], max_bytes: int, deadline: Deadline
+         ) -> tuple[Page, str | None]:
     """One request: the page, and where it redirects to (None when it does not)."""
+    # A connect in progress has no socket to shut yet: its own timeout must end in time.
+    timeout = max(0.05, min(timeout, deadline.ends_at - time.monotonic()))
     conn, target, extra = _open(url, allowed, env, timeout)
+    deadline.watch(conn)
     try:
         conn.request("GET", target, headers={**headers, **extra})
         response = conn.getresponse()
@@ -159,10 +171,27 @@ def _get(url: str, allowed: frozenset[str], env: Mapping[str, str], *, timeout: 
             reason=response.reason or "",
             content_type=response.headers.get_content_type(),
             charset=response.headers.get_content_charset() or "utf-8",
-            body=response.read(max_bytes),
+            body=_body(response, url, max_bytes),
         ), None
     finally:
         conn.close()
+
+
+def _body(response: http.client.HTTPResponse, url: str, max_bytes: int) -> bytes:
+    """The whole body, or FetchFailed past `max_bytes` (said before reading any of it
+    when the server declares its length)."""
+    declared = response.getheader("Content-Length") or ""
+    if declared.strip().isdigit() and int(declared) > max_bytes:
+        raise FetchFailed(_too_large(url, max_bytes, f"{int(declared):,} bytes"))
+    body = response.read(max_bytes + 1)
+    if len(body) > max_bytes:
+        raise FetchFailed(_too_large(url, max_bytes, "more"))
+    return body
+
+
+def _too_large(url: str, max_bytes: int, size: str) -> str:
+    return (f"WebFetch failed: {url} sent {size}, more than the {max_bytes // (1 << 20)} MB "
+            "a page may have")
 
 
 def _next_hop(url: str, location: str, status: int, allowed: frozenset[str]) -> str:
@@ -180,12 +209,31 @@ def _next_hop(url: str, location: str, status: int, allowed: frozenset[str]) -> 
 
 
 def fetch(url: str, allowed: frozenset[str], *, timeout: float, headers: dict[str, str],
-          max_bytes: int, env: Mapping[str, str] | None = None) -> Page:
-    """GETs `url`, following same-site redirects; every hop's host is judged first."""
+          max_bytes: int, deadline: Deadline, env: Mapping[str, str] | None = None) -> Page:
+    """GETs `url`, following same-site redirects; every hop's host is judged first. Past
+    the deadline (or once cancelled) it raises FetchFailed, whatever the read got."""
     env = os.environ if env is None else env
+    started = time.monotonic()
+    try:
+        page = _follow(url, allowed, env, timeout=timeout, headers=headers,
+                       max_bytes=max_bytes, deadline=deadline)
+    except Exception:
+        if not deadline.expired:
+            raise
+        page = None
+    if deadline.expired:  # a shut socket can also look like a short, complete body
+        took = time.monotonic() - started
+        raise FetchFailed(f"WebFetch failed: {url} was still sending after {took:.0f}s; a "
+                          f"fetch may take {deadline.seconds:g}s in all") from None
+    assert page is not None
+    return page
+
+
+def _follow(url: str, allowed: frozenset[str], env: Mapping[str, str], *, timeout: float,
+            headers: dict[str, str], max_bytes: int, deadline: Deadline) -> Page:
     for _hop in range(MAX_REDIRECTS + 1):
         page, location = _get(url, allowed, env, timeout=timeout, headers=headers,
-                              max_bytes=max_bytes)
+                              max_bytes=max_bytes, deadline=deadline)
         if location is None:
             return page
         url = _next_hop(url, location, page.status, allowed)

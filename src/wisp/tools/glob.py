@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
@@ -24,14 +25,19 @@ def _split_absolute(pattern: str, base: Path) -> tuple[str, Path]:
     return pattern, base
 
 
-def find_matching(base: Path, pattern: str) -> list[str]:
-    """Absolute paths of regular files under `base` whose relative path matches `pattern`."""
+def find_matching(base: Path, pattern: str, stop: Callable[[], bool] = lambda: False
+                  ) -> list[str]:
+    """Absolute paths of regular files under `base` whose relative path matches `pattern`.
+    The walk runs in a worker thread, which nothing can cancel: it ends early once `stop()`
+    is true, so an interrupted Glob of a huge tree does not hold wisp's exit."""
     matcher = GlobMatcher(pattern)
     prefix = matcher.literal_prefix()
     root = base / prefix if prefix else base
     depth_cap = matcher.max_depth()
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
+        if stop():
+            return found
         rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/")
         depth = 0 if rel_dir == "." else rel_dir.count("/") + 1
         if depth_cap is not None and depth + 1 >= depth_cap:
@@ -104,7 +110,8 @@ class Glob(Tool):
             return ToolResult.error(f"Directory does not exist: {base}")
         pattern, base = _split_absolute(tool_input["pattern"], base)
         started = time.monotonic()
-        matches = await asyncio.to_thread(lambda: newest_first(find_matching(base, pattern)))
+        stop = ctx.abort.is_set
+        matches = await asyncio.to_thread(lambda: newest_first(find_matching(base, pattern, stop)))
         may_read = ctx.read_filter
         if may_read is not None:
             matches = [m for m in matches if may_read(os.path.realpath(m))]

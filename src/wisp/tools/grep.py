@@ -1,9 +1,14 @@
-"""Grep: regex search over file contents (ripgrep when installed, Python otherwise)."""
+"""Grep: regex search over file contents.
+
+ripgrep runs the search (`_grep_rg`; wisp's wheel brings it), or, where there is none,
+Python's engine in a child process (`_grep_worker`): never in wisp's own process, where a
+backtracking pattern could hold the GIL for hours and leave SIGTERM unanswered. Whichever
+ran, files a Read deny rule covers are dropped from the hits before anything is shown.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import re
+import os
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from wisp.tools._fs import readable, resolve_path
@@ -11,7 +16,7 @@ from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check
 from wisp.tools.glob import newest_first
 
 if TYPE_CHECKING:
-    # Loaded on the first search (with shutil, for ripgrep): see _query and _search.
+    # Loaded on the first search: see _query and _search.
     from wisp.tools._grep_search import Hits, Mode, Query
 
 # Keeps a broad content search from flooding the context window.
@@ -68,7 +73,8 @@ def _query(tool_input: JSON, ctx: ToolContext) -> Query:
 def _present(query: Query, hits: Hits, tool_input: JSON) -> ToolResult:
     data: JSON = {"mode": query.mode}
     if query.mode == "content":
-        page, note = _page([readable(line) for line in hits.lines], tool_input)
+        lines = hits.lines(separated=bool(query.before or query.after))
+        page, note = _page([readable(line) for line in lines], tool_input)
         data.update(numLines=len(page), content="\n".join(page), numFiles=len(hits.files))
         text = "\n".join(page) if page else "No matches found"
     elif query.mode == "count":
@@ -146,24 +152,25 @@ class Grep(Tool):
 
 
 async def _search(query: Query, ctx: ToolContext) -> Hits | str:
-    # With Read deny rules in force, the Python engine runs: it checks every file against
-    # them before opening it, which ripgrep cannot be told exactly.
-    from wisp.tools._grep_search import search_python, search_ripgrep
+    from wisp.tools._grep_rg import search_ripgrep
+    from wisp.tools._grep_worker import search_in_child
 
-    rg = ripgrep() if ctx.read_filter is None else None
-    query.may_read = ctx.read_filter
+    rg = ripgrep()
     try:
         if rg:
-            return await search_ripgrep(rg, query, ctx.processes, ctx.abort)
-        return await asyncio.to_thread(search_python, query)
-    except re.error as exc:
-        return f"Invalid regular expression {query.pattern!r}: {exc}"
+            hits = await search_ripgrep(rg, query, ctx.processes, ctx.abort)
+        else:
+            hits = await search_in_child(query, ctx.processes, ctx.abort)
     except OSError as exc:
         return f"Grep failed: {exc}"
+    if isinstance(hits, str) or ctx.read_filter is None:
+        return hits
+    return hits.kept(ctx.read_filter)
 
 
 def ripgrep() -> str | None:
-    """The `rg` binary on PATH, if any (searches fall back to the Python engine without)."""
-    import shutil
+    """The `rg` to run (wisp's own, else PATH's); None where there is none."""
+    from wisp.tools._grep_rg import find_ripgrep
 
-    return shutil.which("rg")
+    builtin = os.environ.get("USE_BUILTIN_RIPGREP", "").strip().lower() not in ("0", "false")
+    return find_ripgrep(builtin)

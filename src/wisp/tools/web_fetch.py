@@ -8,8 +8,9 @@ modules are imported inside the fetch, not at module load, to keep `wisp` start-
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -17,10 +18,14 @@ from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check
 
 if TYPE_CHECKING:
     from wisp.permissions.rules import Rule
+    from wisp.tools._deadline import Deadline
     from wisp.tools._web_http import CrossHostRedirect, Page
 
-TIMEOUT_S = 15.0
-MAX_BYTES = 2 * 1024 * 1024
+TIMEOUT_S = 15.0  # each connect and each read
+# The whole fetch, redirects included (WISP_WEBFETCH_DEADLINE_S changes it): a server that
+# sends a byte every few seconds passes every read's timeout and would never end.
+DEADLINE_S = 60.0
+MAX_BYTES = 10 * 1024 * 1024  # a larger body is an error, as in Claude Code
 MAX_CHARS = 20_000
 USER_AGENT = "wisp/0.1 (+WebFetch)"
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -56,12 +61,24 @@ def normalise_url(url: str, plain_http_hosts: frozenset[str] = frozenset()) -> s
     return urlunsplit(parts)
 
 
-def _fetch(url: str, allowed: frozenset[str], env: dict[str, str] | None) -> Page:
+def deadline_s(env: Mapping[str, str]) -> float:
+    try:
+        seconds = float(env.get("WISP_WEBFETCH_DEADLINE_S", ""))
+    except ValueError:
+        return DEADLINE_S
+    return seconds if 0 < seconds < float("inf") else DEADLINE_S
+
+
+def _fetch(url: str, allowed: frozenset[str], env: dict[str, str] | None,
+           deadline: Deadline) -> Page:
     from wisp.tools._web_http import fetch
 
     headers = {"User-Agent": USER_AGENT, "Accept": "*/*"}
-    return fetch(url, allowed, timeout=TIMEOUT_S, headers=headers, max_bytes=MAX_BYTES,
-                 env=env)
+    try:
+        return fetch(url, allowed, timeout=TIMEOUT_S, headers=headers, max_bytes=MAX_BYTES,
+                     env=env, deadline=deadline)
+    finally:
+        deadline.close()
 
 
 def _failure(url: str, exc: BaseException) -> str:
@@ -149,9 +166,14 @@ class WebFetch(Tool):
         except ValueError as exc:
             return ToolResult.error(str(exc))
         started = time.monotonic()
+        from wisp.tools._deadline import Deadline
+
+        deadline = Deadline(deadline_s(os.environ if ctx.env is None else ctx.env))
         # Off the event loop: name resolution and the HTTP exchange both block.
-        fetch = asyncio.ensure_future(asyncio.to_thread(_fetch, url, allowed, ctx.env))
+        fetch = asyncio.ensure_future(asyncio.to_thread(_fetch, url, allowed, ctx.env,
+                                                        deadline))
         if not await _finished_unless_aborted(fetch, ctx.abort):
+            deadline.cancel()  # the worker thread's socket is shut: it ends at once
             return ToolResult.error(f"WebFetch of {url} was interrupted.")
         failure = fetch.exception()
         if failure is not None:
@@ -167,7 +189,7 @@ async def _finished_unless_aborted(fetch: asyncio.Future[Page], abort_event: asy
     try:
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         if not fetch.done() and abort_event.is_set():
-            # The worker thread cannot be cancelled; it ends by itself within the timeout.
+            # The worker thread cannot be cancelled: the caller ends its fetch instead.
             fetch.add_done_callback(lambda f: f.exception())
             return False
         await asyncio.wait({fetch})

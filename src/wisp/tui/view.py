@@ -205,26 +205,28 @@ class ConversationView:
         text = render.result_text(block.get("content"))
         is_error = bool(block.get("is_error"))
         indent = depth * INDENT
-        full_path = self._whole_output(text, str(block.get("tool_use_id")))
+        full_path = self._whole_output(text)
         self.collapsed = Collapsed("result", text, is_error, indent)
         self._print(render.result_block(text, is_error, indent, full_path=full_path,
                                         expanded=self.verbose, width=self.screen.width()))
 
-    def _whole_output(self, text: str, tool_use_id: str) -> str | None:
+    def _whole_output(self, text: str) -> str | None:
         """Where a long result can be read whole: the file a tool saved its clipped output
         in (Bash names it in its marker), or else, past BIG_OUTPUT_CHARS, a file of the
         result's text written here."""
         saved = _SAVED_IN.search(text)
         if saved:
             return saved.group(1)
-        return self._save_big(text, tool_use_id) if len(text) > BIG_OUTPUT_CHARS else None
+        return self._save_big(text) if len(text) > BIG_OUTPUT_CHARS else None
 
-    def _save_big(self, text: str, tool_use_id: str) -> str | None:
+    def _save_big(self, text: str) -> str | None:
+        """A file of a name made here: never one built from the tool_use id, which the
+        model chose (`../../x` or `/tmp/x` would write wherever it pointed)."""
         folder = self.output_dir or tempfile.gettempdir()
         try:
-            os.makedirs(folder, exist_ok=True)
-            path = os.path.join(folder, f"{tool_use_id}.txt")
-            with open(path, "w", encoding="utf-8", errors="replace") as handle:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            fd, path = tempfile.mkstemp(dir=folder, prefix="result-", suffix=".txt")
+            with open(fd, "w", encoding="utf-8", errors="replace") as handle:
                 handle.write(text)
         except OSError:
             return None
