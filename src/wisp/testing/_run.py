@@ -26,17 +26,55 @@ _STOP_GRACE_S = 5.0
 def run_command(command: list[str], env: dict[str, str]) -> int:
     """Runs `command` to its end; its exit status, 128+N when signal N ended it, and 127
     (126) when it cannot be found (run), as a shell says."""
-    try:
-        child = subprocess.Popen(command, env=env, process_group=0)
-    except OSError as exc:
-        sys.stderr.write(f"{PROGRAM}: cannot run {command[0]}: {exc.strerror}\n")
-        return 127 if isinstance(exc, FileNotFoundError) else 126
-    try:
-        with _terminal_for(child.pid), _passing_signals_to(child.pid):
-            status = child.wait()
-    finally:
-        _end_group(child)
+    relay = _Relay()
+    with relay.installed():  # before the command starts: no signal may slip between
+        try:
+            child = subprocess.Popen(command, env=env, process_group=0)
+        except OSError as exc:
+            sys.stderr.write(f"{PROGRAM}: cannot run {command[0]}: {exc.strerror}\n")
+            return 127 if isinstance(exc, FileNotFoundError) else 126
+        try:
+            relay.attach(child.pid)
+            with _terminal_for(child.pid):
+                status = child.wait()
+        finally:
+            _end_group(child)
     return status if status >= 0 else 128 - status
+
+
+class _Relay:
+    """Interrupts and terminations sent here go to the command's group, which then ends
+    as it sees fit; this process waits for it either way. One that comes before the
+    command has started is passed on as soon as it has."""
+
+    def __init__(self) -> None:
+        self.group: int | None = None
+        self.pending: list[int] = []
+
+    def attach(self, group: int) -> None:
+        self.group = group
+        for signum in self.pending:
+            self._send(signum)
+
+    def _send(self, signum: int) -> None:
+        assert self.group is not None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.group, signum)
+
+    def _received(self, signum: int, _frame: FrameType | None) -> None:
+        if self.group is None:
+            self.pending.append(signum)
+        else:
+            self._send(signum)
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        previous = {sig: signal.signal(sig, self._received) for sig in _PASSED_ON}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 @contextlib.contextmanager
@@ -62,22 +100,6 @@ def _terminal_for(group: int) -> Iterator[None]:
         with contextlib.suppress(OSError):
             os.tcsetpgrp(0, os.getpgrp())
         signal.signal(signal.SIGTTOU, previous)
-
-
-@contextlib.contextmanager
-def _passing_signals_to(group: int) -> Iterator[None]:
-    """Interrupts and terminations sent here go to the command's group, which then ends
-    as it sees fit; this process waits for it either way."""
-    def pass_on(signum: int, _frame: FrameType | None) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(group, signum)
-
-    previous = {sig: signal.signal(sig, pass_on) for sig in _PASSED_ON}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _end_group(child: subprocess.Popen[bytes]) -> None:
