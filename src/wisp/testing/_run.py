@@ -15,12 +15,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from types import FrameType
 
 PROGRAM = "python -m wisp.testing.server"
 _PASSED_ON = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-_STOP_GRACE_S = 5.0
+_STOP_GRACE_S = 1.0  # an orphan ended but not reaped by init waits this long
 
 
 def run_command(command: list[str], env: dict[str, str]) -> int:
@@ -104,12 +105,29 @@ def _terminal_for(group: int) -> Iterator[None]:
 
 def _end_group(child: subprocess.Popen[bytes]) -> None:
     """Ends what is left of the command's group: the command itself if this process is
-    leaving early, and anything it left running in the background."""
-    with contextlib.suppress(OSError):  # nobody left in it
-        os.killpg(child.pid, signal.SIGTERM)
+    leaving early, and anything it left running in the background. SIGKILL follows for
+    what outlives the grace period: a process may hold SIGTERM blocked (a shell's child
+    forked while a trap was being handled keeps the shell's signal mask)."""
     try:
-        child.wait(timeout=_STOP_GRACE_S)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(OSError):
-            os.killpg(child.pid, signal.SIGKILL)
-        child.wait()
+        os.killpg(child.pid, signal.SIGTERM)
+    except OSError:
+        return  # nobody left in it: the usual case
+    deadline = time.monotonic() + _STOP_GRACE_S
+    while time.monotonic() < deadline:
+        if child.poll() is not None and not _group_alive(child.pid):
+            return
+        time.sleep(0.02)
+    with contextlib.suppress(OSError):
+        os.killpg(child.pid, signal.SIGKILL)
+    child.wait()
+
+
+def _group_alive(group: int) -> bool:
+    """Whether any process is still in the group (one ended but not yet reaped counts)."""
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
