@@ -167,6 +167,17 @@ def test_it_runs_wisp_offline_and_stops(tmp_path: Path) -> None:
     assert (done.returncode, done.stdout, done.stderr) == (0, "echo: hello\n", "")
 
 
+def test_wisp_runs_from_an_unactivated_virtual_environment(tmp_path: Path) -> None:
+    """`.venv/bin/python -m wisp.testing.server -- wisp -p hello` with .venv/bin not on
+    PATH: the console script beside the interpreter is the one run."""
+    if not (Path(sys.executable).parent / "wisp").exists():
+        pytest.skip("wisp is not installed as a console script beside this interpreter")
+    done = subprocess.run(server_command("--", "wisp", "-p", "hello"), capture_output=True,
+                          text=True, timeout=60, check=False, cwd=tmp_path,
+                          env=clean_env(tmp_path, PATH="/usr/bin:/bin"))
+    assert (done.returncode, done.stdout, done.stderr) == (0, "echo: hello\n", "")
+
+
 def test_the_script_answers_the_command(tmp_path: Path) -> None:
     script = tmp_path / "replies.json"
     script.write_text(json.dumps([{"text": "scripted answer"}]))
