@@ -37,3 +37,45 @@ def test_an_unknown_role_is_a_usage_error(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stderr.startswith("error: argument --role: invalid choice: 'scheduler'")
     assert done.stderr.count("\n") == 1
+
+
+def serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "wisp", "serve", *args], text=True,
+                          capture_output=True, timeout=30, check=False,
+                          env={"HOME": str(tmp_path), "WISP_CONFIG_DIR": str(tmp_path),
+                               "PATH": "/usr/bin:/bin"})
+
+
+def test_a_busy_port_is_one_line_suggesting_port_0(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = serve(tmp_path, "--port", str(port))
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (f"wisp serve: port {port} on 127.0.0.1 is in use; "
+                           "try --port 0 for a free one\n")
+    assert not list(tmp_path.rglob("*.db"))  # found before the store was opened
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--prot", "8080"], "error: unknown option '--prot'\n(Did you mean --port?)\n"),
+    (["--stor=sqlite:x.db"], "error: unknown option '--stor'\n(Did you mean --store?)\n"),
+    (["--po", "8080"], "error: unknown option '--po'\n(Did you mean --port?)\n"),  # no prefixes
+    (["8080"], "error: unexpected argument '8080'\n"),
+])
+def test_a_mistyped_serve_option_names_the_closest(tmp_path: Path, args: list[str],
+                                                   says: str) -> None:
+    done = serve(tmp_path, *args)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", says)
+
+
+def test_serve_has_its_own_help(tmp_path: Path) -> None:
+    done = serve(tmp_path, "--help")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith("usage: wisp serve")
+    for what in ("--port", "default 0: any free port", "--store", "--role",
+                 "WISP_SERVE_API_KEYS", "wisp serve --port 8080"):
+        assert what in done.stdout

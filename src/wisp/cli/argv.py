@@ -96,7 +96,7 @@ def usage_report(exc: UsageError) -> str:
 
 
 def unknown_option(flag: str) -> UnknownOption:
-    """As commander does, only a long flag gets a suggestion, and only a long one: `-x`
+    """As commander does, only a long flag gets a suggestion, and only among long ones: `-x`
     is too short for any guess to mean much."""
     if not flag.startswith("--"):
         return UnknownOption(flag, None)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -73,7 +74,8 @@ Without a command it serves until Ctrl-C on a free port (or --port), and prints 
 With a command after --, it starts on a free port, runs the command with
 ANTHROPIC_BASE_URL and OPENAI_BASE_URL pointing at itself (ANTHROPIC_API_KEY and
 OPENAI_API_KEY set to a dummy when unset), stops when the command ends, and exits
-with the command's status. Requests are not logged then.
+with the command's status. Requests are not logged then. A command installed beside this
+Python (wisp in a virtual environment) runs even when its folder is not on PATH.
 
 script entries: {"text": "hi"}, {"tool_use": {"name": "Bash", "input": {"command": "ls"}}},
   {"error": {"status": 529, "message": "overloaded"}}, {"echo": true}, ...
@@ -142,4 +144,14 @@ def _run(server: ScriptedServer, command: list[str]) -> int:
     env.update(ANTHROPIC_BASE_URL=server.url, OPENAI_BASE_URL=server.openai_url)
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
         env[key] = env.get(key) or "test"  # any key will do: the server checks none
-    return run_command(command, env)
+    return run_command(_beside_python(command, env), env)
+
+
+def _beside_python(command: list[str], env: dict[str, str]) -> list[str]:
+    """`wisp` (or any script installed with this interpreter) runs even when its folder
+    is not on PATH, as after `python -m venv .venv` without activating it."""
+    name = command[0]
+    if os.sep in name or shutil.which(name, path=env.get("PATH")) is not None:
+        return command
+    beside = os.path.join(os.path.dirname(sys.executable), name)
+    return [beside, *command[1:]] if os.access(beside, os.X_OK) else command
