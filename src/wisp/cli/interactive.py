@@ -24,19 +24,26 @@ def run_interactive(opts: Options) -> int:
     from wisp.cli.startup import load_settings_for, starting_model
     from wisp.runtime.facts import env_overlay
     from wisp.sessions.resume import SessionNotFound, resolve_start
+    from wisp.tui.trust_dialog import settle
 
-    settings = load_settings_for(opts, os.environ)
+    # Trust first: nothing of the folder (settings, hooks, MCP servers, memory) is
+    # loaded until the user has answered.
+    env = dict(os.environ)
+    refused = settle(opts.cwd, env, opts.setting_sources)
+    if refused is not None:
+        return refused
+    settings = load_settings_for(opts, env)
     try:
-        start = resolve_start(opts, env_overlay(os.environ, settings))
+        start = resolve_start(opts, env_overlay(env, settings))
     except SessionNotFound as exc:
         sys.stderr.write(f"{exc}\n")
         return 1
-    config = runtime_config(opts, os.environ, settings=settings, start=start)
-    shown_model = starting_model(opts, settings, env_overlay(os.environ, settings))
+    config = runtime_config(opts, env, settings=settings, start=start)
+    shown_model = starting_model(opts, settings, env_overlay(env, settings))
     from wisp.tui.app import TuiApp
 
     async def main() -> int:
-        app = TuiApp(config, os.environ, shown_model)
+        app = TuiApp(config, env, shown_model)
         end_startup()
         return await app.run(opts.prompt)
 

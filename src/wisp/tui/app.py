@@ -204,10 +204,12 @@ class TuiApp:
         from prompt_toolkit.formatted_text import FormattedText
 
         from wisp import __version__
+        from wisp.textsafe import safe
 
         print_formatted_text(FormattedText([
             ("bold", "✻ wisp "),
-            ("fg:ansibrightblack", f"{__version__} · {self.shown_model} · {self.config.cwd}\n"
+            ("fg:ansibrightblack", safe(f"{__version__} · {self.shown_model} · {self.config.cwd}")
+             + "\n"
              "  /help for commands · shift+tab to change mode · ctrl+d to exit")]),
             output=self.output, style=None)
 

@@ -84,10 +84,14 @@ def _table(*columns: str) -> Table:
 
 
 def _add(table: Table, *cells: str) -> None:
-    """Cells as plain text: a rule like `Bash(ls [x]:*)` or "[name]" is not rich markup."""
+    """Cells as plain text: a rule like `Bash(ls [x]:*)` or "[name]" is not rich markup.
+    Made safe before the table is laid out, so a cell holding a control character keeps
+    the columns straight (the renderer would make it safe anyway)."""
     from rich.text import Text
 
-    table.add_row(*(Text(cell) for cell in cells))
+    from wisp.textsafe import safe_line
+
+    table.add_row(*(Text(safe_line(cell)) for cell in cells))
 
 
 def _show(app: TuiApp, *items: Any) -> None:

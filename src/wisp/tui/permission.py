@@ -1,11 +1,13 @@
 """The permission prompt: the runtime's `AskHost` for the terminal UI.
 
 When the rules leave a call at "ask", the dialog shows the tool, the whole command or the
-edit's diff, and three choices: 1 Yes; 2 Yes and save an allow rule for this project
-(`.claude/settings.local.json`; the rule is shown and can be edited first; deny rules
-still win over it); 3 No, which also interrupts the turn so the user can say what to do
-instead (Esc and ctrl+c mean the same). One dialog at a time: parallel calls wait their
-turn, and once a turn is interrupted its remaining calls are refused without asking.
+edit's diff (cut to the terminal's height when it must be, its end kept in sight and the
+choices always on screen; a cut dialog starts on "No"), and three choices: 1 Yes; 2 Yes
+and save an allow rule for this project (`.claude/settings.local.json`; the rule is
+shown and can be edited first; deny rules still win over it); 3 No, which also
+interrupts the turn so the user can say what to do instead (Esc and ctrl+c mean the
+same). One dialog at a time: parallel calls wait their turn, and once a turn is
+interrupted its remaining calls are refused without asking.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ class PermissionPrompt:
                            + " in this project")
         choices.append("No, and tell wisp what to do instead (esc)")
         footer = rules_footer(self.rules) if grantable else ""
-        picker = Picker(title, choices, footer=footer)
+        picker = Picker(title, choices, footer=footer, refusal=len(choices) - 1)
         choice = await self.app.show_dialog(picker)
         if choice is not None and choice == len(choices) - 1:
             return None
