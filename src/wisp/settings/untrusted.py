@@ -40,7 +40,7 @@ HARMLESS_KEYS = frozenset({
 })
 RESTRICTING_PERMISSIONS = ("deny", "ask", "disableBypassPermissionsMode")
 NARROWING_MODES = frozenset({"default", "plan", "dontAsk"})
-SHOWN_NAMES = 4  # names listed per key in the note; the rest are counted
+SHOWN_NAMES = 8  # names listed per key in the note; the rest are counted
 
 __all__ = ["PROJECT_SOURCES", "guard", "held_back_note"]
 

@@ -222,12 +222,16 @@ async def cmd_permissions(app: TuiApp, args: str) -> None:
 
 
 async def cmd_mcp(app: TuiApp, args: str) -> None:
-    if not app.config.mcp_config:
-        app.view.print_text("No MCP servers are configured (--mcp-config).")
-        return
+    """The session's servers, whichever way they came: --mcp-config, settings' or a
+    plugin's `mcpServers`."""
     await app.runtime.connect_mcp()
+    status = app.runtime.mcp_status()
+    if not status:
+        app.view.print_text("No MCP servers are configured (--mcp-config, settings' "
+                            "mcpServers or a plugin).")
+        return
     table = _table("server", "status", "tools")
-    for entry in app.runtime.mcp.status():
+    for entry in status:
         tools = ", ".join(t.get("name", "") for t in entry.get("tools") or [])
         _add(table, str(entry.get("name")), str(entry.get("status")), tools or "-")
     _show(app, table)
