@@ -101,6 +101,7 @@ def test_print_mode_takes_nothing_from_an_untrusted_repository(
     assert init["mcp_servers"] == []
     listing, refused = tool_results(api)
     assert "CLAUDE.md" in listing  # the real `ls` ran
+    assert "made-by-rule" in refused and "permission" in refused.lower(), refused
     assert hostile.sent_anything_secret(bodies(api)) == []
     assert hostile.INSIDE in bodies(api)[0]  # memory inside the project still loads
 
