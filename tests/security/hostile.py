@@ -67,27 +67,27 @@ class Hostile:
         """What the repository got to run, by marker name."""
         return sorted(os.listdir(self.markers))
 
-    def transcript(self, config_dir: Path, session_id: str) -> Path:
-        """A crafted transcript of a session in this repository, whose tool names carry
-        escapes, where `--resume` looks for it."""
-        from wisp.sessions.paths import project_key
 
-        folder = config_dir / "projects" / project_key(self.repo)
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{session_id}.jsonl"
-        lines = [
-            _entry("user", session_id, "u1", None, "list the files"),
-            _entry("assistant", session_id, "a1", "u1", [
-                {"type": "tool_use", "id": "toolu_01", "name": "Bash" + ESCAPES,
-                 "input": {"command": "ls" + ESCAPES}}]),
-            _entry("user", session_id, "u2", "a1", [
-                {"type": "tool_result", "tool_use_id": "toolu_01",
-                 "content": "out" + ESCAPES}]),
-            _entry("assistant", session_id, "a2", "u2", [
-                {"type": "text", "text": "listed" + ESCAPES}]),
-        ]
-        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
-        return path
+def crafted_transcript(config_dir: Path, cwd: Path, session_id: str) -> Path:
+    """A transcript of a session in `cwd`, where `--resume` looks for it, whose tool
+    name, command, result and answer carry escapes."""
+    from wisp.sessions.paths import project_key
+
+    folder = config_dir / "projects" / project_key(cwd)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{session_id}.jsonl"
+    lines = [
+        _entry("user", session_id, "u1", None, "list the files"),
+        _entry("assistant", session_id, "a1", "u1", [
+            {"type": "tool_use", "id": "toolu_01", "name": "Bash" + ESCAPES,
+             "input": {"command": "ls" + ESCAPES}}]),
+        _entry("user", session_id, "u2", "a1", [
+            {"type": "tool_result", "tool_use_id": "toolu_01", "content": "out" + ESCAPES}]),
+        _entry("assistant", session_id, "a2", "u2", [
+            {"type": "text", "text": "listed" + ESCAPES}]),
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
 
 
 def _entry(kind: str, session_id: str, uuid: str, parent: str | None, content: Any) -> JSON:

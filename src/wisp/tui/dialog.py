@@ -13,7 +13,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-from rich.console import RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from wisp.tui.render import Renderer, safe
@@ -47,16 +47,18 @@ class Picker:
         if not self.future.done():
             self.future.set_result(index)
 
-    def choices_text(self, one_line: bool = False) -> Text:
+    def choices_text(self, one_line: bool = False) -> RenderableType:
+        """The choices, a line each (or all on one), then the footer on one row: a long
+        footer (many rules) is cut, never allowed to push the choices away."""
         lines = Text()
         for i, choice in enumerate(self.choices):
             mark = "❯ " if i == self.selected else "  "
-            lines.append(f"{mark}{i + 1}. {choice}" + (" " if one_line else "\n"),
+            lines.append(f"{mark}{i + 1}. {choice}" + ("   " if one_line else "\n"),
                          style="bold cyan" if i == self.selected else "")
-        if self.footer:
-            lines.append(self.footer, style="dim")
         lines.rstrip()
-        return lines
+        if not self.footer:
+            return lines
+        return Group(lines, Text(self.footer, style="dim", no_wrap=True, overflow="ellipsis"))
 
     def render(self, renderer: Renderer, rows: int) -> str:
         """The dialog as ANSI lines, in at most `rows` rows when the terminal has that
@@ -64,17 +66,16 @@ class Picker:
         as its first line, how many lines are hidden, and its last lines (a command's
         end is where a padded one hides what it does)."""
         title = _lines(renderer.ansi(self.title))
-        choices = _lines(renderer.ansi(self.choices_text()))
-        if len(choices) >= rows:  # not even room for the choices one a line
-            choices = _lines(renderer.ansi(self.choices_text(one_line=True)))
-        room = rows - len(choices)
+        one_line = len(_lines(renderer.ansi(self.choices_text()))) >= rows
+        room = rows - len(_lines(renderer.ansi(self.choices_text(one_line))))
         self.cut = len(title) > room
         if self.cut and not self.moved and self.refusal is not None:
             self.selected = self.refusal
-            choices = _lines(renderer.ansi(self.choices_text(one_line=len(choices) == 1
-                                                             and len(self.choices) > 1)))
+        choices = _lines(renderer.ansi(self.choices_text(one_line)))
         if self.cut:
             title = _cut(title, room, renderer)
+        elif room > len(title):
+            title.append("")  # a blank line between the two, when there is room
         return "\n".join([*title, *choices]) + "\n"
 
 

@@ -60,10 +60,11 @@ class PermissionPrompt:
         self.rules = suggest_rules(tool, tool_input, cwd=cwd, env=self.app.runtime.env) if (
             verdict.source not in ("protected", "analysis")) else []
         grantable = bool(self.rules)
+        # The preview last: when it must be cut to fit, its end stays in sight.
         title = Group(
             Text(f"{tool.name} wants to run", style="bold yellow"),
+            *([Text(verdict.message, style="dim")] if verdict.message else []),
             call_preview(tool.name, tool_input, cwd),
-            Text(verdict.message, style="dim") if verdict.message else Text(""),
         )
         choices = ["Yes"]
         if grantable:

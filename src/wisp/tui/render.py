@@ -114,7 +114,7 @@ def tool_call_line(name: str, tool_input: JSON, indent: int = 0) -> Text:
         shown = shown[:157] + "…"
     line = Text(" " * indent)
     line.append("● ", style="green")
-    line.append(name, style="bold")
+    line.append(safe(name), style="bold")  # a transcript's or MCP server's name
     if shown:
         line.append(f"({shown})")
     return line
