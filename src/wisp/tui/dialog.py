@@ -91,7 +91,7 @@ def _cut(title: list[str], room: int, renderer: Renderer) -> list[str]:
     tail = title[len(title) - max(0, room - 1 - len(head)):] if room > 1 + len(head) else []
     hidden = len(title) - len(head) - len(tail)
     note = Text(f"  … {hidden} more line{'s' if hidden != 1 else ''} not shown (a taller "
-                "terminal shows them)", style="bold yellow")
+                "terminal shows them)", style="bold yellow", no_wrap=True, overflow="ellipsis")
     return [*head, *_lines(renderer.ansi(note)), *tail]
 
 
