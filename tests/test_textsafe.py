@@ -33,3 +33,17 @@ def test_terminal_safe_keeps_colours_only() -> None:
     out = terminal_safe(hostile)
     assert re.findall(r"\x1b\[[0-9;:]*[A-Za-z]", out) == ["\x1b[31m"]
     assert out == "\x1b[31mx␛]0;T␇␛[2K␛[1A␛[?1049h␛Pq␛\\"
+
+
+def test_warnings_on_stderr_show_what_a_repository_wrote() -> None:
+    """Every diagnostic passes the sanitiser: a hook event or server name from a settings
+    file cannot set the title of the terminal running `wisp -p`."""
+    from wisp import diagnostics
+
+    said: list[str] = []
+    diagnostics.route_to(said.append)
+    try:
+        diagnostics.warn("wisp: warning: hooks.Bad\x1b]0;T\x07 is not a known hook event\n")
+    finally:
+        diagnostics.route_to(None)
+    assert said == ["wisp: warning: hooks.Bad␛]0;T␇ is not a known hook event\n"]
