@@ -111,6 +111,8 @@ def test_yes_is_recorded_then_external_imports_are_asked_about_and_declined(
     term.ready(timeout=20)
     assert records(tui, repo).get("hasClaudeMdExternalIncludesWarningShown") is True
     assert records(tui, repo).get("hasClaudeMdExternalIncludesApproved") is False
+    # The memory left out is said in the scrollback, not on a stderr under the UI.
+    term.wait_for(r"left out 2 memory file\(s\) outside the project", where="scrollback")
     term.submit("hello")
     term.wait_for("hello back")
     # Trusted now: the repository's grants apply (its endpoint gets the session).

@@ -110,6 +110,11 @@ class TuiApp:
         self.view = ConversationView(self, self.env, output_dir=str(
             paths.config_dir(self.env) / "tool-output"))
         self.permission = PermissionPrompt(self)
+        # Warnings of the session's start (memory left out, a broken plugin) go into the
+        # scrollback, not under the live region where stderr would tear it.
+        from wisp.diagnostics import route_to
+
+        route_to(lambda text: self.view.print_text(text.rstrip("\n"), "yellow"))
         try:
             self.runtime = self._open_runtime(self.config)
         except Exception as exc:  # a bad session configuration: say so, and leave
