@@ -180,8 +180,10 @@ class TuiSetup:
         config_file(self.env).unlink(missing_ok=True)
 
     def terminal(self, *args: str, width: int = 100, height: int = 30,
-                 env: dict[str, str] | None = None, stdout_pipe: bool = False) -> Terminal:
-        term = Terminal(self.cwd, {**self.env, **(env or {})}, width, height).start(
+                 env: dict[str, str] | None = None, stdout_pipe: bool = False,
+                 cwd: Path | None = None) -> Terminal:
+        """wisp in a new terminal, in the project (or `cwd`), closed with the setup."""
+        term = Terminal(cwd or self.cwd, {**self.env, **(env or {})}, width, height).start(
             *args, stdout_pipe=stdout_pipe)
         self._terminals.append(term)
         return term

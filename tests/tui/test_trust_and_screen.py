@@ -39,9 +39,7 @@ def env_of(tui: TuiSetup, h: Hostile) -> dict[str, str]:
 
 
 def open_in(tui: TuiSetup, h: Hostile, *args: str, height: int = 40) -> Terminal:
-    term = Terminal(h.repo, env_of(tui, h), 100, height).start(*args)
-    tui._terminals.append(term)  # closed with the setup
-    return term
+    return tui.terminal(*args, height=height, env=env_of(tui, h), cwd=h.repo)
 
 
 def title(term: Terminal) -> str:
@@ -132,8 +130,7 @@ def test_a_trusted_folder_is_not_asked_again(tui: TuiSetup) -> None:
 
 
 def test_the_home_folder_is_trusted_for_the_session_only(tui: TuiSetup) -> None:
-    term = Terminal(tui.home, tui.env).start()
-    tui._terminals.append(term)
+    term = tui.terminal(cwd=tui.home)
     screen = term.wait_for(TRUST_DIALOG)
     assert "This is your home folder, so Yes lasts for this session only." in (
         screen.replace("\n", " ").replace("  ", " "))
