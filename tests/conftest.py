@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.frame_check import check_frame
+from wisp.settings.trust import record
 from wisp.testing import ScriptedServer
 
 JSON = dict[str, Any]
@@ -67,6 +68,12 @@ class Runner:
         self.home = tmp_path / "home"
         self.home.mkdir(exist_ok=True)
         self.env = base_env(server, self.home)
+
+    def trust(self) -> None:
+        """Records that the user trusts the project folder, as answering Yes to the trust
+        dialog does: its settings' grants (allow rules, hooks, env, MCP servers) apply
+        from then on. Without it they are held back (`wisp.settings.untrusted`)."""
+        record(self.cwd, self.env, hasTrustDialogAccepted=True)
 
     def spawn(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
         """Starts wisp in the background (stdin closed, text pipes) for signal/kill tests."""

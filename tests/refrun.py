@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from wisp.settings.trust import record
 from wisp.testing import ScriptedServer
 
 JSON = dict[str, Any]
@@ -52,6 +53,11 @@ class Place:
                     "HOME": str(self.home), "CLAUDE_CONFIG_DIR": str(self.config),
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                     "WISP_RETRY_BASE_DELAY_MS": "10", **(env or {})}
+
+    def trust(self) -> None:
+        """Records that the user trusts the work folder (the record both CLIs read), so
+        its settings' grants apply; see `wisp.settings.trust`."""
+        record(self.work, self.env, hasTrustDialogAccepted=True)
 
     def transcripts(self) -> list[Path]:
         return sorted(self.config.glob("projects/*/*.jsonl"))

@@ -18,7 +18,12 @@ _SINK: ContextVar[Sink | None] = ContextVar("wisp_diagnostics_sink", default=Non
 
 def warn(text: str) -> None:
     """Writes `text` (whole lines, newline included) where this session's diagnostics go.
-    Unbuffered on stderr: it may be the last thing a dying process says."""
+    Unbuffered on stderr: it may be the last thing a dying process says. Warnings quote
+    names from files a repository ships (hook events, server names, paths): any control
+    character in them is shown, never obeyed by the terminal (`wisp.textsafe`)."""
+    from wisp.textsafe import safe
+
+    text = safe(text)
     sink = _SINK.get()
     if sink is not None:
         sink(text)

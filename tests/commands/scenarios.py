@@ -35,6 +35,7 @@ def commands_place(tmp: Path, server: ScriptedServer) -> Place:
     hook = {"type": "command", "command": f"cat >> {log}; echo >> {log}"}
     (place.work / ".claude" / "settings.json").write_text(
         json.dumps({"hooks": {"PreCompact": [{"hooks": [hook]}]}}))
+    place.trust()  # the project's hook runs only in a trusted folder, in both CLIs
     return place
 
 

@@ -25,6 +25,7 @@ from wisp.engine.compaction import SUMMARY_PREFIX
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.runtime import Runtime
 from wisp.sessions.load import load_conversation
+from wisp.settings.trust import record
 from wisp.testing import ScriptedModel, reply
 
 JSON = dict[str, Any]
@@ -113,6 +114,7 @@ def runtime(cwd: Path, config: Path, model: ScriptedModel, **env: str) -> tuple[
         {"hooks": {e: [{"hooks": [hook]}] for e in events}}))
     base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(cwd.parent),
             "CLAUDE_CONFIG_DIR": str(config), "ANTHROPIC_API_KEY": "sk-test", **env}
+    record(cwd, base, hasTrustDialogAccepted=True)  # the project's hooks need trust
     sink = Sink()
     rt = Runtime.open(RuntimeConfig(cwd=cwd, env=base, setting_sources=("project",),
                                     permission_mode="bypassPermissions",

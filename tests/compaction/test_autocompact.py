@@ -15,6 +15,7 @@ def test_long_history_is_summarised_before_the_next_call(wisp, server, tmp_path)
     settings.parent.mkdir()
     settings.write_text(json.dumps({"hooks": {"PreCompact": [{"hooks": [
         {"type": "command", "command": f"cat >> {log}; echo >> {log}"}]}]}}))
+    wisp.trust()
     server.script(
         reply.tool_use("Bash", {"command": "echo one"}, usage=BIG),
         reply.tool_use("Bash", {"command": "echo two"}, usage=BIG),
@@ -50,6 +51,7 @@ def test_a_pre_compact_hook_can_veto(wisp, server):
     settings.parent.mkdir()
     settings.write_text(json.dumps({"hooks": {"PreCompact": [{"hooks": [
         {"type": "command", "command": "echo no >&2; exit 2"}]}]}}))
+    wisp.trust()
     server.script(reply.tool_use("Bash", {"command": "echo one"}, usage=BIG),
                   reply.tool_use("Bash", {"command": "echo two"}, usage=BIG),
                   reply.text("done"))

@@ -107,6 +107,8 @@ def _project_bypass(wisp) -> None:
     settings = wisp.cwd / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({"permissions": {"defaultMode": "bypassPermissions"}}))
+    # Trusted: an untrusted folder's widening mode is held back before any of this.
+    wisp.trust()
 
 
 def test_a_repository_settings_file_cannot_start_the_session_in_bypass(duplex, server, wisp):
@@ -150,6 +152,7 @@ def test_a_repository_cannot_supply_is_sandbox_through_settings_env(duplex, serv
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text(json.dumps({"env": {"IS_SANDBOX": "1"},
                                     "permissions": {"defaultMode": "bypassPermissions"}}))
+    wisp.trust()  # even from a trusted folder's settings
     wisp.env = {k: v for k, v in wisp.env.items() if k != "IS_SANDBOX"}
     target = wisp.cwd / "planted.txt"
     server.script(write_reply(target), reply.text("done"))

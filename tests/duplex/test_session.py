@@ -227,6 +227,7 @@ def test_the_early_answer_follows_settings_default_mode(duplex, server, wisp):
     settings = wisp.cwd / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{"permissions": {"defaultMode": "acceptEdits"}}')
+    wisp.trust()  # a widening mode applies only from a trusted folder's settings
     server.script(reply.text("ok"))
     proc = duplex()
     assert proc.initialize()["response"]["current_permission_mode"] == "acceptEdits"

@@ -11,6 +11,7 @@ def settings_with(wisp, hooks):
     path = wisp.cwd / ".claude" / "settings.json"
     path.parent.mkdir(exist_ok=True)
     path.write_text(json.dumps({"hooks": hooks}))
+    wisp.trust()  # a project's hooks run only in a folder the user trusts
 
 
 def recorder(log, matcher=None):

@@ -17,6 +17,7 @@ def write_settings(wisp, name: str, servers: dict) -> None:
     folder = wisp.cwd / ".claude"
     folder.mkdir(exist_ok=True)
     (folder / name).write_text(json.dumps({"mcpServers": servers}))
+    wisp.trust()  # a project's MCP servers start only in a folder the user trusts
 
 
 @needs_mcp

@@ -19,6 +19,7 @@ def write_call(wisp, name="out.txt"):
 def test_project_allow_plus_user_deny_is_denied(wisp, server):
     put(wisp.home / ".wisp" / "settings.json", {"permissions": {"deny": ["Write"]}})
     put(wisp.cwd / ".claude" / "settings.json", {"permissions": {"allow": ["Write"]}})
+    wisp.trust()  # or the project's allow would not count at all
     server.script(write_call(wisp), reply.text("done"))
     run = wisp("-p", "x", "--output-format", "json")
     assert not (wisp.cwd / "out.txt").exists()
@@ -28,6 +29,7 @@ def test_project_allow_plus_user_deny_is_denied(wisp, server):
 def test_local_allow_overrides_project_ask(wisp, server):
     put(wisp.cwd / ".claude" / "settings.json", {"permissions": {"ask": ["Write"]}})
     put(wisp.cwd / ".claude" / "settings.local.json", {"permissions": {"allow": ["Write"]}})
+    wisp.trust()
     server.script(write_call(wisp), reply.text("done"))
     run = wisp("-p", "x", "--output-format", "json")
     assert (wisp.cwd / "out.txt").exists()
@@ -72,6 +74,7 @@ def test_settings_flag_overrides_files_and_default_mode_applies(wisp, server):
 
 def test_setting_sources_selects_files(wisp, server):
     put(wisp.cwd / ".claude" / "settings.json", {"permissions": {"allow": ["Write"]}})
+    wisp.trust()  # trusted, and still not read: only user settings were selected
     server.script(write_call(wisp), reply.text("done"))
     wisp("-p", "x", "--setting-sources", "user")
     assert not (wisp.cwd / "out.txt").exists()

@@ -19,6 +19,7 @@ from wisp.project.memory import (
     load_memory,
     memory_locations,
     memory_reminder,
+    read_memory,
     search_folders,
 )
 
@@ -59,8 +60,10 @@ class Tree:
         for folder in (self.repo / ".git", self.cwd, self.config, self.home):
             folder.mkdir(parents=True, exist_ok=True)
 
-    def load(self, sources: tuple[str, ...] = ALL, cwd: Path | None = None) -> list[MemoryFile]:
-        return load_memory(cwd or self.cwd, self.config, sources, home=self.home)
+    def load(self, sources: tuple[str, ...] = ALL, cwd: Path | None = None, *,
+             allow_outside: bool = False) -> list[MemoryFile]:
+        return load_memory(cwd or self.cwd, self.config, sources, home=self.home,
+                           allow_outside=allow_outside)
 
 
 @pytest.fixture
@@ -275,9 +278,57 @@ def test_nested_imports_are_depth_first(tree: Tree) -> None:
 
 
 def test_home_imports_use_the_given_home(tree: Tree) -> None:
+    """(The home folder is outside the project: a project file reaches it only once the
+    user approved imports from outside, see the tests below.)"""
     top = write(tree.cwd / "CLAUDE.md", "@~/notes/mine.md")
     mine = write(tree.home / "notes" / "mine.md", "mine")
-    assert rows(tree.load()) == [("project", top, None), ("project", mine, top)]
+    assert rows(tree.load(allow_outside=True)) == [("project", top, None),
+                                                   ("project", mine, top)]
+    user = write(tree.config / "CLAUDE.md", "@~/notes/mine.md")
+    assert rows(tree.load(("user",))) == [("user", user, None), ("user", mine, user)]
+
+
+# Files outside the project ---------------------------------------------------------------
+
+
+def test_project_imports_outside_the_project_are_left_out_and_listed(tree: Tree) -> None:
+    """`@~/.ssh/id_rsa`, an absolute path, `../..` past the repository root, from a
+    project file and from a local one: none is loaded unless approved."""
+    key = write(tree.home / ".ssh" / "id_rsa", "PRIVATE KEY")
+    beside = write(tree.root / "beside.txt", "beside the repository")
+    inside = write(tree.repo / "docs.md", "inside")
+    top = write(tree.cwd / "CLAUDE.md", f"@~/.ssh/id_rsa @{beside} @../../docs.md")
+    local = write(tree.cwd / "CLAUDE.local.md", "@../../../beside.txt")
+    loaded = read_memory(tree.cwd, tree.config, ALL, tree.home)
+    assert rows(loaded.files) == [("project", top, None), ("project", inside, top),
+                                  ("local", local, None)]
+    assert loaded.outside == [key, beside]
+    approved = read_memory(tree.cwd, tree.config, ALL, tree.home, allow_outside=True)
+    assert [f.path for f in approved.files] == [top, key, beside, inside, local]
+    assert approved.outside == []
+
+
+def test_a_symlink_out_of_the_project_counts_as_outside(tree: Tree) -> None:
+    """The text of a path says nothing: a link inside the repository to a file outside
+    it, whether imported or named CLAUDE.md itself, is outside."""
+    secret = write(tree.root / "secret.txt", "SECRET")
+    (tree.cwd / "inner.md").symlink_to(secret)
+    (tree.repo / "CLAUDE.md").symlink_to(secret)
+    top = write(tree.cwd / "CLAUDE.md", "@inner.md")
+    loaded = read_memory(tree.cwd, tree.config, ALL, tree.home)
+    assert [f.path for f in loaded.files] == [top]
+    assert loaded.outside == [tree.repo / "CLAUDE.md", tree.cwd / "inner.md"]
+    assert all("SECRET" not in f.content for f in loaded.files)
+
+
+def test_outside_a_repository_the_working_folder_is_the_project(tmp_path: Path) -> None:
+    cwd = tmp_path / "work"
+    top = write(cwd / "CLAUDE.md", "@sub/a.md @../b.md")
+    a = write(cwd / "sub" / "a.md", "a")
+    b = write(tmp_path / "b.md", "b")
+    loaded = read_memory(cwd, tmp_path / "config", ALL)
+    assert [f.path for f in loaded.files] == [top, a]
+    assert loaded.outside == [b]
 
 
 def test_other_users_homes_are_not_imported(tree: Tree) -> None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wisp.settings.trust import record
 from wisp.testing import ScriptedServer, reply
 from wisp.testing.reply import Reply
 
@@ -143,6 +144,10 @@ async def _drive_in(cli: list[str], scenario: Scenario, tmp: Path, timeout: floa
     if scenario.settings is not None:
         (work / ".claude").mkdir()
         (work / ".claude" / "settings.json").write_text(json.dumps(scenario.settings))
+        # Trusted, in the record both CLIs read: an untrusted folder's hooks do not run
+        # in wisp (the reference runs them in print and stream-json modes).
+        record(work, {"HOME": str(home), "CLAUDE_CONFIG_DIR": str(home / ".claude")},
+               hasTrustDialogAccepted=True)
     with ScriptedServer(*scenario.replies, default=reply.text("default reply")) as server:
         proc = await asyncio.create_subprocess_exec(
             *cli, *DUPLEX, *scenario.args, cwd=work, env=environment(server, home),

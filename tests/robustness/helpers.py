@@ -43,3 +43,4 @@ def python_hook(wisp: Runner, event: str, code: str, matcher: str | None = None)
     settings = wisp.cwd / ".claude" / "settings.json"
     settings.parent.mkdir(exist_ok=True)
     settings.write_text(json.dumps({"hooks": {event: [entry]}}))
+    wisp.trust()  # a project's hooks run only in a trusted folder

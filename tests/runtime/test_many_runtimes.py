@@ -18,6 +18,7 @@ from wisp.engine.events import Event, RunFinished
 from wisp.engine.outcome import Aborted, Outcome, Success
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.runtime import Runtime
+from wisp.settings.trust import record
 from wisp.testing import ScriptedServer, reply
 from wisp.wire.projection import StreamJson
 
@@ -73,6 +74,8 @@ class Session:
                "HOME": str(self.home), "WISP_CONFIG_DIR": str(self.home / ".wisp"),
                "ANTHROPIC_BASE_URL": self.server.url, "ANTHROPIC_API_KEY": "sk-test",
                "CLAUDE_CODE_MAX_RETRIES": "0"}
+        # Each user trusts their own project in their own config: its `env` applies.
+        record(self.cwd, env, hasTrustDialogAccepted=True)
         return RuntimeConfig(cwd=self.cwd, env=env, add_dirs=(str(shared),),
                              permission_mode="bypassPermissions", permission_mode_set=True,
                              bypass_allowed=True, setting_sources=("user", "project"))

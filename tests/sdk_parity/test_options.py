@@ -11,6 +11,7 @@ import pytest
 
 from tests.sdk_parity import summary as s
 from tests.sdk_parity.harness import Backend, scenario, sdk_module
+from wisp.settings.trust import record
 from wisp.testing import reply
 
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "integer"}},
@@ -161,13 +162,21 @@ async def system_prompts(b: Backend) -> dict[str, Any]:
 
 @scenario()
 async def setting_sources(b: Backend) -> dict[str, Any]:
-    """A project settings file allows Write; it counts only when "project" is a source."""
+    """A project settings file allows Write; it counts only when "project" is a source,
+    and only once the user trusts the folder: naming the source does not vouch for what
+    the repository put there (as with the reference, which ignores an untrusted folder's
+    allow rules whatever `--setting-sources` says)."""
     settings = b.cwd / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"permissions": {"allow": ["Write"]}}))
     outcome = {}
-    for name, sources in (("user_only", ["user"]), ("with_project", ["user", "project"]),
+    for name, sources in (("untrusted_with_project", ["user", "project"]),
+                          ("untrusted_none_given", None), ("trusting", None),
+                          ("user_only", ["user"]), ("with_project", ["user", "project"]),
                           ("none_given", None), ("empty", [])):
+        if name == "trusting":
+            record(b.cwd, b.env, hasTrustDialogAccepted=True)
+            continue
         target = b.cwd / f"{name}.txt"
         b.server.script(reply.tool_use("Write", {"file_path": str(target), "content": name}),
                         reply.text("done"))
@@ -334,8 +343,11 @@ def test_system_prompts(backend: Backend) -> None:
 
 
 def test_setting_sources(backend: Backend) -> None:
-    # No setting_sources: the CLI's default, every source (so the project rule applies).
+    # No setting_sources: the CLI's default, every source (so the project rule applies
+    # once the folder is trusted).
     assert backend.run(setting_sources) == {
+        "untrusted_with_project": {"raised": None, "written": False, "denials": 1},
+        "untrusted_none_given": {"raised": None, "written": False, "denials": 1},
         "user_only": {"raised": None, "written": False, "denials": 1},
         "with_project": {"raised": None, "written": True, "denials": 0},
         "none_given": {"raised": None, "written": True, "denials": 0},

@@ -19,6 +19,7 @@ from typing import Any
 
 from tests.conftest import base_env, wisp_command
 from tests.frame_check import check_frame
+from wisp.settings.trust import record
 from wisp.testing import RecordedRequest, ScriptedServer, reply
 from wisp.testing.reply import Reply
 
@@ -129,6 +130,12 @@ class Workspace:
         for folder in (ws.cwd, ws.home, ws.outside, ws.home / ".wisp"):
             folder.mkdir(parents=True, exist_ok=True)
         return ws
+
+    def trust(self) -> None:
+        """The user trusts `cwd` (recorded in the config dir `run_session` gives wisp), so
+        its settings' grants apply."""
+        record(self.cwd, {"HOME": str(self.home), "WISP_CONFIG_DIR": str(self.home / ".wisp")},
+               hasTrustDialogAccepted=True)
 
 
 def run_session(ws: Workspace, calls: Sequence[Call], *flags: str,

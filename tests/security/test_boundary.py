@@ -107,6 +107,7 @@ def test_a_grant_opens_the_outside_folder(tmp_path, grant):
         (ws.cwd / ".claude").mkdir()
         (ws.cwd / ".claude" / "settings.json").write_text(
             json.dumps({"permissions": {"additionalDirectories": [str(ssh)]}}))
+        ws.trust()  # a project's extra directories are a grant: trusted folders only
     session = run_session(ws, grant_read_calls(ws), *flags)
     for outcome in session.outcomes.values():
         assert not outcome.is_error and outcome.denial is None, outcome

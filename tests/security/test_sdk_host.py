@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import pytest
 
 from tests.sdk.conftest import sdk_env, wisp_executable
+from wisp.settings.trust import record
 from wisp.testing import ScriptedServer, reply
 
 pytest.importorskip("claude_agent_sdk", reason="claude-agent-sdk is not installed")
@@ -130,6 +131,7 @@ def test_a_hook_rewrite_into_a_denied_path_is_refused(server, tmp_path, work):
         "permissions": {"deny": ["Edit(./secret/**)"]},
         "hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [
             {"type": "command", "command": f"cat {answer}"}]}]}}))
+    record(work, sdk_env(server, tmp_path / "home"), hasTrustDialogAccepted=True)
     host = Host(lambda _name, tool_input: PermissionResultAllow(updated_input=tool_input))
     result, tool_result = session(
         server, tmp_path, ("Write", {"file_path": str(work / "ok.txt"), "content": "ok"}), host)

@@ -62,6 +62,7 @@ def test_subagent_hooks_fire(wisp, server, tmp_path):
     settings.parent.mkdir()
     settings.write_text(json.dumps({"hooks": {"SubagentStart": hook, "SubagentStop": hook,
                                               "Stop": hook}}))
+    wisp.trust()
     server.script(task_call("go"), reply.text("sub done"), reply.text("all done"))
     wisp("-p", "x")
     names = [json.loads(line)["hook_event_name"] for line in log.read_text().splitlines()

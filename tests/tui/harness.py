@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import base_env
+from wisp.settings.trust import config_file, record
 from wisp.testing import ScriptedServer
 from wisp.testing.server import RecordedRequest
 
@@ -170,10 +171,19 @@ class TuiSetup:
         self.env.update({"HOME": str(self.home), "TERM": "xterm-256color",
                          "LANG": os.environ.get("LANG") or "C.UTF-8"})
         self._terminals: list[Terminal] = []
+        # The user has trusted this project before (the UI would ask first otherwise):
+        # tests of the trust dialog itself call `distrust`.
+        record(self.cwd, self.env, hasTrustDialogAccepted=True)
+
+    def distrust(self) -> None:
+        """Forgets every answer recorded in the user's config (trust, memory imports)."""
+        config_file(self.env).unlink(missing_ok=True)
 
     def terminal(self, *args: str, width: int = 100, height: int = 30,
-                 env: dict[str, str] | None = None, stdout_pipe: bool = False) -> Terminal:
-        term = Terminal(self.cwd, {**self.env, **(env or {})}, width, height).start(
+                 env: dict[str, str] | None = None, stdout_pipe: bool = False,
+                 cwd: Path | None = None) -> Terminal:
+        """wisp in a new terminal, in the project (or `cwd`), closed with the setup."""
+        term = Terminal(cwd or self.cwd, {**self.env, **(env or {})}, width, height).start(
             *args, stdout_pipe=stdout_pipe)
         self._terminals.append(term)
         return term

@@ -18,6 +18,7 @@ import pytest
 
 from tests.tui.harness import POLL_S, Terminal, TuiSetup, message_requests, wait_requests
 from wisp.models import catalog
+from wisp.settings.trust import record
 from wisp.testing import reply
 
 JSON = dict[str, Any]
@@ -190,6 +191,7 @@ def test_up_and_down_walk_the_history_kept_per_project(tui: TuiSetup, tmp_path: 
 
     other_cwd = tmp_path / "other-project"
     other_cwd.mkdir()
+    record(other_cwd, tui.env, hasTrustDialogAccepted=True)  # trusted too, long ago
     other = Terminal(other_cwd, tui.env).start()
     try:
         other.ready(timeout=20)

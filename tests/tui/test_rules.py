@@ -19,6 +19,7 @@ from wisp.permissions.rules import Rule
 from wisp.runtime.build import permission_policy
 from wisp.runtime.config import RuntimeConfig
 from wisp.settings.loader import load_settings
+from wisp.settings.trust import record
 from wisp.tools.base import Tool
 from wisp.tools.registry import builtin_tools
 from wisp.tui.rules import (
@@ -480,6 +481,8 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path: Path,
 def runtime_policy(cwd: Path, home: Path) -> PermissionPolicy:
     """The policy the runtime would build for a session in `cwd`."""
     env = {"HOME": str(home), "WISP_CONFIG_DIR": str(home / ".wisp")}
+    # The dialog that saves rules runs only in a folder the user trusted.
+    record(cwd, env, hasTrustDialogAccepted=True)
     settings = load_settings(cwd, env, selected=None, flag=None)
     assert settings.errors == []
     return permission_policy(RuntimeConfig(cwd=cwd, env=env), "default", settings, env)

@@ -24,24 +24,31 @@ def run_interactive(opts: Options) -> int:
     from wisp.cli.startup import load_settings_for, missing_key, starting_model
     from wisp.runtime.facts import env_overlay
     from wisp.sessions.resume import SessionNotFound, resolve_start
+    from wisp.tui.trust_dialog import settle
 
-    settings = load_settings_for(opts, os.environ)
-    env = env_overlay(os.environ, settings)
+    # Trust first: nothing of the folder (settings, hooks, MCP servers, memory) is
+    # loaded until the user has answered.
+    env = dict(os.environ)
+    refused = settle(opts.cwd, env, opts.setting_sources)
+    if refused is not None:
+        return refused
+    settings = load_settings_for(opts, env)
+    overlaid = env_overlay(env, settings)
     try:
-        start = resolve_start(opts, env)
+        start = resolve_start(opts, overlaid)
     except SessionNotFound as exc:
         sys.stderr.write(f"{exc}\n")
         return 1
-    shown_model = starting_model(opts, settings, env)
-    missing = missing_key(shown_model, settings, env)
+    shown_model = starting_model(opts, settings, overlaid)
+    missing = missing_key(shown_model, settings, overlaid)
     if missing is not None:  # a UI that could only fail each prompt is no way to say so
         sys.stderr.write(f"{missing}\n")
         return 1
-    config = runtime_config(opts, os.environ, settings=settings, start=start)
+    config = runtime_config(opts, env, settings=settings, start=start)
     from wisp.tui.app import TuiApp
 
     async def main() -> int:
-        app = TuiApp(config, os.environ, shown_model)
+        app = TuiApp(config, env, shown_model)
         end_startup()
         return await app.run(opts.prompt)
 

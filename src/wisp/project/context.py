@@ -33,9 +33,9 @@ ALL_SOURCES = ("user", "project", "local")
 class ProjectContext:
     """Memory files, file agents, skills, output styles and plugins of one session."""
 
-    __slots__ = ("agents", "config_dir", "cwd", "granted_reads", "home", "memory", "plugin_dirs",
-                 "plugin_dirs_no_mcp", "plugins", "skills", "sources", "style", "style_warning",
-                 "styles", "warnings")
+    __slots__ = ("agents", "config_dir", "cwd", "env", "granted_reads", "home", "memory",
+                 "memory_outside", "plugin_dirs", "plugin_dirs_no_mcp", "plugins", "skills",
+                 "sources", "style", "style_warning", "styles", "warnings")
 
     def __init__(self, cwd: Path, config_dir: Path, sources: Collection[str],
                  plugin_dirs: Sequence[str], plugin_dirs_no_mcp: Sequence[str] = ()) -> None:
@@ -43,9 +43,13 @@ class ProjectContext:
         self.config_dir = config_dir
         self.sources = tuple(sources)
         self.home: Path | None = None  # the session's HOME, for `@~/…` imports
+        # The environment whose user config says whether memory may import from outside
+        # the project (`wisp.settings.trust`); None: it may not.
+        self.env: Mapping[str, str] | None = None
         self.plugin_dirs = list(plugin_dirs)
         self.plugin_dirs_no_mcp = list(plugin_dirs_no_mcp)
         self.memory: list[MemoryFile] = []
+        self.memory_outside: list[Path] = []  # files outside the project, left out
         self.agents: dict[str, JSON] = {}
         self.skills: dict[str, Skill] = {}
         self.styles: dict[str, OutputStyle] = {}
@@ -145,9 +149,31 @@ class ProjectContext:
         self.warnings += warnings + more
 
     def load_memory(self) -> None:
-        from wisp.project.memory import load_memory
+        """Project files that bring in files from outside the project do so only once the
+        user approved it for this project (the approval is read only when there are
+        such files); otherwise they are left out, with a warning naming them."""
+        from wisp.project.memory import read_memory
 
-        self.memory = load_memory(self.cwd, self.config_dir, self.sources, self.home)
+        loaded = read_memory(self.cwd, self.config_dir, self.sources, self.home)
+        if loaded.outside and self.env is not None:
+            from wisp.settings.trust import imports_decision
+
+            if imports_decision(self.cwd, self.env)[0]:
+                loaded = read_memory(self.cwd, self.config_dir, self.sources, self.home,
+                                     allow_outside=True)
+        self.memory, self.memory_outside = loaded.files, loaded.outside
+        if self.memory_outside:
+            self.warnings.append(self._outside_note())
+
+    def _outside_note(self) -> str:
+        from wisp.settings.trust import IMPORTS_APPROVED, config_file, project_root
+
+        names = ", ".join(map(str, self.memory_outside))
+        where = config_file(self.env) if self.env is not None else "the user's .claude.json"
+        return (f"left out {len(self.memory_outside)} memory file(s) outside the project, "
+                f"imported by its CLAUDE.md files: {names} (to allow them, answer Yes when "
+                f"wisp's terminal UI asks, or set projects[\"{project_root(self.cwd)}\"]."
+                f"{IMPORTS_APPROVED}: true in {where})")
 
     # Each loader is imported only when one of its folders exists: most projects have
     # none of them, and this runs before the first frame.
@@ -218,8 +244,10 @@ def open_project(flags: ProjectFlags, env: Mapping[str, str], settings: Settings
 
 
 def warn_about(project: ProjectContext) -> None:
-    for text in project.warnings:
-        warn(f"wisp: warning: {text}\n")
+    from wisp.textsafe import safe_line
+
+    for text in project.warnings:  # names of files and plugins: shown, never obeyed
+        warn(f"wisp: warning: {safe_line(text)}\n")
 
 
 def load_project_context(cwd: Path, env: Mapping[str, str], *,
@@ -233,4 +261,5 @@ def load_project_context(cwd: Path, env: Mapping[str, str], *,
     sources = ALL_SOURCES if setting_sources is None else tuple(setting_sources)
     context = ProjectContext(cwd, config_dir(env), sources, plugin_dirs, plugin_dirs_no_mcp)
     context.home = Path(env["HOME"]) if env.get("HOME") else None
+    context.env = env
     return context.load(settings)

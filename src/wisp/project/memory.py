@@ -15,6 +15,13 @@ specific a file, the later it reads, so it reads as having the last word. A file
 in others with `@path` (relative to its own folder, `~/…` or absolute); each import
 follows its importer, up to five hops deep, and no file is loaded twice.
 
+A project or local file may not bring in a file outside the project (the repository
+root, or the working folder outside a repository), by an import or by being a symlink:
+a cloned repository's `@~/.ssh/id_rsa` would otherwise copy the key into the model's
+context. Such files are left out and listed (`MemoryLoad.outside`) unless the user
+approved imports from outside for this project (a recorded answer, see
+`wisp.settings.trust`). User files import what they like.
+
 This runs on every start, before the first frame: a session without memory files costs a
 few `stat` calls (about one per folder up to the repository root, and one per file
 name), and no pattern is compiled until a file is read.
@@ -79,14 +86,33 @@ class MemoryFile:
 
 
 def load_memory(cwd: Path, config_dir: Path, sources: Collection[str],
-                home: Path | None = None) -> list[MemoryFile]:
+                home: Path | None = None, *, allow_outside: bool = False
+                ) -> list[MemoryFile]:
     """Every memory file of the selected settings sources, in the order the model reads
     them. `home` expands `@~/…` imports (the session's HOME, which may differ from the
-    process's); None means the process's home folder."""
-    loader = _Loader(home)
+    process's); None means the process's home folder. `allow_outside`: the user approved
+    project files bringing in files from outside the project."""
+    return read_memory(cwd, config_dir, sources, home, allow_outside=allow_outside).files
+
+
+class MemoryLoad:
+    """The files loaded, and the files outside the project that were left out."""
+
+    __slots__ = ("files", "outside")
+
+    def __init__(self, files: list[MemoryFile], outside: list[Path]) -> None:
+        self.files = files
+        self.outside = outside
+
+
+def read_memory(cwd: Path, config_dir: Path, sources: Collection[str],
+                home: Path | None = None, *, allow_outside: bool = False) -> MemoryLoad:
+    """`load_memory`, also answering what was left out for being outside the project."""
+    folders = search_folders(Path(os.path.abspath(cwd)))
+    loader = _Loader(home, None if allow_outside else folders[0])
     for kind, path in memory_locations(cwd, config_dir, sources):
         loader.add(path, kind)
-    return loader.files
+    return MemoryLoad(loader.files, loader.outside)
 
 
 def memory_locations(cwd: Path, config_dir: Path, sources: Collection[str]
@@ -121,17 +147,20 @@ class _Loader:
     imports has its own imports followed again from there, so every file within the
     depth limit of some memory file is loaded, whichever order the imports come in."""
 
-    __slots__ = ("files", "home", "known")
+    __slots__ = ("files", "home", "known", "outside", "root")
 
-    def __init__(self, home: Path | None) -> None:
+    def __init__(self, home: Path | None, root: Path | None) -> None:
         self.files: list[MemoryFile] = []
         # identity → (depth its imports were followed from, the file; None if unreadable)
         self.known: dict[tuple[int, int], tuple[int, MemoryFile | None]] = {}
         self.home = home
+        # The project's real path, when project files must stay inside it; else None.
+        self.root = os.path.realpath(root) if root is not None else None
+        self.outside: list[Path] = []
 
     def add(self, path: Path, kind: str, importer: Path | None = None, depth: int = 0) -> None:
         identity = _file_identity(path)
-        if identity is None:
+        if identity is None or self._kept_out(path, kind):
             return
         known = self.known.get(identity)
         if known is None:
@@ -147,6 +176,18 @@ class _Loader:
         if memory is not None and depth < MAX_IMPORT_DEPTH and "@" in memory.content:
             for target in import_targets(memory.content, memory.path.parent, self.home):
                 self.add(target, memory.kind, memory.path, depth + 1)
+
+
+    def _kept_out(self, path: Path, kind: str) -> bool:
+        """A project or local file whose real path is outside the project, noted."""
+        if self.root is None or kind == "user":
+            return False
+        real = os.path.realpath(path)
+        if real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep):
+            return False
+        if path not in self.outside:
+            self.outside.append(path)
+        return True
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:

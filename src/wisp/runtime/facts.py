@@ -60,8 +60,14 @@ def api_key_source(env: Mapping[str, str]) -> str:
 def env_overlay(base: Mapping[str, str], settings: Settings) -> dict[str, str]:
     """The session's environment: the base (the process's, or what a host passed) with
     settings' `env` over it. Tools, hooks and MCP servers get it as their environment;
-    nothing writes it into os.environ, so sessions in one process stay apart."""
-    return {**base, **settings.merged_env()}
+    nothing writes it into os.environ, so sessions in one process stay apart.
+    `WISP_TRUST_PROJECT` vouches for this session's folder only: a nested wisp started
+    by a tool in some other folder does not inherit it."""
+    from wisp.settings.trust import TRUST_ENV
+
+    env = {**base, **settings.merged_env()}
+    env.pop(TRUST_ENV, None)
+    return env
 
 
 def starting_model(flags: LaunchFlags, settings: Settings, env: Mapping[str, str]) -> str:
@@ -184,6 +190,11 @@ def load_settings(flags: LaunchFlags, env: Mapping[str, str], *, warn: bool = Tr
     if warn:
         warn_about(settings)
         _warn_if_bypass_ignored(flags, settings, env)
+        if settings.held_back:
+            from wisp.diagnostics import warn as say
+            from wisp.settings.untrusted import held_back_note
+
+            say(held_back_note(settings, flags.cwd, env) or "")
     return settings
 
 

@@ -45,13 +45,16 @@ class Settings:
     """Every loaded source, a record of each one that was skipped, and the unknown keys
     of those loaded (`unknown`: where, key path, closest known path)."""
 
-    __slots__ = ("errors", "sources", "unknown")
+    __slots__ = ("errors", "held_back", "sources", "unknown")
 
     def __init__(self, sources: list[LoadedSource] | None = None,
                  errors: list[JSON] | None = None) -> None:
         self.sources: list[LoadedSource] = [] if sources is None else sources
         self.errors: list[JSON] = [] if errors is None else errors
         self.unknown: list[tuple[str, str, str | None]] = []
+        # (file, what it asked for) that an untrusted folder did not get: see
+        # `wisp.settings.untrusted`.
+        self.held_back: list[tuple[str, list[str]]] = []
 
     def __repr__(self) -> str:
         return f"Settings(sources={self.sources!r}, errors={self.errors!r})"
@@ -161,6 +164,9 @@ def load_settings(cwd: Path, env: Mapping[str, str], *, selected: tuple[str, ...
             settings.errors.append({"source": "flag", "path": flag, "error": exc.strerror})
         else:
             _parse("flag", path_text, text, settings)
+    from wisp.settings.untrusted import guard
+
+    guard(settings, cwd, env)  # an untrusted folder's files may restrict, never grant
     return settings
 
 

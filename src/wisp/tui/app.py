@@ -110,6 +110,11 @@ class TuiApp:
         self.view = ConversationView(self, self.env, output_dir=str(
             paths.config_dir(self.env) / "tool-output"))
         self.permission = PermissionPrompt(self)
+        # Warnings of the session's start (memory left out, a broken plugin) go into the
+        # scrollback, not under the live region where stderr would tear it.
+        from wisp.diagnostics import route_to
+
+        route_to(lambda text: self.view.print_text(text.rstrip("\n"), "yellow"))
         try:
             self.runtime = self._open_runtime(self.config)
         except Exception as exc:  # a bad session configuration: say so, and leave
@@ -204,10 +209,12 @@ class TuiApp:
         from prompt_toolkit.formatted_text import FormattedText
 
         from wisp import __version__
+        from wisp.textsafe import safe
 
         print_formatted_text(FormattedText([
             ("bold", "✻ wisp "),
-            ("fg:ansibrightblack", f"{__version__} · {self.shown_model} · {self.config.cwd}\n"
+            ("fg:ansibrightblack", safe(f"{__version__} · {self.shown_model} · {self.config.cwd}")
+             + "\n"
              "  /help for commands · shift+tab to change mode · ctrl+d to exit")]),
             output=self.output, style=None)
 

@@ -84,10 +84,14 @@ def _table(*columns: str) -> Table:
 
 
 def _add(table: Table, *cells: str) -> None:
-    """Cells as plain text: a rule like `Bash(ls [x]:*)` or "[name]" is not rich markup."""
+    """Cells as plain text: a rule like `Bash(ls [x]:*)` or "[name]" is not rich markup.
+    Made safe before the table is laid out, so a cell holding a control character keeps
+    the columns straight (the renderer would make it safe anyway)."""
     from rich.text import Text
 
-    table.add_row(*(Text(cell) for cell in cells))
+    from wisp.textsafe import safe_line
+
+    table.add_row(*(Text(safe_line(cell)) for cell in cells))
 
 
 def _show(app: TuiApp, *items: Any) -> None:
@@ -218,12 +222,16 @@ async def cmd_permissions(app: TuiApp, args: str) -> None:
 
 
 async def cmd_mcp(app: TuiApp, args: str) -> None:
-    if not app.config.mcp_config:
-        app.view.print_text("No MCP servers are configured (--mcp-config).")
-        return
+    """The session's servers, whichever way they came: --mcp-config, settings' or a
+    plugin's `mcpServers`."""
     await app.runtime.connect_mcp()
+    status = app.runtime.mcp_status()
+    if not status:
+        app.view.print_text("No MCP servers are configured (--mcp-config, settings' "
+                            "mcpServers or a plugin).")
+        return
     table = _table("server", "status", "tools")
-    for entry in app.runtime.mcp.status():
+    for entry in status:
         tools = ", ".join(t.get("name", "") for t in entry.get("tools") or [])
         _add(table, str(entry.get("name")), str(entry.get("status")), tools or "-")
     _show(app, table)

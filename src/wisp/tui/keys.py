@@ -203,6 +203,7 @@ def _rule_keys(app: TuiApp) -> KeyBindings:
         app.permission.rules = rules
         app.dialog.footer = rules_footer(rules)
         app.dialog.selected = 1
+        app.dialog.moved = True  # the rule the user edited is the one they mean to save
         app.dialog.editing = False
 
     @kb.add("escape", filter=editing, eager=True)

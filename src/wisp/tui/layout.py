@@ -5,11 +5,18 @@ dialog or the input line with its completion menu, and the footer.
 The streaming tail is rendered by rich into ANSI once per redraw (not per token) and cut
 to the last lines that fit, so the region never outgrows the screen; finished pieces have
 already gone to the scrollback (see `stream_text`).
+
+Every text window is made through `shown`, which passes what it draws through
+`wisp.textsafe` (ANSI text keeps its colours only, plain fragments lose every control
+character): a model name, a queued prompt or a dialog can hold a repository's or a
+model's bytes, and none of them may drive the terminal. A test checks that no window is
+made another way.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from prompt_toolkit.filters import Condition
@@ -27,9 +34,13 @@ from prompt_toolkit.layout.menus import CompletionsMenu
 from prompt_toolkit.styles import Style
 from prompt_toolkit.widgets import SearchToolbar
 
+from wisp.textsafe import safe, terminal_safe
+
 if TYPE_CHECKING:
     from wisp.tui.app import TuiApp
     from wisp.tui.stream_text import Piece
+
+Drawn = StyleAndTextTuples | ANSI
 
 STYLE = Style.from_dict({
     "footer": "fg:ansibrightblack",
@@ -55,7 +66,7 @@ class LiveTail:
         self.app = app
         self._key: tuple[int, int] = (0, 0)  # the size it was rendered for
         self._text = ""
-        self._fragments = ANSI("")  # parsed once per frame, not once per key
+        self._fragments = safe_ansi("")  # parsed once per frame, not once per key
 
     def text(self) -> str:
         if not self.app.loaded.is_set():
@@ -68,7 +79,7 @@ class LiveTail:
         self._key = (size.columns, size.rows)
         self._text = self._render(piece, thinking, depth, size.columns,
                                   max(3, size.rows - 8))
-        self._fragments = ANSI(self._text)
+        self._fragments = safe_ansi(self._text)
         return self._text
 
     def fragments(self) -> ANSI:
@@ -99,6 +110,23 @@ class LiveTail:
         return "\n".join(lines[-rows:]) + "\n"
 
 
+def shown(text: Callable[[], Drawn]) -> FormattedTextControl:
+    """A control drawing `text()` made safe (see the module docstring). An ANSI text's
+    fragments are checked too, since prompt_toolkit writes a "zero-width escape"
+    fragment to the terminal as it is."""
+    def draw() -> StyleAndTextTuples:
+        drawn = text()
+        fragments = drawn.__pt_formatted_text__() if isinstance(drawn, ANSI) else drawn
+        return [(fragment[0], safe(fragment[1]), *fragment[2:])
+                for fragment in fragments if "ZeroWidthEscape" not in fragment[0]]
+    return FormattedTextControl(draw)
+
+
+def safe_ansi(text: str) -> ANSI:
+    """prompt_toolkit's ANSI reader of `text` with only its colour sequences left."""
+    return ANSI(terminal_safe(text))
+
+
 def _spinner(app: TuiApp) -> StyleAndTextTuples:
     if app.busy_since is None:
         return []
@@ -122,12 +150,16 @@ def _queued(app: TuiApp) -> StyleAndTextTuples:
 
 
 def _dialog(app: TuiApp) -> ANSI:
+    """The dialog, cut to the rows the terminal has: its choices always stay on screen
+    (see `Picker.render`)."""
     if app.dialog is None:
-        return ANSI("")
+        return safe_ansi("")
     from wisp.tui import render
 
     renderer = render.Renderer(app.width(), app.env)
-    return ANSI(renderer.ansi(app.dialog.body()).rstrip("\n"))
+    rows = app.output.get_size().rows - 2 - (1 if app.busy_since is not None else 0) - (
+        len(app.queue) + 1 if app.queue else 0)
+    return safe_ansi(app.dialog.render(renderer, rows).rstrip("\n"))
 
 
 def footer_text(app: TuiApp) -> StyleAndTextTuples:
@@ -174,18 +206,18 @@ def build_layout(app: TuiApp) -> Layout:
 
     body = HSplit([
         ConditionalContainer(
-            Window(FormattedTextControl(tail.fragments), dont_extend_height=True,
-                   wrap_lines=False),
-            filter=Condition(lambda: bool(tail.text()))),
+            Window(shown(tail.fragments), dont_extend_height=True, wrap_lines=False),
+            # Under a dialog the rows are the dialog's: its choices must stay on screen.
+            filter=Condition(lambda: bool(tail.text())) & ~has_dialog),
         ConditionalContainer(
-            Window(FormattedTextControl(lambda: _spinner(app)), dont_extend_height=True),
+            Window(shown(lambda: _spinner(app)), dont_extend_height=True),
             filter=Condition(lambda: app.busy_since is not None)),
         ConditionalContainer(
-            Window(FormattedTextControl(lambda: _queued(app)), dont_extend_height=True),
+            Window(shown(lambda: _queued(app)), dont_extend_height=True),
             filter=Condition(lambda: bool(app.queue))),
         ConditionalContainer(
             HSplit([
-                Window(FormattedTextControl(lambda: _dialog(app)), dont_extend_height=True),
+                Window(shown(lambda: _dialog(app)), dont_extend_height=True),
                 ConditionalContainer(
                     Window(BufferControl(rule_buffer(app)), height=1,
                            get_line_prefix=lambda line, wrap: [("bold", "rule: ")]),
@@ -195,7 +227,6 @@ def build_layout(app: TuiApp) -> Layout:
         ConditionalContainer(
             HSplit([input_window, CompletionsMenu(max_height=8, scroll_offset=1), search]),
             filter=~has_dialog),
-        Window(FormattedTextControl(lambda: footer_text(app)), height=1,
-               style="class:footer"),
+        Window(shown(lambda: footer_text(app)), height=1, style="class:footer"),
     ])
     return Layout(body, focused_element=input_window)

@@ -1,11 +1,13 @@
 """The permission prompt: the runtime's `AskHost` for the terminal UI.
 
 When the rules leave a call at "ask", the dialog shows the tool, the whole command or the
-edit's diff, and three choices: 1 Yes; 2 Yes and save an allow rule for this project
-(`.claude/settings.local.json`; the rule is shown and can be edited first; deny rules
-still win over it); 3 No, which also interrupts the turn so the user can say what to do
-instead (Esc and ctrl+c mean the same). One dialog at a time: parallel calls wait their
-turn, and once a turn is interrupted its remaining calls are refused without asking.
+edit's diff (cut to the terminal's height when it must be, its end kept in sight and the
+choices always on screen; a cut dialog starts on "No"), and three choices: 1 Yes; 2 Yes
+and save an allow rule for this project (`.claude/settings.local.json`; the rule is
+shown and can be edited first; deny rules still win over it); 3 No, which also
+interrupts the turn so the user can say what to do instead (Esc and ctrl+c mean the
+same). One dialog at a time: parallel calls wait their turn, and once a turn is
+interrupted its remaining calls are refused without asking.
 """
 
 from __future__ import annotations
@@ -58,10 +60,11 @@ class PermissionPrompt:
         self.rules = suggest_rules(tool, tool_input, cwd=cwd, env=self.app.runtime.env) if (
             verdict.source not in ("protected", "analysis")) else []
         grantable = bool(self.rules)
+        # The preview last: when it must be cut to fit, its end stays in sight.
         title = Group(
             Text(f"{tool.name} wants to run", style="bold yellow"),
+            *([Text(verdict.message, style="dim")] if verdict.message else []),
             call_preview(tool.name, tool_input, cwd),
-            Text(verdict.message, style="dim") if verdict.message else Text(""),
         )
         choices = ["Yes"]
         if grantable:
@@ -70,7 +73,7 @@ class PermissionPrompt:
                            + " in this project")
         choices.append("No, and tell wisp what to do instead (esc)")
         footer = rules_footer(self.rules) if grantable else ""
-        picker = Picker(title, choices, footer=footer)
+        picker = Picker(title, choices, footer=footer, refusal=len(choices) - 1)
         choice = await self.app.show_dialog(picker)
         if choice is not None and choice == len(choices) - 1:
             return None

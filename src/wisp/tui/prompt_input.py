@@ -13,6 +13,8 @@ from typing import Any
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from wisp.textsafe import safe_line
+
 JSON = dict[str, Any]
 CHIP_LINES = 12  # a paste with more lines than this (or CHIP_CHARS) becomes a chip
 CHIP_CHARS = 2000
@@ -86,8 +88,10 @@ class InputCompleter(Completer):
             typed = before[1:]
             for name, description in sorted(self.commands.items()):
                 if name.startswith(typed):
+                    # Names and descriptions come from files a repository ships.
                     yield Completion(f"/{name}", start_position=-len(before),
-                                     display_meta=description)
+                                     display=safe_line(f"/{name}"),
+                                     display_meta=safe_line(description))
             return
         word = document.get_word_before_cursor(WORD=True)
         if word.startswith("@"):
@@ -109,7 +113,8 @@ class InputCompleter(Completer):
                 continue
             suffix = "/" if entry.is_dir() else ""
             text = f"{folder}/{name}{suffix}" if folder else f"{name}{suffix}"
-            yield Completion(f"@{text}", start_position=-(len(typed) + 1), display=name + suffix)
+            yield Completion(f"@{text}", start_position=-(len(typed) + 1),
+                             display=safe_line(name + suffix))
             shown += 1
             if shown >= 50:
                 return

@@ -1,10 +1,13 @@
 """Turning conversation pieces into terminal text (ANSI) with rich.
 
 Everything printed to the scrollback goes through `Renderer.ansi`, which renders at the
-terminal's current width and honours `NO_COLOR` (rich reads it). Text from tools and
-models is made safe first: an escape sequence in a tool's output must not move the cursor
-or recolour the terminal, so control characters other than newline and tab are shown as
-visible symbols.
+terminal's current width and honours `NO_COLOR` (rich reads it). Whatever the renderables
+hold, every piece of text rich produces is passed through `wisp.textsafe.safe` before it
+becomes ANSI: an escape sequence in a tool's output, a command's description, a tool name
+in a transcript, must not set the title, move the cursor, recolour or hide text, so
+control characters other than newline and tab (and the invisible characters that reorder
+text) are shown as visible symbols. Callers need not remember it, and a new screen cannot
+forget it. Markdown links are written out, not hidden behind terminal hyperlinks.
 """
 
 from __future__ import annotations
@@ -15,16 +18,18 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from rich.console import Console, RenderableType
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markdown import Markdown
+from rich.segment import Segment
 from rich.text import Text
 
+from wisp.textsafe import safe
 from wisp.tui.stream_text import Piece
 
+__all__ = ["Renderer", "note", "piece_renderable", "result_block", "safe", "thinking_block",
+           "tool_call_line"]
+
 JSON = dict[str, Any]
-# C0 controls (but \t and \n), DEL and C1 controls → the Unicode "control pictures".
-_SAFE = {c: 0x2400 + c for c in range(32) if c not in (9, 10)}
-_SAFE.update({0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA0)}})
 CODE_THEME = "monokai"
 PREVIEW_LINES = 4
 LINE_CAP = 400  # characters of one line shown in a preview
@@ -33,8 +38,22 @@ LINE_CAP = 400  # characters of one line shown in a preview
 _PADDING = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
 
 
-def safe(text: str) -> str:
-    return text.translate(_SAFE)
+class _Shown:
+    """A renderable whose text segments are made safe as rich produces them: the one
+    place where text becomes terminal output, so no caller can skip it. (Control
+    segments are rich's own cursor codes, made by wisp's code, never from text.)"""
+
+    __slots__ = ("item",)
+
+    def __init__(self, item: RenderableType) -> None:
+        self.item = item
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in console.render(self.item, options):
+            if segment.control is None and segment.text:
+                yield Segment(safe(segment.text), segment.style)
+            else:
+                yield segment
 
 
 class Renderer:
@@ -49,7 +68,7 @@ class Renderer:
                           color_system="truecolor",
                           legacy_windows=False)
         for item in items:
-            console.print(item)
+            console.print(_Shown(item))
         # rich pads every line to the full width: drop the padding, or a terminal that
         # reflows on resize would wrap each of those lines.
         return _PADDING.sub(r"\1", out.getvalue())
@@ -66,7 +85,7 @@ class Renderer:
 
 def piece_renderable(piece: Piece) -> RenderableType:
     """Prose as Markdown (code pieces go to `wisp.tui.highlight`)."""
-    return Markdown(safe(piece.text), code_theme=CODE_THEME)
+    return Markdown(safe(piece.text), code_theme=CODE_THEME, hyperlinks=False)
 
 
 def _indented(item: RenderableType, indent: int) -> RenderableType:
@@ -95,7 +114,7 @@ def tool_call_line(name: str, tool_input: JSON, indent: int = 0) -> Text:
         shown = shown[:157] + "…"
     line = Text(" " * indent)
     line.append("● ", style="green")
-    line.append(name, style="bold")
+    line.append(safe(name), style="bold")  # a transcript's or MCP server's name
     if shown:
         line.append(f"({shown})")
     return line

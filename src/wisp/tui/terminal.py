@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from prompt_toolkit.output.vt100 import Vt100_Output
 
+from wisp.textsafe import terminal_safe
+
 if TYPE_CHECKING:
     from prompt_toolkit.application import Application
 
@@ -70,9 +72,14 @@ def print_above(app: Application[object], output: SyncOutput, text: str) -> None
     streams would be echoed into the scrollback; and its redraw waits for the next
     event-loop turn, which shows the live region missing for a frame. Here the renderer
     erases what it drew, the text goes out, and the region is redrawn at once
-    (`Application._redraw`, the synchronous form of `invalidate`)."""
+    (`Application._redraw`, the synchronous form of `invalidate`).
+
+    The scrollback's one door: only colour sequences (SGR) pass as escapes, every other
+    control character is shown, not obeyed (`wisp.textsafe.terminal_safe`), whoever
+    built `text`."""
     if not text:
         return
+    text = terminal_safe(text)
     if not app.is_running:
         sys.stdout.write(text)
         sys.stdout.flush()
