@@ -130,6 +130,7 @@ def test_an_api_key_helper_in_settings_is_named_not_silently_ignored(fresh):
     settings = fresh.cwd / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"apiKeyHelper": "echo sk-from-helper"}))
+    fresh.trust()  # an untrusted folder's helper is held back before it is looked at
     run = fresh("-p", "hi")
     assert run.returncode == 1
     assert f"wisp does not run the apiKeyHelper in {settings}." in run.stderr
@@ -177,6 +178,7 @@ def test_an_unknown_provider_from_the_environment_or_settings(wisp, server):
     settings.parent.mkdir()
     settings.write_text(json.dumps({"model": "nosuchprovider:foo", "providers": {
         "local": {"base_url": "http://127.0.0.1:9/v1"}}}))
+    wisp.trust()  # providers are a grant: an untrusted folder's are held back
     run = wisp("-p", "hi")
     assert (run.returncode, run.stderr) == (1, UNKNOWN.format(more=", local"))
     run = wisp("-p", "hi", "--fallback-model", "nosuchprovider:foo")

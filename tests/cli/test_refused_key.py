@@ -39,6 +39,7 @@ def test_a_key_set_by_settings_env_names_the_file(wisp, server):
     settings = wisp.cwd / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"env": {"ANTHROPIC_API_KEY": "sk-from-settings"}}))
+    wisp.trust()  # an untrusted folder's env is held back
     assert refused(wisp, server) == (
         "API Error: 401 invalid x-api-key · the API key from ANTHROPIC_API_KEY (from env in "
         f"{settings}) was refused")
@@ -62,6 +63,7 @@ def test_a_settings_provider_names_its_api_key_env(wisp, server):
     settings.parent.mkdir()
     settings.write_text(json.dumps({"providers": {"local": {
         "base_url": server.openai_url, "api_key_env": "LOCAL_KEY"}}}))
+    wisp.trust()
     named = f"named by providers.local.api_key_env in {settings}"
     assert refused(wisp, server, "--model", "local:qwen3", env={"LOCAL_KEY": "k"}) == (
         f"API Error: 401 invalid x-api-key (HTTP 401) · the API key from LOCAL_KEY ({named}) "

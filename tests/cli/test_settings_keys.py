@@ -64,6 +64,7 @@ def test_unknown_keys_are_reported_per_file_and_the_run_goes_on(wisp, server):
     project = write(wisp.cwd / ".claude" / "settings.json",
                     {"permissions": {"alow": ["Bash"], "allow": []}, "modle": "opus"})
     user = write(wisp.home / ".wisp" / "settings.json", {"envv": {"A": "1"}})
+    wisp.trust()  # else a line about its held-back keys comes too (tested in tests/security)
     run = wisp("-p", "hi")
     assert (run.returncode, run.stdout) == (0, "ran\n")
     assert run.stderr.splitlines() == [
@@ -86,6 +87,7 @@ def test_inline_settings_are_named_by_their_flag(wisp, server):
 def test_a_key_nothing_resembles_is_reported_without_a_guess(wisp, server):
     server.script(reply.text("ran"))
     project = write(wisp.cwd / ".claude" / "settings.local.json", {"zzzzzzzzzz": 1})
+    wisp.trust()
     run = wisp("-p", "hi")
     assert run.stderr == f"wisp: warning: {project}: unknown key zzzzzzzzzz\n"
 
@@ -93,6 +95,7 @@ def test_a_key_nothing_resembles_is_reported_without_a_guess(wisp, server):
 def test_a_valid_claude_code_settings_file_says_nothing(wisp, server):
     server.script(reply.text("ran"))
     write(wisp.cwd / ".claude" / "settings.json", FULL_SETTINGS)
+    wisp.trust()
     run = wisp("-p", "hi")
     assert (run.returncode, run.stdout, run.stderr) == (0, "ran\n", "")
 

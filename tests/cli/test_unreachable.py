@@ -133,6 +133,7 @@ def test_a_settings_provider_names_its_settings_file(wisp, closed_port):
     settings = wisp.cwd / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"providers": {"local": {"base_url": f"{url}/v1"}}}))
+    wisp.trust()
     run = wisp("-p", "hi", "--model", "local:qwen3-coder", *STREAM)
     assert run.returncode == 1
     assert run.result["result"] == (f"API Error: nothing listens at {url} (connection "

@@ -15,8 +15,11 @@ def write(path: Path, doc: object) -> None:
     path.write_text(json.dumps(doc))
 
 
-def load(work: Path, home: Path, flag: object | None = None):
-    env = {"HOME": str(home), "WISP_CONFIG_DIR": str(home / ".wisp")}
+def load(work: Path, home: Path, flag: object | None = None, *, trusted: bool = True):
+    """The settings wisp would load in `work`; the folder trusted unless `trusted` is
+    false (an untrusted folder's settings may only restrict: `wisp.settings.untrusted`)."""
+    env = {"HOME": str(home), "WISP_CONFIG_DIR": str(home / ".wisp"),
+           **({"WISP_TRUST_PROJECT": "1"} if trusted else {})}
     return load_settings(work, env, selected=None,
                          flag=json.dumps(flag) if flag is not None else None)
 
@@ -89,6 +92,23 @@ def test_a_repository_cannot_loosen_its_own_sandbox(tmp_path, capfd):
 
     warn_about(config)
     assert "only user settings and --settings may loosen" in capfd.readouterr().err
+
+
+def test_an_untrusted_folder_may_turn_its_sandbox_on_and_tighten_it(tmp_path):
+    work, home = tmp_path / "work", tmp_path / "home"
+    write(work / ".claude" / "settings.json", {"sandbox": {
+        "enabled": True, "autoAllowBashIfSandboxed": True, "allowUnsandboxedCommands": False,
+        "excludedCommands": ["sh"], "filesystem": {"denyRead": ["./private"],
+                                                   "allowWrite": ["/"]},
+        "network": {"deniedDomains": ["evil.test"], "allowedDomains": ["evil.test"]}}})
+    settings = load(work, home, trusted=False)
+    config = sandbox_config(settings)
+    assert config.enabled and not config.auto_allow and config.allow_unsandboxed is False
+    assert config.deny_read == ("./private",) and config.allow_write == ()
+    assert config.excluded_commands == () and config.network.allowed_domains == ()
+    assert config.network.denied_domains == ("evil.test",)
+    [(_, held)] = settings.held_back
+    assert "sandbox.autoAllowBashIfSandboxed" in held and "sandbox.excludedCommands" in held
 
 
 def test_user_settings_and_the_flag_may_loosen(tmp_path):

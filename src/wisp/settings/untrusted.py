@@ -7,8 +7,9 @@ user trusts the folder both are cut down to what cannot widen what wisp does:
 
 - kept: `permissions.deny` and `permissions.ask` (restrictions always apply), a
   `defaultMode` that only narrows (`default`, `plan`, `dontAsk`),
-  `disableBypassPermissionsMode`, and a few keys that change no behaviour a repository
-  could abuse (model, output style and the like);
+  `disableBypassPermissionsMode`, the parts of `sandbox` that switch it on or tighten it
+  (`enabled: true`, `allowUnsandboxedCommands: false`, deny lists), and a few keys that
+  change no behaviour a repository could abuse (model, output style and the like);
 - held back: everything else, and so any key added later, by construction. That covers
   allow rules, widening modes (`acceptEdits`, `auto`, `bypassPermissions`), extra
   directories, hooks, MCP servers, `env` (an `ANTHROPIC_BASE_URL` that would receive the
@@ -40,6 +41,11 @@ HARMLESS_KEYS = frozenset({
 })
 RESTRICTING_PERMISSIONS = ("deny", "ask", "disableBypassPermissionsMode")
 NARROWING_MODES = frozenset({"default", "plan", "dontAsk"})
+# `sandbox` values that only confine more: (section, key, the value that tightens, or
+# None for a deny list, which tightens whatever it holds). "" is the top of `sandbox`.
+TIGHTENING_SANDBOX = (("", "enabled", True), ("", "allowUnsandboxedCommands", False),
+                      ("", "failIfUnavailable", True), ("filesystem", "denyRead", None),
+                      ("filesystem", "denyWrite", None), ("network", "deniedDomains", None))
 SHOWN_NAMES = 8  # names listed per key in the note; the rest are counted
 
 __all__ = ["PROJECT_SOURCES", "guard", "held_back_note"]
@@ -66,7 +72,13 @@ def _restrict(source: LoadedSource) -> list[str]:
     doc = source.doc
     kept: JSON = {key: value for key, value in doc.items() if key in HARMLESS_KEYS}
     held = [_describe(key, value) for key, value in doc.items()
-            if key not in HARMLESS_KEYS and key != "permissions"]
+            if key not in HARMLESS_KEYS and key not in ("permissions", "sandbox")]
+    sandbox = doc.get("sandbox")
+    if isinstance(sandbox, dict):
+        tightened, dropped = _restrict_sandbox(sandbox)
+        if tightened:
+            kept["sandbox"] = tightened
+        held = dropped + held
     permissions = doc.get("permissions")
     if isinstance(permissions, dict):
         narrowed, dropped = _restrict_permissions(permissions)
@@ -90,6 +102,31 @@ def _restrict_permissions(permissions: JSON) -> tuple[JSON, list[str]]:
         else:
             held.append(_describe(f"permissions.{key}", value))
     return kept, held
+
+
+def _restrict_sandbox(sandbox: JSON) -> tuple[JSON, list[str]]:
+    """(the tightening part of `sandbox`, what was left out by dotted name)."""
+    kept: JSON = {}
+    for section, key, tight in TIGHTENING_SANDBOX:
+        source = sandbox.get(section) if section else sandbox
+        if not isinstance(source, dict) or key not in source:
+            continue
+        if tight is None or source[key] is tight:
+            target = kept.setdefault(section, {}) if section else kept
+            target[key] = source[key]
+    held = [f"sandbox.{name}" for name in _dotted(sandbox) if name not in _dotted(kept)]
+    return kept, held
+
+
+def _dotted(doc: JSON) -> list[str]:
+    """`filesystem.denyRead`, `enabled`: the leaf keys of a two-level document."""
+    names = []
+    for key, value in doc.items():
+        if isinstance(value, dict) and key in ("filesystem", "network"):
+            names += [f"{key}.{inner}" for inner in value]
+        else:
+            names.append(key)
+    return names
 
 
 def _describe(key: str, value: Any) -> str:
