@@ -1,7 +1,7 @@
 """`wisp serve`: the Managed Agents session service (`wisp.serve`).
 
     wisp serve [--host 127.0.0.1] [--port 0] [--store sqlite:PATH|postgresql://…]
-               [--role all|api|worker] [--data-dir DIR]
+               [--role all|api|worker] [--data-dir DIR] [per-session limits]
 
 Prints `wisp serve: listening on http://HOST:PORT` once it accepts connections. The
 model backend comes from this process's environment and settings, as for the CLI.
@@ -23,13 +23,14 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from wisp.argparsing import StrictParser
 from wisp.errors import UsageError
 from wisp.ports import bind_error, listen_failure
 
 if TYPE_CHECKING:
+    from wisp.serve.containment import Housing
     from wisp.serve.store.base import Store
 
 
@@ -58,7 +59,8 @@ def _parser() -> StrictParser:
                         help="sqlite:PATH (default: <config dir>/serve/wisp.db) or "
                              "postgresql://…")
     parser.add_argument("--data-dir", default=None,
-                        help="where session workspaces live (default: beside the store)")
+                        help="where session workspaces live (default: "
+                             "$XDG_DATA_HOME/wisp/serve, else ~/.local/share/wisp/serve)")
     parser.add_argument("--drain", type=float, default=30.0,
                         help="seconds running turns get to finish on SIGTERM")
     parser.add_argument("--poll", type=float, default=1.0,
@@ -66,7 +68,31 @@ def _parser() -> StrictParser:
     parser.add_argument("--role", choices=("all", "api", "worker"), default="all",
                         help="with a PostgreSQL store: serve HTTP (api), run turns "
                              "(worker), or both (all)")
+    limits = parser.add_argument_group(
+        "per-session limits", "every command of a session runs in its own sandbox; "
+        "these bound what one session can take from the others")
+    limits.add_argument("--session-processes", type=_positive(int), default=256,
+                        help="processes at once (default 256)")
+    limits.add_argument("--session-memory-mb", type=_positive(int), default=2048,
+                        help="memory of all its commands, MB (default 2048)")
+    limits.add_argument("--session-cpus", type=_positive(float), default=1.0,
+                        help="CPUs its commands may use together (default 1)")
+    limits.add_argument("--command-cpu-seconds", type=_positive(int), default=600,
+                        help="CPU seconds per process of a command (default 600)")
+    limits.add_argument("--command-file-mb", type=_positive(int), default=1024,
+                        help="size of any one file a command writes, MB (default 1024)")
     return parser
+
+
+def _positive(kind: type[int] | type[float]) -> Any:
+    def parse(text: str) -> int | float:
+        value = kind(text)
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive, not {text}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its error
+    return parse
 
 
 def store_path(spec: str | None, env: dict[str, str]) -> Path | str:
@@ -129,10 +155,23 @@ def _cannot_listen(args: argparse.Namespace, exc: OSError) -> int:
     return 1
 
 
-def _data_dir(store: Path | str, env: dict[str, str]) -> Path:
-    """Beside a SQLite store; for PostgreSQL, where the default SQLite store would be."""
-    default = store_path(None, env)
-    return store.parent if isinstance(store, Path) else Path(default).parent
+def default_data_dir(env: dict[str, str]) -> Path:
+    """Workspaces live in a data folder of their own, never under a configuration folder
+    (whose protected paths would refuse every write a session makes)."""
+    base = env.get("XDG_DATA_HOME") or os.path.join(
+        env.get("HOME") or os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "wisp" / "serve"
+
+
+def _housing(args: argparse.Namespace, env: dict[str, str], store: Path | str) -> Housing:
+    from wisp.serve.containment import Housing, ServeLimits
+
+    data_dir = Path(args.data_dir).expanduser() if args.data_dir else default_data_dir(env)
+    limits = ServeLimits(processes=args.session_processes, memory_mb=args.session_memory_mb,
+                         cpus=args.session_cpus, command_cpu_seconds=args.command_cpu_seconds,
+                         file_mb=args.command_file_mb)
+    return Housing(data_dir.absolute(), limits=limits,
+                   store_file=str(store.absolute()) if isinstance(store, Path) else None)
 
 
 async def _serve(args: argparse.Namespace, env: dict[str, str], path: Path | str) -> int:
@@ -145,8 +184,8 @@ async def _serve(args: argparse.Namespace, env: dict[str, str], path: Path | str
 
     store = open_store(path)
     fanout = Fanout()
-    data_dir = Path(args.data_dir).expanduser() if args.data_dir else _data_dir(path, env)
-    worker = Worker(store, fanout, env=env, data_dir=data_dir, poll_s=args.poll)
+    worker = Worker(store, fanout, env=env, housing=_housing(args, env, path),
+                    poll_s=args.poll)
     server = Server(Api(store, fanout, worker).router, args.host, args.port,
                     ApiKeys.from_env(env))
     await server.start()
@@ -171,8 +210,8 @@ async def _serve_scaled(args: argparse.Namespace, env: dict[str, str], dsn: str)
     this process's SSE streams and running turns on other processes' writes."""
     from wisp.serve.durable.processes import Scaled
 
-    scaled = Scaled(args.role, dsn, env=env, data_dir=Path(args.data_dir).expanduser()
-                    if args.data_dir else _data_dir(dsn, env), poll_s=args.poll)
+    scaled = Scaled(args.role, dsn, env=env, housing=_housing(args, env, dsn),
+                    poll_s=args.poll)
     await scaled.start(args.host, args.port)
     _ready(f"listening on {scaled.url}" if scaled.url else f"worker {scaled.name} ready")
     await _stopped()

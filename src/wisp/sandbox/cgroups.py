@@ -1,13 +1,15 @@
-"""A pids cgroup per session, where the kernel's process rlimit does not hold (uid 0).
+"""Cgroups per session: a process limit where the kernel's rlimit does not hold (uid 0),
+and, for a served session, memory and CPU limits too.
 
-Above: the probe (is there a pids controller we may write?) and the session's sandbox
-(which makes one cgroup and starts each command inside it). Below: cgroup v1's `pids`
-hierarchy or cgroup v2's unified one, found through /proc/self/mountinfo and
-/proc/self/cgroup.
+Above: the probe (is there a pids controller we may write?), the session's sandbox
+(which makes one cgroup and starts each command inside it) and `wisp serve`'s
+containment (which asks for `controller_roots("pids", "memory", "cpu")`). Below: cgroup
+v1's per-controller hierarchies or cgroup v2's unified one, found through
+/proc/self/mountinfo and /proc/self/cgroup.
 
-A command enters its cgroup before bubblewrap starts (`enter_argv`): a tiny `sh` writes
-its own pid into `cgroup.procs` and execs bubblewrap, so nothing the command starts is
-ever outside it, and the count includes every process of the session's commands.
+A command enters its cgroups before bubblewrap starts (`enter_argv`): a tiny `sh` writes
+its own pid into each `cgroup.procs` and execs bubblewrap, so nothing the command starts
+is ever outside them, and the limits count every process of the session's commands.
 """
 
 from __future__ import annotations
@@ -18,6 +20,11 @@ import os
 import signal
 
 _COUNTER = itertools.count(1)
+# The file that shows a controller is usable in a new child: (cgroup v1, cgroup v2).
+_LIMIT_FILES = {"pids": ("pids.max", "pids.max"),
+                "memory": ("memory.limit_in_bytes", "memory.max"),
+                "cpu": ("cpu.cfs_quota_us", "cpu.max")}
+CPU_PERIOD_US = 100_000
 
 
 def _mounts() -> list[tuple[str, str, str]]:
@@ -49,80 +56,132 @@ def _own_paths() -> dict[str, str]:
     return paths
 
 
-def _candidates() -> list[str]:
+def _candidates(controller: str) -> list[tuple[str, bool]]:
+    """(folder, is v2) of this process's own cgroup for `controller`, per mount."""
     own = _own_paths()
     roots = []
     for mount, fstype, options in _mounts():
-        if fstype == "cgroup" and "pids" in options.split(",") and "pids" in own:
-            roots.append(os.path.join(mount, own["pids"].lstrip("/")))
+        if fstype == "cgroup" and controller in options.split(",") and controller in own:
+            roots.append((os.path.join(mount, own[controller].lstrip("/")), False))
         elif fstype == "cgroup2" and "" in own:
-            roots.append(os.path.join(mount, own[""].lstrip("/")))
+            roots.append((os.path.join(mount, own[""].lstrip("/")), True))
     return roots
 
 
-def _try_root(root: str) -> str:
-    """'' when a child with pids.max can be made under `root`, else why not."""
-    if os.path.exists(os.path.join(root, "cgroup.subtree_control")):
+def _try_root(root: str, controller: str, v2: bool) -> str:
+    """'' when a child with `controller`'s limit file can be made under `root`, else why
+    not."""
+    if v2:
         with contextlib.suppress(OSError), open(os.path.join(root, "cgroup.subtree_control"),
                                                 "w", encoding="ascii") as control:
-            control.write("+pids")
-    trial = os.path.join(root, f"wisp-probe-{os.getpid()}")
+            control.write(f"+{controller}")
+    trial = os.path.join(root, f"wisp-probe-{os.getpid()}-{next(_COUNTER)}")
     try:
         os.mkdir(trial)
     except OSError as exc:
         return f"cannot make a cgroup in {root}: {exc.strerror}"
     try:
-        ok = os.path.exists(os.path.join(trial, "pids.max"))
+        ok = os.path.exists(os.path.join(trial, _LIMIT_FILES[controller][v2]))
     finally:
         with contextlib.suppress(OSError):
             os.rmdir(trial)
-    return "" if ok else f"the pids controller is not enabled in {root}"
+    return "" if ok else f"the {controller} controller is not enabled in {root}"
+
+
+def controller_roots(*controllers: str) -> tuple[dict[str, str], list[str]]:
+    """({controller: folder its new cgroups go in}, why each missing one is missing)."""
+    roots: dict[str, str] = {}
+    missing: list[str] = []
+    for controller in controllers:
+        errors = []
+        for root, v2 in _candidates(controller):
+            why = _try_root(root, controller, v2)
+            if not why:
+                roots[controller] = root
+                break
+            errors.append(why)
+        else:
+            missing.append("; ".join(errors) or f"no cgroup {controller} controller is mounted")
+    return roots, missing
 
 
 def usable_pids_root() -> tuple[str | None, str]:
-    errors = []
-    for root in _candidates():
-        why = _try_root(root)
-        if not why:
-            return root, ""
-        errors.append(why)
-    return None, "; ".join(errors) or "no cgroup pids controller is mounted"
+    roots, missing = controller_roots("pids")
+    return roots.get("pids"), "; ".join(missing)
 
 
-class PidsCgroup:
-    """One session's cgroup: at most `limit` processes among all its commands."""
+def _limit_writes(controller: str, value: float, v2: bool) -> list[tuple[str, str]]:
+    """(file, text) that set `controller`'s limit to `value` (processes, bytes, CPUs)."""
+    if controller == "cpu":
+        quota = max(1000, int(value * CPU_PERIOD_US))
+        if v2:
+            return [("cpu.max", f"{quota} {CPU_PERIOD_US}")]
+        return [("cpu.cfs_period_us", str(CPU_PERIOD_US)), ("cpu.cfs_quota_us", str(quota))]
+    return [(_LIMIT_FILES[controller][v2], str(int(value)))]
 
-    __slots__ = ("path",)
 
-    def __init__(self, root: str, limit: int) -> None:
-        self.path = os.path.join(root, f"wisp-{os.getpid()}-{next(_COUNTER)}")
-        os.mkdir(self.path)
-        with open(os.path.join(self.path, "pids.max"), "w", encoding="ascii") as out:
-            out.write(str(limit))
+class SessionCgroup:
+    """One session's cgroups (a folder per v1 hierarchy, or one under v2) and their
+    limits: `limits` maps a controller to processes, bytes or CPUs."""
+
+    __slots__ = ("paths",)
+
+    def __init__(self, roots: dict[str, str], limits: dict[str, float]) -> None:
+        name = f"wisp-{os.getpid()}-{next(_COUNTER)}"
+        self.paths: list[str] = []
+        try:
+            for controller, value in limits.items():
+                if controller in roots:
+                    self._limit(os.path.join(roots[controller], name), controller, value)
+        except OSError:
+            self.close()
+            raise
+
+    def _limit(self, path: str, controller: str, value: float) -> None:
+        if path not in self.paths:
+            os.mkdir(path)
+            self.paths.append(path)
+        v2 = os.path.exists(os.path.join(path, "cgroup.controllers"))
+        for file, text in _limit_writes(controller, value, v2):
+            with open(os.path.join(path, file), "w", encoding="ascii") as out:
+                out.write(text)
 
     def enter_argv(self, argv: list[str]) -> list[str]:
-        """`argv` started from inside the cgroup (see the module doc)."""
-        procs = os.path.join(self.path, "cgroup.procs")
-        return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', procs, *argv]
+        """`argv` started from inside the cgroups (see the module doc)."""
+        import shlex
+
+        writes = " && ".join(f"echo $$ > {shlex.quote(os.path.join(p, 'cgroup.procs'))}"
+                             for p in self.paths)
+        return ["/bin/sh", "-c", f'{writes} && exec "$@"', "sh", *argv]
 
     def close(self) -> None:
-        """Kills what is left inside, then removes the cgroup. Idempotent."""
-        procs = os.path.join(self.path, "cgroup.procs")
-        for _ in range(50):
-            try:
-                with open(procs, encoding="ascii") as listing:
-                    pids = [int(p) for p in listing.read().split()]
-            except OSError:
-                return
-            for pid in pids:
-                with contextlib.suppress(OSError):
-                    os.kill(pid, signal.SIGKILL)
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                import time
+        """Kills what is left inside, then removes the cgroups. Idempotent."""
+        for path in self.paths:
+            _empty_and_remove(path)
 
-                time.sleep(0.01)  # the killed processes are still being reaped
+
+def pids_cgroup(root: str, limit: int) -> SessionCgroup:
+    """The sandbox's cgroup for root: a process limit only."""
+    return SessionCgroup({"pids": root}, {"pids": limit})
+
+
+def _empty_and_remove(path: str) -> None:
+    procs = os.path.join(path, "cgroup.procs")
+    for _ in range(50):
+        try:
+            with open(procs, encoding="ascii") as listing:
+                pids = [int(p) for p in listing.read().split()]
+        except OSError:
+            return
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            import time
+
+            time.sleep(0.01)  # the killed processes are still being reaped

@@ -137,14 +137,15 @@ class HostRules:
     """The allow and deny lists and `allowLocalBinding`, compiled once."""
 
     def __init__(self, allowed: Sequence[str], denied: Sequence[str],
-                 *, allow_local: bool) -> None:
+                 *, allow_local: bool, any_public: bool = False) -> None:
         self._allowed = [e for e in map(_entry, allowed) if e is not None]
         self._denied = [e for e in map(_entry, denied) if e is not None]
         self._allow_local = allow_local
+        self._any_public = any_public  # every name admitted, as a wildcard entry would be
 
     @property
     def allows_any(self) -> bool:
-        return bool(self._allowed)
+        return bool(self._allowed) or self._any_public
 
     def admit(self, host: str) -> Admission | None:
         """The host's admission by name alone, or None: refused, and never resolved."""
@@ -152,6 +153,8 @@ class HostRules:
         if canonical is None or any(_matches(e, canonical) for e in self._denied):
             return None
         hits = [e for e in self._allowed if _matches(e, canonical)]
+        if not hits and self._any_public:
+            return Admission(canonical, _literal(canonical), exact=False)
         if not hits:
             return None
         return Admission(canonical, _literal(canonical),

@@ -61,6 +61,9 @@ class NetworkPolicy:
     allow_all_unix_sockets: bool = False
     http_proxy_port: int | None = None    # the user's own proxy on the host's loopback
     socks_proxy_port: int | None = None
+    # Any public host (a served environment's unrestricted networking); never set from
+    # settings. Local addresses stay refused: no exact entry admits them.
+    any_public_host: bool = False
 
 
 @dataclass(frozen=True)
@@ -160,7 +163,8 @@ class NetworkGate:
 
         policy = self.policy
         rules = HostRules(policy.allowed_domains, policy.denied_domains,
-                          allow_local=policy.allow_local_binding)
+                          allow_local=policy.allow_local_binding,
+                          any_public=policy.any_public_host)
         perl = bridge.perl() if rules.allows_any else None
         if rules.allows_any and perl is None:
             self.egress = "unavailable: perl is not installed, so no bridge can run"

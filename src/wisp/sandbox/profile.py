@@ -32,14 +32,19 @@ _NAMESPACES = ("--new-session", "--die-with-parent", "--unshare-user", "--unshar
 
 
 class Limits:
-    """Per command: processes (RLIMIT_NPROC, or the session's pids cgroup as root) and the
-    size of any one file written (RLIMIT_FSIZE)."""
+    """Per command: processes (RLIMIT_NPROC, or the session's pids cgroup as root), the
+    size of any one file written (RLIMIT_FSIZE) and, for served sessions, CPU seconds per
+    process (RLIMIT_CPU) and, where no memory cgroup holds the session, address space
+    per process (RLIMIT_AS)."""
 
-    __slots__ = ("_prelude", "max_file_mb", "max_processes")
+    __slots__ = ("_prelude", "cpu_seconds", "max_file_mb", "max_processes", "memory_mb")
 
-    def __init__(self, max_processes: int = 1024, max_file_mb: int = 2048) -> None:
+    def __init__(self, max_processes: int = 1024, max_file_mb: int = 2048, *,
+                 cpu_seconds: int | None = None, memory_mb: int | None = None) -> None:
         self.max_processes = max_processes
         self.max_file_mb = max_file_mb
+        self.cpu_seconds = cpu_seconds
+        self.memory_mb = memory_mb
         self._prelude = ""
 
     def prelude(self) -> str:
@@ -47,11 +52,18 @@ class Limits:
         if not self._prelude:
             nproc = _capped(resource.RLIMIT_NPROC, self.max_processes)
             fsize = _capped(resource.RLIMIT_FSIZE, self.max_file_mb * 1024 * 1024) // 1024
-            self._prelude = f"ulimit -c 0 -u {nproc} -f {fsize}; "
+            line = f"ulimit -c 0 -u {nproc} -f {fsize}"
+            if self.cpu_seconds is not None:
+                line += f" -t {_capped(resource.RLIMIT_CPU, self.cpu_seconds)}"
+            if self.memory_mb is not None:
+                memory = _capped(resource.RLIMIT_AS, self.memory_mb * 1024 * 1024) // 1024
+                line += f" -v {memory}"
+            self._prelude = line + "; "
         return self._prelude
 
     def __repr__(self) -> str:
-        return f"Limits({self.max_processes}, {self.max_file_mb})"
+        return (f"Limits({self.max_processes}, {self.max_file_mb}, "
+                f"cpu_seconds={self.cpu_seconds}, memory_mb={self.memory_mb})")
 
 
 def _capped(which: int, wanted: int) -> int:

@@ -56,18 +56,35 @@ class Launch:
             self.plan.release()
 
 
+class Confinement:
+    """What a served session adds to the sandbox (`wisp.serve.containment`): commands see
+    only `env` (never the service's own variables), need bubblewrap (the Landlock
+    fallback cannot hide the service's data from them), and run in cgroups with these
+    `limits` (controller → processes, bytes or CPUs) under `roots`."""
+
+    __slots__ = ("env", "limits", "roots")
+
+    def __init__(self, env: Mapping[str, str], roots: dict[str, str],
+                 limits: dict[str, float]) -> None:
+        self.env = dict(env)
+        self.roots = roots
+        self.limits = limits
+
+
 class CommandSandbox:
     """The sandbox of one session. `decide` says whether a Bash call runs in it; `launch`
     prepares one command; `status` reports the mechanism for init, /status and checks."""
 
     def __init__(self, config: SandboxConfig, profile: SandboxProfile, probe: Probe, *,
                  network: NetworkSetup | None = None,
-                 rules: Callable[[], tuple[Sequence[str], Sequence[str]]] | None = None) -> None:
+                 rules: Callable[[], tuple[Sequence[str], Sequence[str]]] | None = None,
+                 confinement: Confinement | None = None) -> None:
         self.config = config
         self.profile = profile
         self.probe = probe
         self.network = network
         self._rules = rules  # (Read deny patterns, Edit deny patterns), read per command
+        self.confinement = confinement
         self._planner = profile.planner()
         self._lock = threading.Lock()
         self._ruleset: Any = None
@@ -107,6 +124,10 @@ class CommandSandbox:
         can enforce the sandbox."""
         if self.mechanism == "none":
             raise SandboxUnavailable(refusal(self.probe))
+        if self.confinement is not None:
+            if self.mechanism != "bubblewrap":
+                raise SandboxUnavailable(served_refusal(self.probe))
+            env = self.confinement.env
         shell, flag, command = inner
         inner_argv = [shell, flag, self.profile.limits.prelude() + command]
         env = {**env, "TMPDIR": self.profile.temp_dir}
@@ -128,7 +149,7 @@ class CommandSandbox:
         assert bwrap.path is not None  # mechanism "bubblewrap" means it ran
         argv = bwrap_argv(bwrap.path, self.profile, plan, inner, extra=[*extra, "--chdir", cwd],
                           disable_userns=bwrap.disable_userns, weak_proc=bwrap.weak_proc)
-        cgroup = self._pids_cgroup()
+        cgroup = self._session_cgroup()
         if cgroup is not None:
             argv = cgroup.enter_argv(argv)
         return Launch(argv, env, plan=plan, pass_fds=fds)
@@ -145,20 +166,29 @@ class CommandSandbox:
                                         seccomp)
             return self._ruleset
 
-    def _pids_cgroup(self) -> Any:
-        """Made on first use where only a cgroup can limit processes (see the probe)."""
-        if self.probe.pids_cgroup is None:
+    def _session_cgroup(self) -> Any:
+        """Made on first use: a served session's resource cgroups, or, for root, the pids
+        cgroup only a cgroup can give (see the probe)."""
+        roots, limits = self._cgroup_wanted()
+        if not roots:
             return None
         with self._lock:
             if self._cgroup is None:
-                from wisp.sandbox.cgroups import PidsCgroup
+                from wisp.sandbox.cgroups import SessionCgroup
 
                 try:
-                    self._cgroup = PidsCgroup(self.probe.pids_cgroup,
-                                              self.profile.limits.max_processes)
+                    self._cgroup = SessionCgroup(roots, limits)
                 except OSError:
-                    self._cgroup = False  # the rlimit still applies
+                    self._cgroup = False  # the rlimits still apply
             return self._cgroup or None
+
+    def _cgroup_wanted(self) -> tuple[dict[str, str], dict[str, float]]:
+        if self.confinement is not None:
+            return self.confinement.roots, self.confinement.limits
+        if self.probe.pids_cgroup is None:
+            return {}, {}
+        return ({"pids": self.probe.pids_cgroup},
+                {"pids": float(self.profile.limits.max_processes)})
 
     # Reporting -----------------------------------------------------------------------
 
@@ -233,6 +263,14 @@ def refusal(probe: Probe) -> str:
             f"command was not run ({probe.why_not()}). Install bubblewrap (Debian: apt "
             "install bubblewrap) or allow unprivileged user namespaces; `wisp sandbox "
             "check` shows what was tried.")
+
+
+def served_refusal(probe: Probe) -> str:
+    return ("wisp serve runs every command of a session in bubblewrap, which cannot run "
+            f"here (bubblewrap: {probe.bwrap.error or 'not found'}), so the command was not "
+            "run. "
+            "Install bubblewrap (Debian: apt install bubblewrap) and allow unprivileged "
+            "user namespaces; `wisp sandbox check` shows what was tried.")
 
 
 def new_temp_dir() -> str:

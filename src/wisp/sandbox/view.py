@@ -120,7 +120,23 @@ class Planner:
             if os.path.lexists(path) and any(inside(path, [h]) and path != h
                                              for h in plan.hidden):
                 plan.after += ["--ro-bind", path, path]
+                self._remask_stores(plan, path)
         return plan
+
+    def _remask_stores(self, plan: MountPlan, granted: str) -> None:
+        """A folder granted back whole (a version manager's, in a hidden HOME) keeps the
+        credential stores inside it hidden, unless one is granted itself."""
+        for name in CREDENTIAL_STORES:
+            store = os.path.join(self.home, name)
+            if store == granted or not inside(store, [granted]) or self._granted(store):
+                continue
+            if os.path.isdir(store) and not os.path.islink(store):
+                plan.after += ["--tmpfs", store]
+            elif os.path.lexists(store):
+                plan.after += ["--ro-bind", "/dev/null", store]
+            else:
+                continue
+            plan.hidden.append(store)
 
     # What to mask ----------------------------------------------------------------------
 

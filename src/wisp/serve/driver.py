@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from wisp.engine.outcome import Outcome
     from wisp.models.base import Model
     from wisp.runtime.runtime import Runtime
+    from wisp.serve.containment import Housing
     from wisp.serve.store.base import Store
 
 JSON = dict[str, Any]
@@ -51,14 +52,17 @@ ANSWERS = ("user.custom_tool_result", "user.tool_result")
 class SessionDriver:
     def __init__(self, store: Store, fanout: Fanout, session: JSON, agent: JSON,
                  environment: JSON | None, *, env: Mapping[str, str], workspace: Path,
-                 model: Model | None = None, holder: str | None = None) -> None:
+                 housing: Housing | None = None, model: Model | None = None,
+                 holder: str | None = None) -> None:
         self.store = store
         self.session_id = str(session["id"])
         self.log = SessionLog(store, fanout, self.session_id, holder=holder)
         self.plan = ToolPlan(agent, environment)
         self.agent = agent
+        self.environment = environment
         self.env = dict(env)
         self.workspace = workspace
+        self.housing = housing  # None: no sandbox (a driver built without the service)
         self.model = model
         self.runtime: Runtime | None = None
         self.projection: SessionProjection | None = None
@@ -83,12 +87,17 @@ class SessionDriver:
         config = RuntimeConfig(
             cwd=self.workspace, env=self.env, model=_model_id(self.agent),
             system_prompt=self.agent.get("system") or None, tools=(),
-            allowed_tools=self.plan.allow_rules(), permission_mode="acceptEdits",
+            allowed_tools=self.plan.allow_rules(self.workspace),
+            permission_mode="acceptEdits",
             permission_mode_set=True, no_session_persistence=True,
             include_partial_messages=True, setting_sources=("user",))
         runtime = Runtime.open(config, projection, model=self.model)
         runtime.session.history = conversation
         runtime.session.recorder = projection
+        if self.housing is not None and not self.plan.self_hosted:
+            sandbox = self.housing.sandbox(self.workspace, self.env, self.environment)
+            runtime.ctx.config.sandbox = sandbox
+            runtime.session.policy.sandbox = sandbox
         tools = self._tools()
         runtime.ctx.config.tools = dict(tools)
         runtime.base_tools = dict(tools)
@@ -108,7 +117,9 @@ class SessionDriver:
                                           "input_schema": SCHEMAS[name]}, "toolset",
                                          self.client_call)
         else:
-            tools.update(cloud_tools(builtin_tools(), names))
+            from wisp.serve.fence import fenced
+
+            tools.update(fenced(cloud_tools(builtin_tools(), names), self.workspace))
         for custom in self.plan.custom:
             tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
         return {name: self._gated(name, tool) for name, tool in tools.items()}

@@ -3,11 +3,15 @@ cloud, or by the client), and which ones ask the client first (`always_ask`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from wisp.serve.toolset import BUILTIN_NAMES, TOOLSET_NAMES, TOOLSET_TYPE
 
 JSON = dict[str, Any]
+# The rule family each file tool is judged under; Bash has none (see `allow_rules`).
+FAMILY_OF = {"Read": "Read", "Glob": "Read", "Grep": "Read", "Write": "Edit",
+             "Edit": "Edit", "Bash": ""}
 
 
 class ToolPlan:
@@ -29,14 +33,19 @@ class ToolPlan:
             return ("client" if self.self_hosted else "cloud"), self.toolset[name]
         return "custom", "allow"
 
-    def allow_rules(self) -> tuple[str, ...]:
+    def allow_rules(self, workspace: Path) -> tuple[str, ...]:
         """Cloud toolset tools the agent config enables run without a question here
-        (`always_ask` ones after the client's confirmation). Rules name wisp's tools
-        (`Bash`, `Read`…), which the toolset's calls are judged as; the working-folder
-        boundary, protected paths and the server's deny rules still hold."""
+        (`always_ask` ones after the client's confirmation), on the session's workspace
+        only. Rules name wisp's tools (`Read`, `Edit`…), which the toolset's calls are
+        judged as; Bash needs none (the session's sandbox allows what it holds); the
+        server's deny rules and protected paths still hold."""
         if self.self_hosted:
             return ()
-        return tuple(BUILTIN_NAMES[name] for name in self.toolset)
+        from wisp.serve.containment import workspace_rules
+
+        families = {FAMILY_OF[BUILTIN_NAMES[name]] for name in self.toolset}
+        return tuple(rule for rule in workspace_rules(workspace)
+                     if rule.split("(", 1)[0] in families)
 
 
 def _toolset_policies(tool: JSON) -> dict[str, str]:

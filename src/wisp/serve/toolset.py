@@ -175,18 +175,18 @@ class ClientTool(Tool):
         return await self._call(self.call_kind, self.name, tool_input, ctx.tool_use_id or "")
 
 
-class ConfirmedTool(Tool):
-    """A tool whose calls wait for the client's `user.tool_confirmation` (the agent config
-    says `always_ask`): run on allow, refused with the client's message on deny."""
+class DelegatingTool(Tool):
+    """A tool that stands in front of another: it is judged as the inner tool is (name,
+    rule name, subject, paths) and runs it; subclasses add what happens around the run."""
 
-    def __init__(self, inner: Tool, confirm: Confirm) -> None:
+    def __init__(self, inner: Tool) -> None:
         self.inner = inner
         self.name = inner.name  # type: ignore[misc]
         self.description = inner.description  # type: ignore[misc]
         self.input_schema = inner.input_schema  # type: ignore[misc]
         self.kind = inner.kind  # type: ignore[misc]
         self.rule_subject = inner.rule_subject  # type: ignore[misc]
-        self._confirm = confirm
+        self.searches_folders = inner.searches_folders  # type: ignore[misc]
 
     @property
     def rule_name(self) -> str:
@@ -198,8 +198,23 @@ class ConfirmedTool(Tool):
     def is_read_only(self, tool_input: JSON) -> bool:
         return self.inner.is_read_only(tool_input)
 
+    def describe(self, tool_input: JSON) -> str:
+        return self.inner.describe(tool_input)
+
     def target_paths(self, tool_input: JSON) -> list[str]:
         return self.inner.target_paths(tool_input)
+
+    async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        return await self.inner.run(tool_input, ctx)
+
+
+class ConfirmedTool(DelegatingTool):
+    """A tool whose calls wait for the client's `user.tool_confirmation` (the agent config
+    says `always_ask`): run on allow, refused with the client's message on deny."""
+
+    def __init__(self, inner: Tool, confirm: Confirm) -> None:
+        super().__init__(inner)
+        self._confirm = confirm
 
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         answer = await self._confirm(ctx.tool_use_id or "")

@@ -16,7 +16,6 @@ import secrets
 import socket
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wisp.serve.driver import SessionDriver
@@ -24,6 +23,7 @@ from wisp.serve.session_log import Fanout
 
 if TYPE_CHECKING:
     from wisp.models.base import Model
+    from wisp.serve.containment import Housing
     from wisp.serve.store.base import Store
 
 JSON = dict[str, Any]
@@ -33,11 +33,11 @@ DEAD_HOLDER_CHECK_S = 2.0
 
 class Worker:
     def __init__(self, store: Store, fanout: Fanout, *, env: Mapping[str, str],
-                 data_dir: Path, poll_s: float = 1.0, model: Model | None = None) -> None:
+                 housing: Housing, poll_s: float = 1.0, model: Model | None = None) -> None:
         self.store = store
         self.fanout = fanout
         self.env = dict(env)
-        self.data_dir = data_dir
+        self.housing = housing
         self.poll_s = poll_s
         self.model = model
         self.name = worker_name()
@@ -122,7 +122,7 @@ class Worker:
 
     def _driver(self, session_id: str) -> SessionDriver | None:
         return open_driver(self.store, self.fanout, session_id, env=self.env,
-                           data_dir=self.data_dir, model=self.model, holder=self.name)
+                           housing=self.housing, model=self.model, holder=self.name)
 
     def _renew_leases(self) -> None:
         loop = asyncio.get_running_loop()
@@ -170,21 +170,20 @@ def worker_name() -> str:
 
 
 def open_driver(store: Store, fanout: Fanout, session_id: str, *, env: Mapping[str, str],
-                data_dir: Path, model: Model | None = None, holder: str | None = None
+                housing: Housing, model: Model | None = None, holder: str | None = None
                 ) -> SessionDriver | None:
     """A driver for the session as the store has it (None: it is gone), its workspace
-    `<data dir>/workspaces/<session id>` made if new; its writes fenced by `holder`'s
-    lease."""
+    `<data dir>/workspaces/<session id>` made if new, its commands held by the sandbox
+    `housing` makes; its writes fenced by `holder`'s lease."""
     owner = store.owner_of("session", session_id)
     session = store.get("session", owner, session_id) if owner else None
     if session is None or owner is None:
         return None
     agent = session.get("agent") or {}
     environment = store.get("environment", owner, str(session.get("environment_id") or ""))
-    workspace = data_dir / "workspaces" / session_id
-    workspace.mkdir(parents=True, exist_ok=True, mode=0o700)
     return SessionDriver(store, fanout, session, agent, environment, env=env,
-                         workspace=workspace, model=model, holder=holder)
+                         workspace=housing.workspace(session_id), housing=housing,
+                         model=model, holder=holder)
 
 
 def dead_here(worker: str) -> bool:

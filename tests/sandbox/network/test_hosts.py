@@ -121,3 +121,20 @@ def test_an_allowed_literal_matches_every_spelling_of_it() -> None:
     table = rules("127.0.0.1", local=True)
     for spelling in _spellings(IPv4("127.0.0.1")):
         assert table.admit(spelling) is not None, spelling
+
+
+def test_any_public_host_admits_every_name_but_never_a_local_address() -> None:
+    """A served environment's unrestricted networking: names pass, deny entries still
+    win, and what they resolve to must be public (no exact entry vouches for local)."""
+    every = HostRules((), ("evil.test",), allow_local=True, any_public=True)
+    assert every.allows_any
+    admitted = every.admit("pypi.org")
+    assert admitted is not None and not admitted.exact
+    assert every.address_ok(admitted, ipaddress.ip_address("151.101.0.223"))
+    for local in ("127.0.0.1", "10.0.0.5", "169.254.169.254", "::1"):
+        assert not every.address_ok(admitted, ipaddress.ip_address(local))
+    literal = every.admit("127.0.0.1")
+    assert literal is not None and not every.address_ok(literal, ipaddress.ip_address(
+        "127.0.0.1"))
+    assert every.admit("evil.test") is None
+    assert not rules().allows_any

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wisp.serve.durable.previews import SharedFanout
@@ -27,6 +26,7 @@ from wisp.serve.worker import worker_name
 JSON = dict[str, Any]
 
 if TYPE_CHECKING:
+    from wisp.serve.containment import Housing
     from wisp.serve.durable.dispatch import TurnDispatch
     from wisp.serve.http import Server
     from wisp.serve.store.postgres import Listener
@@ -34,12 +34,12 @@ if TYPE_CHECKING:
 
 
 class Scaled:
-    def __init__(self, role: str, dsn: str, *, env: Mapping[str, str], data_dir: Path,
+    def __init__(self, role: str, dsn: str, *, env: Mapping[str, str], housing: Housing,
                  poll_s: float = 1.0) -> None:
         self.role = role
         self.dsn = dsn
         self.env = dict(env)
-        self.data_dir = data_dir
+        self.housing = housing
         self.poll_s = poll_s
         self.name = worker_name()
         self.store = PostgresStore(dsn)
@@ -87,7 +87,7 @@ class Scaled:
 
     async def _start_worker(self) -> None:
         self.runner = TurnRunner(self.store, self.fanout, name=self.name, env=self.env,
-                                 data_dir=self.data_dir)
+                                 housing=self.housing)
         self.turns = DurableTurns(self.dsn, self.runner, self.store, self.client,
                                   executor_id=self.name)
         await self.turns.launch()

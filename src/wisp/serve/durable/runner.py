@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wisp.serve import shapes
@@ -29,6 +28,7 @@ from wisp.serve.worker import open_driver
 
 if TYPE_CHECKING:
     from wisp.models.base import Model
+    from wisp.serve.containment import Housing
     from wisp.serve.driver import SessionDriver
     from wisp.serve.store.base import Store
 
@@ -41,12 +41,12 @@ class TurnRunner:
     """Runs durable turns' steps in this process (see the module docstring)."""
 
     def __init__(self, store: Store, fanout: Fanout, *, name: str, env: Mapping[str, str],
-                 data_dir: Path, model: Model | None = None) -> None:
+                 housing: Housing, model: Model | None = None) -> None:
         self.store = store
         self.fanout = fanout
         self.name = name  # the session lease holder: this process's executor id
         self.env = dict(env)
-        self.data_dir = data_dir
+        self.housing = housing
         self.model = model
         self.drivers: dict[str, SessionDriver] = {}  # sessions with a turn under way here
         self.steps: dict[str, asyncio.Event] = {}  # sessions with a step running → wake
@@ -78,7 +78,7 @@ class TurnRunner:
         queued = self.store.queued(session_id)
         if driver is None:
             driver = open_driver(self.store, self.fanout, session_id, env=self.env,
-                                 data_dir=self.data_dir, model=self.model, holder=self.name)
+                                 housing=self.housing, model=self.model, holder=self.name)
             if driver is None or driver.status == "terminated":  # nothing to run
                 self.store.release_lease(session_id, self.name)
                 return {"done": True}
