@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import random
 from pathlib import Path
 
 import pytest
 
+from tests.privileges import IS_ROOT, open_folder, unprivileged
 from wisp.commands.custom import (
     CustomCommand,
     expand,
@@ -207,12 +207,24 @@ def test_an_unreadable_project_file_leaves_the_user_command(dirs: tuple[Path, Pa
     assert load_commands(cwd, config)["x"].source == "user"
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
-def test_a_file_without_read_permission_is_skipped(dirs: tuple[Path, Path]) -> None:
+def test_a_file_without_read_permission_is_skipped() -> None:
+    """Run as a user the file's mode binds (as root, a forked child that dropped to
+    nobody), in a folder that user can enter."""
+    with open_folder() as root:
+        cwd, config = root / "project", root / "config"
+        config.mkdir()
+        secret = project_file(cwd, "secret.md", "x")
+        project_file(cwd, "open.md", "y")
+        secret.chmod(0)
+        loaded = unprivileged(lambda: sorted(load_commands(cwd, config)))
+    assert loaded == ["open"]
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="only root reads a file whatever its mode")
+def test_root_loads_a_file_whatever_its_mode(dirs: tuple[Path, Path]) -> None:
     cwd, config = dirs
-    secret = project_file(cwd, "secret.md", "x")
-    secret.chmod(0)
-    assert load_commands(cwd, config) == {}
+    project_file(cwd, "secret.md", "x").chmod(0)
+    assert list(load_commands(cwd, config)) == ["secret"]
 
 
 def test_a_folder_symlink_loop_does_not_hang(dirs: tuple[Path, Path]) -> None:
