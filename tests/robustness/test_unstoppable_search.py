@@ -25,7 +25,6 @@ import pytest
 from tests.conftest import Runner
 from tests.robustness.helpers import STREAM, model_requests
 from wisp.testing import reply
-from wisp.tools.grep import ripgrep
 
 CATASTROPHIC = "(a+)+$"
 # Each line takes Python's `re` about 2**40 steps; ripgrep answers at once.
@@ -119,8 +118,7 @@ def test_a_signal_ends_wisp_promptly_during_a_catastrophic_python_search(wisp, s
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.skipif(ripgrep() is None, reason="no ripgrep wheel for this platform")
-@pytest.mark.usefixtures("big_file")
+@pytest.mark.usefixtures("big_file", "rg")
 def test_ripgrep_answers_the_same_pattern_at_once(wisp, server):
     server.script(reply.tool_use("Grep", {"pattern": CATASTROPHIC, "output_mode": "count"}),
                   reply.tool_use("Grep", {"pattern": "a!$", "output_mode": "count"}),
