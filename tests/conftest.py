@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.frame_check import check_frame
+from tests.needs import ripgrep_or_skip
 from wisp.settings.trust import record
 from wisp.testing import ScriptedServer
 
@@ -94,6 +95,12 @@ class Runner:
                 check_frame(frame)
                 frames.append(frame)
         return WispRun(proc.returncode, proc.stdout, proc.stderr, frames)
+
+
+@pytest.fixture
+def rg() -> str:
+    """ripgrep's path; skips without it (fails under WISP_REQUIRE_RIPGREP=1)."""
+    return ripgrep_or_skip()
 
 
 @pytest.fixture

@@ -277,12 +277,19 @@ def test_an_interrupted_run_records_an_abandoned_exchange(tmp_path: Path) -> Non
         from wisp.runtime.runtime import Runtime
 
         (tmp_path / "w").mkdir()
+        sink = Sink()
         runtime = Runtime.open(RuntimeConfig(cwd=tmp_path / "w", env={"HOME": str(tmp_path)},
-                                             no_session_persistence=True), Sink(),
+                                             no_session_persistence=True,
+                                             include_partial_messages=True), sink,
                                model=recorder)
         task = asyncio.ensure_future(runtime.run_prompt("go"))
         await inner.wait_for_requests(1)
-        await asyncio.sleep(0.2)
+        # Interrupted mid-stream: once a few events went through the recorder.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 15
+        while sum(e.kind == "stream_delta" for e in sink.events) < 3:
+            assert loop.time() < deadline, sink.events
+            await asyncio.sleep(0.01)
         runtime.interrupt()
         await task
         await runtime.aclose()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -20,6 +21,25 @@ def wait_for(predicate, timeout=15.0, interval=0.02):
     return False
 
 
+def _lines_until(proc, text: str, timeout: float) -> list[str]:
+    """stdout lines of `proc` up to the first holding `text`, read by a thread so the
+    deadline holds even when nothing comes."""
+    found: list[str] = []
+    done = threading.Event()
+
+    def read() -> None:
+        for line in proc.stdout:
+            found.append(line)
+            if text in line:
+                break
+        done.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    assert done.wait(timeout) and found and text in found[-1], (
+        f"no {text} within {timeout} s: {found}")
+    return found
+
+
 def pid_alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
@@ -32,11 +52,12 @@ def test_sigint_during_streaming_gives_an_aborted_result(wisp, server):
     server.script(reply.slow("slow hello from a very slow model", delay_per_event=0.3))
     proc = wisp.spawn("-p", "x", "--output-format", "stream-json", "--verbose",
                  "--include-partial-messages")
-    assert wait_for(lambda: len(server.requests) == 1)
-    time.sleep(0.5)  # let a few deltas through; the assertion below does not depend on it
+    # The interrupt lands mid-message: after the first text delta has been printed (read
+    # with a deadline), so the open message it must close really exists.
+    early = _lines_until(proc, '"content_block_delta"', timeout=30)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=15)
-    frames = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    frames = [json.loads(line) for line in [*early, *out.splitlines()] if line.startswith("{")]
     result = frames[-1]
     assert result["type"] == "result"
     assert result["subtype"] == "error_during_execution"
@@ -44,6 +65,7 @@ def test_sigint_during_streaming_gives_an_aborted_result(wisp, server):
     assert proc.returncode == 1
     # Every stream_event message that started was closed before the result.
     events = [f["event"]["type"] for f in frames if f["type"] == "stream_event"]
+    assert events.count("message_start") >= 1
     assert events.count("message_start") == events.count("message_stop")
     assert "Traceback" not in err
 

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
+import pytest
+
+from tests.conftest import base_env, wisp_command
+from tests.privileges import IS_ROOT, NOBODY, open_folder, setpriv_argv
 from wisp.testing import reply
 
 SANDBOX = {"IS_SANDBOX": "1"}  # CI runs as root, where bypass needs IS_SANDBOX=1
@@ -45,15 +51,32 @@ def test_bash_round_trip_writes_a_file_in_bypass_mode(wisp, server):
     assert (wisp.cwd / "made.txt").read_text() == "made\n"
 
 
+@pytest.mark.skipif(not IS_ROOT, reason="the refusal is root's; the non-root side is below")
 def test_bypass_as_root_needs_is_sandbox(wisp, server):
-    import os
-
-    if os.geteuid() != 0:
-        return
     run = wisp("-p", "x", "--dangerously-skip-permissions")
     assert run.returncode == 1
     assert "cannot be used with root/sudo privileges" in run.stderr
     assert server.requests == []
+
+
+def test_bypass_without_root_needs_no_is_sandbox(server):
+    """The same flag for an ordinary user, without IS_SANDBOX: the run goes ahead. Under
+    root (CI) wisp runs as nobody through setpriv, in a folder nobody owns."""
+    server.script(reply.tool_use("Bash", {"command": "echo made > made.txt"}), reply.text("ok"))
+    with open_folder() as root:
+        cwd, home = root / "work", root / "home"
+        for folder in (root, cwd, home):
+            folder.mkdir(exist_ok=True)
+            if IS_ROOT:
+                os.chown(folder, NOBODY.pw_uid, NOBODY.pw_gid)
+        env = {k: v for k, v in base_env(server, home).items() if k != "IS_SANDBOX"}
+        run = subprocess.run(
+            [*setpriv_argv(), *wisp_command(), "-p", "x", "--dangerously-skip-permissions",
+             "--output-format", "json"],
+            cwd=cwd, env={**env, "PYTHONDONTWRITEBYTECODE": "1"},
+            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, check=False)
+        assert run.returncode == 0, run.stderr
+        assert (cwd / "made.txt").read_text() == "made\n"
 
 
 def test_accept_edits_allows_writes_inside_cwd_only(wisp, server, tmp_path):

@@ -150,7 +150,7 @@ def test_connection_refused_is_retryable_and_fast(refused_port: int) -> None:
     started = time.monotonic()
     with pytest.raises(RetryableAPIError) as caught:
         run(model)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 5.0  # no retries inside the model: wide for load
     assert caught.value.status is None
     assert isinstance(caught.value, Unreachable)
     assert str(caught.value) == f"cannot reach http://127.0.0.1:{refused_port} (connection refused)"

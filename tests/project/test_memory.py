@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.privileges import IS_ROOT, open_folder, unprivileged
 from wisp import diagnostics
 from wisp.project.memory import (
     MAX_BYTES,
@@ -201,16 +202,28 @@ def test_non_utf8_file_is_skipped_with_a_warning(tree: Tree, warnings: list[str]
     assert str(bad) in warnings[0] and "UTF-8" in warnings[0]
 
 
-def test_unreadable_file_is_skipped_with_a_warning(tree: Tree, warnings: list[str]) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads files whatever their mode")
+def test_unreadable_file_is_skipped_with_a_warning(warnings: list[str]) -> None:
+    """Run as a user the file's mode binds (as root, a forked child that dropped to
+    nobody), in a folder that user can enter."""
+    with open_folder() as root:
+        tree = Tree(root)
+        locked = write(tree.cwd / "CLAUDE.md", "secret")
+        locked.chmod(0)
+
+        def load() -> tuple[list[Path], list[str]]:
+            return [f.path for f in tree.load()], list(warnings)
+
+        loaded, said = unprivileged(load)
+    assert loaded == []
+    assert len(said) == 1 and str(locked) in said[0]
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="only root reads a file whatever its mode")
+def test_root_reads_a_file_whatever_its_mode(tree: Tree, warnings: list[str]) -> None:
+    """The other side, where the suite runs as root: wisp adds no mode check of its own."""
     locked = write(tree.cwd / "CLAUDE.md", "secret")
     locked.chmod(0)
-    try:
-        assert tree.load() == []
-    finally:
-        locked.chmod(0o644)
-    assert len(warnings) == 1 and str(locked) in warnings[0]
+    assert [f.path for f in tree.load()] == [locked] and warnings == []
 
 
 def test_bom_and_windows_line_ends_are_normalised(tree: Tree) -> None:

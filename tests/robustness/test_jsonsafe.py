@@ -80,7 +80,7 @@ def test_the_scan_stays_linear_on_hostile_input():
     for raw in hostile:
         started = time.monotonic()
         nesting_exceeds(raw, MAX_DEPTH)
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < 5.0  # quadratic would take minutes
 
 
 def test_lone_surrogates_are_encoded_as_replacement_characters():

@@ -12,6 +12,7 @@ Both engines run here against the real `wisp -p`: the bundled `rg`, and the chil
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -24,7 +25,6 @@ import pytest
 from tests.conftest import Runner
 from tests.robustness.helpers import STREAM, model_requests
 from wisp.testing import reply
-from wisp.tools.grep import ripgrep
 
 CATASTROPHIC = "(a+)+$"
 # Each line takes Python's `re` about 2**40 steps; ripgrep answers at once.
@@ -49,6 +49,15 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time `pid` has used (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def workers_of(parent: int) -> list[int]:
@@ -82,14 +91,15 @@ def test_no_rg_on_the_child_engines_path():
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 @pytest.mark.usefixtures("big_file")
-def test_a_signal_ends_wisp_within_2s_during_a_catastrophic_python_search(wisp, server, sig):
+def test_a_signal_ends_wisp_promptly_during_a_catastrophic_python_search(wisp, server, sig):
     server.script(reply.tool_use("Grep", {"pattern": CATASTROPHIC, "output_mode": "content"}),
                   reply.text("never"))
     proc = wisp.spawn("-p", "search", *STREAM, env=CHILD_ENGINE)
     try:
         assert wait_for(lambda: workers_of(proc.pid)), "the child engine never started"
         workers = workers_of(proc.pid)
-        time.sleep(0.5)  # well into the backtracking
+        # Well into the backtracking: the engine has spent CPU time on it.
+        assert wait_for(lambda: sum(cpu_seconds(pid) for pid in workers) >= 0.3), workers
         assert all(alive(pid) for pid in workers), "the search ended by itself"
         sent = time.monotonic()
         proc.send_signal(sig)
@@ -99,16 +109,16 @@ def test_a_signal_ends_wisp_within_2s_during_a_catastrophic_python_search(wisp, 
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert took < 2.0, f"wisp took {took:.2f}s to end after {sig.name}\n{err[-2000:]}"
+    # The search itself would run for hours; 5 s is wide enough for a loaded 2-core machine.
+    assert took < 5.0, f"wisp took {took:.2f}s to end after {sig.name}\n{err[-2000:]}"
     result = json.loads(out.strip().splitlines()[-1])
     assert result["type"] == "result" and result["subtype"] == "error_during_execution"
-    assert wait_for(lambda: not any(alive(pid) for pid in workers), timeout=2), workers
+    assert wait_for(lambda: not any(alive(pid) for pid in workers), timeout=5), workers
     assert len(model_requests(server)) == 1  # the model never got a half-done search
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.skipif(ripgrep() is None, reason="no ripgrep wheel for this platform")
-@pytest.mark.usefixtures("big_file")
+@pytest.mark.usefixtures("big_file", "rg")
 def test_ripgrep_answers_the_same_pattern_at_once(wisp, server):
     server.script(reply.tool_use("Grep", {"pattern": CATASTROPHIC, "output_mode": "count"}),
                   reply.tool_use("Grep", {"pattern": "a!$", "output_mode": "count"}),

@@ -73,13 +73,17 @@ class HostileServer:
             worker.join(5)
 
 
-def drip(head: bytes, every: float) -> Callable[[socket.socket, threading.Event], None]:
-    """Sends `head`, then one byte each `every` seconds, forever."""
+def drip(head: bytes, every: float, sent: list[bytes] | None = None,
+         ) -> Callable[[socket.socket, threading.Event], None]:
+    """Sends `head`, then one byte each `every` seconds, forever (each also appended to
+    `sent`, for a test to wait on)."""
 
     def behave(conn: socket.socket, stop: threading.Event) -> None:
         conn.sendall(head)
         while not stop.wait(every):
             conn.sendall(b"x")
+            if sent is not None:
+                sent.append(b"x")
 
     return behave
 
@@ -170,16 +174,17 @@ def test_a_body_over_10_mb_is_an_error(wisp, server, hostile, declared):
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_signal_ends_wisp_at_once_mid_fetch(wisp, server, hostile, sig):
-    site = hostile(drip(HEAD + b"\r\n", 0.5))
+    sent: list[bytes] = []
+    site = hostile(drip(HEAD + b"\r\n", 0.2, sent))
     server.script(reply.tool_use("WebFetch", {"url": site.url, "prompt": "read it"}),
                   reply.text("never"))
     proc = wisp.spawn("-p", "fetch", *STREAM, *ALLOW)  # the default deadline: 60 s
     try:
         deadline = time.monotonic() + 15
-        while site.accepted == 0 and time.monotonic() < deadline:
+        # A few body bytes in: a read is under way.
+        while len(sent) < 3 and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert site.accepted == 1
-        time.sleep(1.0)  # a few bytes in: a read is under way
+        assert site.accepted == 1 and len(sent) >= 3
         sent = time.monotonic()
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=10)
@@ -188,6 +193,8 @@ def test_a_signal_ends_wisp_at_once_mid_fetch(wisp, server, hostile, sig):
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert took < 2.0, f"{took:.2f}s\n{err[-2000:]}"
+    # Far inside the fetch's 60 s deadline, yet wide enough for a loaded 2-core machine
+    # (bench/ holds the tight numbers).
+    assert took < 5.0, f"{took:.2f}s\n{err[-2000:]}"
     result = json.loads(out.strip().splitlines()[-1])
     assert result["type"] == "result" and result["subtype"] == "error_during_execution"

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.needs import missing, node_or_skip
 from tests.sandbox import generated
 from tests.sandbox.conftest import sandbox_settings
 from tests.sdk.conftest import sdk_env, wisp_executable
@@ -117,14 +118,14 @@ def test_wisp_sdk_sandbox_option_in_process_and_as_a_subprocess(server, tmp_path
 
 
 def test_typescript_sdk_sandbox_option(server, tmp_path):
-    import shutil
     import subprocess
 
     from tests.sdk.test_ts_sdk import SDK_PACKAGE, TS_DIR
 
-    node = shutil.which("node")
-    if node is None or not SDK_PACKAGE.exists():
-        pytest.skip("node or the TypeScript SDK is not installed (bash scripts/install-sdk-deps)")
+    node = node_or_skip()
+    if not SDK_PACKAGE.exists():
+        missing("the TypeScript SDK is not installed (bash scripts/install-sdk-deps)",
+                "WISP_REQUIRE_NODE")
     work, home = tmp_path / "work", tmp_path / "home"
     work.mkdir()
     home.mkdir()

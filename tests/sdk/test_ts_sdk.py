@@ -5,7 +5,6 @@ every SDK message as a JSON line; these tests read them."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.needs import missing, node_or_skip
 from wisp.testing import reply
 
 TS_DIR = Path(__file__).parent / "ts"
@@ -42,11 +42,10 @@ class NodeRun:
 
 @pytest.fixture
 def node() -> str:
-    found = shutil.which("node")
-    if found is None:
-        pytest.skip("node is not installed")
+    found = node_or_skip()
     if not SDK_PACKAGE.exists():
-        pytest.skip("the TypeScript SDK is not installed (bash scripts/install-sdk-deps)")
+        missing("the TypeScript SDK is not installed (bash scripts/install-sdk-deps)",
+                "WISP_REQUIRE_NODE")
     return found
 
 

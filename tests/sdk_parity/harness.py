@@ -82,12 +82,14 @@ class Backend:
             cli_path=self.cli, env={**self.env, **extra_env}, **kwargs)
 
     async def query(self, prompt: Any, **kwargs: Any) -> tuple[list[Any], str | None]:
-        """Every message of one `query()`, and the name of the exception it ended with."""
+        """Every message of one `query()`, and the name of the SDK error it ended with.
+        Only the SDK's own errors are an outcome to compare; anything else (a TypeError
+        from a bad option, a bug) errors the test instead of becoming a shared name."""
         messages: list[Any] = []
         try:
             async for message in self.sdk.query(prompt=prompt, options=self.options(**kwargs)):
                 messages.append(message)
-        except Exception as exc:
+        except self.sdk.ClaudeSDKError as exc:
             return messages, type(exc).__name__
         return messages, None
 

@@ -355,7 +355,7 @@ def test_empty_prompt_stream(backend: Backend) -> None:
 @scenario()
 async def leave_early(b: Backend) -> dict[str, Any]:
     """Closing query() mid-turn stops the run promptly; the next query works."""
-    b.server.script(reply.slow("a slow answer " * 8, delay_per_event=0.1, chunks=40),
+    b.server.script(reply.slow("a slow answer " * 8, delay_per_event=0.25, chunks=40),
                     reply.text("next run"))
     loop = asyncio.get_running_loop()
     stream = b.sdk.query(prompt="slow", options=b.options(include_partial_messages=True))
@@ -370,7 +370,8 @@ async def leave_early(b: Backend) -> dict[str, Any]:
     messages, raised = await b.query("again")
     return {
         "seen_until": seen[-1],
-        "closed_within_2s": took < 2,
+        # The answer has ~10 s to go: well inside that, yet wide for a loaded machine.
+        "closed_promptly": took < 5,
         "next": [s.texts(messages), raised],
     }
 
@@ -378,7 +379,7 @@ async def leave_early(b: Backend) -> dict[str, Any]:
 def test_leave_early(backend: Backend) -> None:
     assert backend.run(leave_early) == {
         "seen_until": "StreamEvent",
-        "closed_within_2s": True,
+        "closed_promptly": True,
         "next": [["next run"], None],
     }
 

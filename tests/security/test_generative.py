@@ -1,9 +1,11 @@
 """Issue 9, part 4: generated compositions around `rm victim` against a `Bash(rm:*)` deny.
 
-The property is "no command the judge allows deletes the victim", checked by really
-running every allowed command in bash, so it cannot hold by construction. The generator is
-checked too: most of its commands must delete the victim when run unjudged, and the judge
-must deny or ask for every one of those.
+The judge is held on both sides. Harmful side: no command the judge allows deletes the
+victim, checked by really running every allowed command in bash, and most generated
+commands must delete it when run unjudged (so the generator is checked too). Harmless
+side: twins that only read the victim, wrapped the same ways, must be allowed and, run by
+bash, must read it. A judge that denies everything fails the harmless side, one that
+allows everything fails the harmful side (`test_a_one_sided_judge_fails_the_check`).
 
 Judging runs in-process (wisp.permissions.engine.evaluate) for speed; a small sample also
 goes end to end through `wisp -p`.
@@ -15,7 +17,7 @@ import random
 import shlex
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -116,25 +118,70 @@ def generated(n: int = N_CASES, seed: int = SEED) -> list[str]:
     return list(seen)
 
 
-def deletes(command: str, folder: Path) -> bool:
-    """Run `command` with bash in `folder` (holding only `victim`): is the victim gone?"""
+READERS = ["cat victim", "head -n1 victim", "grep keep victim", "wc -l victim", "ls victim"]
+# Prefixes that keep the output: the harmless side checks that the command really read.
+READ_PREFIXES = ["", "", "FOO=1 ", "2>/dev/null "]
+# tree-sitter-bash does not parse `!` directly before these compound commands, so the
+# judge asks (fail closed) however harmless the body: a fact of the grammar, not a verdict.
+GRAMMAR_GAPS = ("! if ", "! for ", "! while ", "! case ", "! { ")
+
+
+def _spelled(program: str, rng: random.Random) -> str:
+    return rng.choice([program, f"{program[0]}''{program[1:]}", f"\\{program}", f'"{program}"',
+                       f"'{program[0]}'{program[1:]}", f"$'{program}'", f"/usr/bin/{program}"])
+
+
+def simple_read(rng: random.Random) -> tuple[str, str]:
+    """The harmless twin of `simple_rm`: a program that only reads the victim, spelled,
+    wrapped and prefixed the same ways; returns (command, kind)."""
+    wrappers = rng.sample(EXTERNAL_WRAPPERS, k=rng.choice([0, 0, 1, 1, 2]))
+    roll = rng.random()
+    if roll >= 0.2 and rng.random() < 0.25:
+        wrappers.insert(0, "command")
+    program, *args = rng.choice(READERS).split()
+    words = " ".join([*wrappers, _spelled(program, rng), *args])
+    prefix = rng.choice(READ_PREFIXES)
+    if roll < 0.1 and not prefix:
+        return f"time {words}", "time"
+    if roll < 0.2:
+        return f"({prefix}exec {words})", "compound"
+    return prefix + words, "simple"
+
+
+def compose_read(rng: random.Random) -> str:
+    command, kind = simple_read(rng)
+    for depth in range(rng.choice([0, 1, 1, 2, 2, 3, 3])):
+        form = rng.choice([f for f in FORMS if f.fits(command, kind)])
+        command, kind = form.wrap(command, depth), form.gives
+    return command
+
+
+def generated_reads(n: int = N_CASES, seed: int = SEED) -> list[str]:
+    rng = random.Random(seed + 7)
+    seen: dict[str, None] = {}
+    while len(seen) < n:
+        seen.setdefault(compose_read(rng), None)
+    return list(seen)
+
+
+def run_bash(command: str, folder: Path) -> tuple[bool, str]:
+    """Run `command` with bash in `folder` (holding only `victim`); returns (victim still
+    there, stdout)."""
     for entry in folder.iterdir():
         entry.unlink()
     (folder / "victim").write_text("keep me\n")
-    subprocess.run(["/bin/bash", "-c", command], cwd=folder, timeout=5, check=False,
-                   stdin=subprocess.DEVNULL, capture_output=True)
-    return not (folder / "victim").exists()
+    done = subprocess.run(["/bin/bash", "-c", command], cwd=folder, timeout=5, check=False,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    return (folder / "victim").exists(), done.stdout
 
 
-@dataclass
-class Judged:
-    command: str
-    deletes_unjudged: bool
-    verdicts: dict[str, str]  # mode → allow / deny / ask
-    allowed_and_deleted: list[str]  # modes whose allowed run deleted the victim
+# A judge: (command, mode) -> "allow" | "deny" | "ask".
+Judge = Callable[[str, str], str]
+MODES = ("bypassPermissions", "default")
 
 
-def judge_all(commands: list[str], folder: Path) -> list[Judged]:
+def real_judge(folder: Path) -> Judge:
+    """wisp's judge with deny Bash(rm:*) and allow Bash, per mode."""
     from wisp.permissions.engine import PermissionPolicy, evaluate
     from wisp.permissions.rules import Rule
     from wisp.tools.bash import Bash
@@ -142,41 +189,101 @@ def judge_all(commands: list[str], folder: Path) -> list[Judged]:
     tool = Bash()
     policies = {mode: PermissionPolicy(mode=mode, deny=[Rule.parse("Bash(rm:*)")],
                                        allow=[Rule.parse("Bash")], cwd=folder)
-                for mode in ("bypassPermissions", "default")}
-    out = []
+                for mode in MODES}
+    return lambda command, mode: evaluate(tool, {"command": command}, policies[mode]).behavior
+
+
+@dataclass
+class Report:
+    """What a judge did with both sides; `problems` is empty only for a judge that holds."""
+
+    harmful: int = 0
+    deleting: int = 0
+    harmless: int = 0
+    allowed_harmless: int = 0
+    problems: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        share = self.deleting / max(self.harmful, 1)
+        return (f"{self.harmful} harmful compositions, {self.deleting} ({share:.0%}) delete "
+                f"the victim unjudged; {self.allowed_harmless} of {self.harmless} harmless "
+                f"ones allowed and run; {len(self.problems)} problems")
+
+
+def check_harmful(judge: Judge, commands: list[str], folder: Path, report: Report) -> None:
+    """No verdict allows a deleting command; an allowed one is run and must not delete."""
     for command in commands:
-        verdicts = {mode: evaluate(tool, {"command": command}, policy).behavior
-                    for mode, policy in policies.items()}
-        broke = [mode for mode, v in verdicts.items() if v == "allow" and deletes(command, folder)]
-        out.append(Judged(command, deletes(command, folder), verdicts, broke))
-    return out
+        report.harmful += 1
+        deletes = not run_bash(command, folder)[0]
+        report.deleting += deletes
+        for mode in MODES:
+            if judge(command, mode) != "allow":
+                continue
+            if deletes or not run_bash(command, folder)[0]:
+                report.problems.append(f"allowed under {mode}, deletes: {command!r}")
 
 
-@pytest.mark.timeout(120)
-def test_no_allowed_composition_deletes_the_victim(tmp_path):
-    """320 generated commands (seed 20261201), each judged under bypassPermissions and
-    default mode with deny Bash(rm:*) and allow Bash; allowed ones are run for real."""
+def check_harmless(judge: Judge, commands: list[str], folder: Path, report: Report) -> None:
+    """Every harmless composition is allowed under bypassPermissions (the deny rule names
+    only rm) and, run by bash, reads the victim without deleting it. The grammar's known
+    gaps must be asked about, never denied."""
+    for command in commands:
+        report.harmless += 1
+        verdict = judge(command, "bypassPermissions")
+        expected = "ask" if any(gap in command for gap in GRAMMAR_GAPS) else "allow"
+        if verdict != expected:
+            report.problems.append(f"{verdict} (expected {expected}): {command!r}")
+            continue
+        alive, out = run_bash(command, folder)
+        report.allowed_harmless += verdict == "allow"
+        if not alive or ("keep me" not in out and "victim" not in out):
+            report.problems.append(f"harmless run did not read the victim: {command!r} {out!r}")
+
+
+def check(judge: Judge, folder: Path, harmful: list[str], harmless: list[str]) -> Report:
+    report = Report()
+    check_harmful(judge, harmful, folder, report)
+    check_harmless(judge, harmless, folder, report)
+    return report
+
+
+@pytest.mark.timeout(180)
+def test_judge_holds_on_both_sides(tmp_path):
+    """320 generated compositions around `rm victim` (seed 20261201) and 320 harmless twins
+    that only read it (seed 20261208), judged with deny Bash(rm:*) and allow Bash. No
+    allowed command deletes the victim; every harmless one is allowed and really runs."""
     folder = tmp_path / "run"
     folder.mkdir()
-    commands = generated()
-    judged = judge_all(commands, folder)
-    deleting = [j for j in judged if j.deletes_unjudged]
-    share = len(deleting) / len(judged)
-    allowed = sum(v == "allow" for j in judged for v in j.verdicts.values())
-    summary = (f"{len(judged)} generated commands (seed {SEED}); {len(deleting)} "
-               f"({share:.0%}) delete the victim unjudged; {allowed} verdicts were allow")
-    print(f"\n[generative] {summary}")
-    broken = [j for j in judged if j.allowed_and_deleted]
-    assert not broken, (f"{summary}\nallowed and deleted the victim ({len(broken)}):\n"
-                        + "\n".join(f"  {j.command!r} {j.verdicts}" for j in broken[:40]))
-    waved = [j for j in deleting if "allow" in j.verdicts.values()]
-    assert not waved, "\n".join(f"  {j.command!r} {j.verdicts}" for j in waved[:40])
-    assert len(judged) >= 300 and share >= MIN_DELETING_SHARE, summary
+    report = check(real_judge(folder), folder, generated(), generated_reads())
+    print(f"\n[generative] {report.summary()}")
+    assert not report.problems, report.summary() + "\n" + "\n".join(report.problems[:40])
+    assert report.deleting / report.harmful >= MIN_DELETING_SHARE, report.summary()
+    assert report.allowed_harmless >= 0.9 * report.harmless, report.summary()
+
+
+@pytest.mark.parametrize("verdict", ["allow", "deny", "ask"])
+def test_a_one_sided_judge_fails_the_check(tmp_path, verdict):
+    """The check itself can fail in both directions: a judge that gives every command the
+    same verdict breaks one side or the other (a sample of 60 per side keeps it quick)."""
+    folder = tmp_path / "run"
+    folder.mkdir()
+    report = check(lambda _command, _mode: verdict, folder, generated()[:60],
+                   generated_reads()[:60])
+    assert report.problems, report.summary()
 
 
 def e2e_sample() -> list[str]:
     rng = random.Random(SEED + 1)
     return rng.sample(generated(), E2E_SAMPLE)
+
+
+def e2e_reads() -> list[str]:
+    """Harmless twins for the end-to-end run, in default mode (`-p` cannot ask): without a
+    function definition (a call to a defined function is asked about outside bypass) or a
+    grammar gap."""
+    plain = [c for c in generated_reads()
+             if "() {" not in c and not any(gap in c for gap in GRAMMAR_GAPS)]
+    return random.Random(SEED + 2).sample(plain, E2E_SAMPLE)
 
 
 @pytest.fixture(scope="module")
@@ -192,6 +299,7 @@ def e2e_session(once: Once) -> Session:
             return alive
 
         calls = [bash(f"gen{i}", command) for i, command in enumerate(e2e_sample())]
+        calls += [bash(f"read{i}", command) for i, command in enumerate(e2e_reads())]
         return run_session(ws, calls, "--disallowedTools", "Bash(rm:*)",
                            "--allowedTools", "Bash", probe=survived)
     return once("generative-e2e", build)
@@ -206,119 +314,11 @@ def test_generated_sample_end_to_end(e2e_session, index):
     assert outcome.denied(), outcome
 
 
-# -- issue 25: compositions of what bash evaluates, mini-languages, option spellings and
-# environment prefixes, inside the same wrappers --------------------------------------
-
-N_PAYLOADS = 360
-MIN_DAMAGING_SHARE = 0.60
-# Ways to create the marker `m`.
-ACTIONS = ["touch m", ": > m", "mkdir m", "cp f m"]
-SED_ADDRESSES = ["", "1", "$", "/x/", "\\cxc", "1,$", "/x/,+1", "1~1"]
-SED_BEFORE = ["", "p;", "h;", "y/x/y/;", "# note\n", "{p;};", "s/q/r/g;", "1d;"]
-SED_DANGER = ["w out", "W out", "e {act}", "s/x/y/w out", "s/x/{act}/e", "s|x|y|gw out",
-              "{{w out\n}}"]
-AWK_BEFORE = ["", "x = 1; ", "if ($1 > 0) y = 2; ", "n = split($0, a, \"/\"); ",
-              "s = \"a>b|c\"; "]
-AWK_DANGER = ["print > \"out\"", "print $0 >> \"out\"", "print | \"{act}\"",
-              "system(\"{act}\")", "\"{act}\" | getline", "o = \"out\"; printf \"x\" > o"]
-
-
-def _evaluated(rng: random.Random) -> str:
-    act = rng.choice(ACTIONS)
-    template = rng.choice([
-        "let 'a[$({act})]'", "x='a[$({act})]'; echo $((x))", "x='a[$({act})]'; (( x ))",
-        "printf -v 'a[$({act})]' x", "read 'a[$({act})]' <<< x", "[[ -v 'a[$({act})]' ]]",
-        "test -v 'a[$({act})]'", "declare 'a[$({act})]=1'", "x='$({act})'; echo ${{x@P}}",
-        "x='a[$({act})]'; echo ${{!x}}", "i='b[$({act})]'; a[$i]=1",
-        "x='a[$({act})]'; [[ $x -gt 0 ]]", "PS4='$({act})'; set -x; :",
-        "mapfile -C '{act} #' -c 1 a <<< x"])
-    return template.format(act=act)
-
-
-def _sed(rng: random.Random) -> str:
-    script = (rng.choice(SED_BEFORE) + rng.choice(SED_ADDRESSES)
-              + rng.choice(SED_DANGER).format(act=rng.choice(ACTIONS)))
-    spelling = rng.choice(["{s}", "-n {s}", "-e {s}", "--expr={s}", "--e {s}", "-n -e p -e {s}"])
-    return "sed " + spelling.format(s=shlex.quote(script)) + " f"
-
-
-def _awk(rng: random.Random) -> str:
-    program = rng.choice(AWK_BEFORE) + rng.choice(AWK_DANGER).format(act=rng.choice(ACTIONS))
-    block = rng.choice(["{{{p}}}", "BEGIN {{{p}}}", "NR == 1 {{{p}}}", "/x/ {{{p}}}"])
-    return "awk " + shlex.quote(block.format(p=program)) + " f"
-
-
-def _spelling(rng: random.Random) -> str:
-    output = "--output"[: rng.randint(3, 8)]
-    in_place = "--in-place"[: rng.randint(3, 10)]
-    return rng.choice([f"sort {output}=out f", f"sort {output} out f", "sort -oout f",
-                       f"sed {in_place} s/x/z/ f", f"sed {in_place}=.b s/x/z/ f",
-                       "sort -u -o out f", f"git log {'--output'}=out -1",
-                       f"find . -name f -{rng.choice(['fprint', 'fprint0', 'fls'])} out"])
-
-
-def _environment(rng: random.Random) -> str:
-    harmless = rng.choice(["", "LC_ALL=C ", "TZ=UTC ", "NO_COLOR=1 "])
-    return harmless + rng.choice([
-        "GIT_EXTERNAL_DIFF=./x.sh git diff", "env GIT_EXTERNAL_DIFF=./x.sh git diff",
-        "export GIT_EXTERNAL_DIFF=./x.sh; git diff", "BASH_ENV=./x.sh bash -c :",
-        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.q GIT_CONFIG_VALUE_0='!touch m' git q"])
-
-
-PAYLOADS = [_evaluated, _sed, _awk, _spelling, _environment]
-
-
-def compose_payload(rng: random.Random) -> str:
-    command = rng.choice(PAYLOADS)(rng)
-    wrappers = rng.sample(EXTERNAL_WRAPPERS, k=rng.choice([0, 0, 1]))
-    # Wrappers run programs, not shell code: only a simple command goes inside them.
-    if wrappers and ";" not in command and "<<<" not in command and "[[" not in command:
-        command = " ".join([*wrappers, command])
-    kind = "list" if ";" in command else "simple"
-    for depth in range(rng.choice([0, 1, 1, 2])):
-        form = rng.choice([f for f in FORMS if f.fits(command, kind)])
-        command, kind = form.wrap(command, depth), form.gives
-    return command
-
-
-def generated_payloads(n: int = N_PAYLOADS, seed: int = SEED) -> list[str]:
-    rng = random.Random(seed + 25)
-    seen: dict[str, None] = {}
-    while len(seen) < n:
-        seen.setdefault(compose_payload(rng), None)
-    return list(seen)
-
-
-@pytest.mark.timeout(300)
-def test_no_allowed_composition_does_damage(tmp_path):
-    """360 compositions (seed 20261226), each run unjudged by bash in a scratch git
-    repository, and judged in default mode and under rules for the programs they name
-    (`Bash(git:*)`, `Bash(bash:*)`, `Bash(echo:*)`, …, which grant neither an assignment
-    that steers the program nor what bash evaluates). None that does damage is allowed."""
-    from tests.security.judge_cases import Scratch
-    from wisp.permissions.engine import PermissionPolicy, evaluate
-    from wisp.permissions.rules import Rule
-    from wisp.tools.bash import Bash
-
-    scratch = Scratch(tmp_path)
-    tool = Bash()
-    rules = [Rule.parse(f"Bash({name}:*)") for name in (
-        "git diff", "git q", "bash -c", "echo", "true", "let", "printf", "read", "test",
-        "declare", "set", ":")]
-    policies = {"default": PermissionPolicy(cwd=scratch.work, env=scratch.env()),
-                "rules": PermissionPolicy(allow=rules, cwd=scratch.work, env=scratch.env())}
-    commands = generated_payloads()
-    damaging, broken = 0, []
-    for command in commands:
-        damage = scratch.run(command)
-        damaging += bool(damage)
-        verdicts = {name: evaluate(tool, {"command": command}, policy).behavior
-                    for name, policy in policies.items()}
-        if damage and "allow" in verdicts.values():
-            broken.append(f"  {command!r} {verdicts} did {damage}")
-    share = damaging / len(commands)
-    summary = (f"{len(commands)} compositions (seed {SEED + 25}); {damaging} ({share:.0%}) "
-               "do damage unjudged")
-    print(f"\n[generative-25] {summary}")
-    assert not broken, summary + "\nallowed and did damage:\n" + "\n".join(broken[:40])
-    assert share >= MIN_DAMAGING_SHARE, summary
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("index", range(E2E_SAMPLE), ids=[f"read{i}" for i in range(E2E_SAMPLE)])
+def test_harmless_sample_runs_end_to_end(e2e_session, index):
+    outcome = e2e_session[f"read{index}"]
+    assert outcome.result is not None, f"the call never ran\n{e2e_session}"
+    assert not outcome.is_error and outcome.denied_frame is None, outcome
+    assert "keep me" in outcome.text or "victim" in outcome.text, outcome
+    assert outcome.observed is True, outcome

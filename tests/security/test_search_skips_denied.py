@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.needs import ripgrep_or_skip
 from tests.security.harness import Call, Session, Workspace, run_session
-from wisp.tools.grep import ripgrep
 
 TOKEN = "hunter2-5be1d0"
 DENY = ("--disallowedTools", "Read(./secret/**)")
@@ -50,8 +50,8 @@ def calls() -> list[Call]:
 
 
 def session(root: Path, engine: str) -> Session:
-    if engine == "ripgrep" and ripgrep() is None:
-        pytest.skip("no ripgrep wheel for this platform")
+    if engine == "ripgrep":
+        ripgrep_or_skip()
     ws = workspace(root)
     return run_session(ws, calls(), *DENY, env=ENGINES[engine])
 
@@ -87,8 +87,8 @@ def test_nothing_of_the_subtree_reaches_the_model(searched: Session):
 @pytest.mark.parametrize("engine", sorted(ENGINES))
 def test_a_file_name_with_a_newline_cannot_smuggle_a_denied_line(tmp_path, engine):
     """`secret/evil\\n<cwd>/public.txt` printed grep-style reads as a line of public.txt."""
-    if engine == "ripgrep" and ripgrep() is None:
-        pytest.skip("no ripgrep wheel for this platform")
+    if engine == "ripgrep":
+        ripgrep_or_skip()
     ws = Workspace.create(tmp_path)
     (ws.cwd / "secret").mkdir()
     (ws.cwd / "public.txt").write_text("needle public\n")

@@ -6,13 +6,13 @@ else `~/.claude` as the reference does, so the official SDKs' session helpers (P
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import Runner
+from tests.needs import missing, node_or_skip
 from tests.sdk.conftest import wisp_executable
 from wisp.sessions.paths import config_dir, project_key
 from wisp.settings.loader import user_settings_path
@@ -75,11 +75,10 @@ def test_sessions_and_settings_live_in_home_dot_claude(wisp, server, monkeypatch
 
 
 def test_the_typescript_sdk_finds_wisp_sessions(wisp, server, tmp_path):
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
+    node = node_or_skip()
     if not TS_SDK.exists():
-        pytest.skip("the TypeScript SDK is not installed (bash scripts/install-sdk-deps)")
+        missing("the TypeScript SDK is not installed (bash scripts/install-sdk-deps)",
+                "WISP_REQUIRE_NODE")
     unconfigured(wisp)
     server.script(reply.text("noted"))
     proc = subprocess.run(

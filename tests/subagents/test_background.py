@@ -42,7 +42,12 @@ def test_a_signal_ends_wisp_and_its_background_commands(wisp, server):
     pid_file = wisp.cwd / "child.pid"
     _wait(found=pid_file)
     child = int(pid_file.read_text())
-    time.sleep(0.3)  # wisp is now waiting for the command, its turn over
+    # wisp's turn is over (the model was asked again, after the command went to the
+    # background) and it is now waiting for the command.
+    deadline = time.monotonic() + 15
+    while len(server.requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert len(server.requests) == 2, server.requests
     assert proc.poll() is None and _alive(child)
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=10)

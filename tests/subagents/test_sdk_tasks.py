@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import time
 from collections.abc import Awaitable
@@ -19,6 +18,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from tests.needs import missing, node_or_skip
 from tests.sdk.conftest import sdk_env, wisp_executable
 from tests.subagents.reference import LONG, Ask, ask_of, background_command, foreground
 from wisp.testing import ScriptedServer, reply
@@ -214,9 +214,10 @@ def _stopping(ask: Ask) -> Reply:
 
 def test_typescript_sdk_sees_task_frames_and_stops_a_task(
         tmp_path: Path, home: Path, work: Path) -> None:
-    node = shutil.which("node")
-    if node is None or not TS_SDK.exists():
-        pytest.skip("node or the TypeScript SDK is not installed")
+    node = node_or_skip()
+    if not TS_SDK.exists():
+        missing("the TypeScript SDK is not installed (bash scripts/install-sdk-deps)",
+                "WISP_REQUIRE_NODE")
     with routed(_stopping) as server:
         env = {**sdk_env(server, home), "CLAUDE_CONFIG_DIR": str(home / ".claude"),
                "WISP_CLI": wisp_executable(tmp_path), "WISP_WORK": str(work)}

@@ -28,7 +28,7 @@ async def collect(model: Model, request: ModelRequest = REQUEST) -> tuple[list[J
         async with model.stream(request) as stream:
             async for event in stream:
                 events.append(event)
-    except Exception as exc:
+    except ModelAPIError as exc:  # a model's failure; anything else is a bug and errors
         failure = (type(exc), str(exc), getattr(exc, "status", None),
                    getattr(exc, "error_type", None), getattr(exc, "retry_after", None))
         return events, failure

@@ -279,6 +279,6 @@ def test_close_wakes_slow_streams_and_idle_connections() -> None:
     started = time.monotonic()
     server.close()
     server.close()  # idempotent
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 5.0  # not the stream's end nor a socket timeout
     idle.close()
     streaming.close()

@@ -12,10 +12,10 @@ import pytest
 from tests.tools.conftest import Caller, process_gone
 from wisp.tools import _grep_worker
 from wisp.tools._grep_search import Query
-from wisp.tools.grep import Grep, ripgrep
+from wisp.tools.grep import Grep
 from wisp.tools.processes import ProcessRegistry
 
-needs_rg = pytest.mark.skipif(ripgrep() is None, reason="no ripgrep wheel for this platform")
+needs_rg = pytest.mark.usefixtures("rg")
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 from tests.tools.conftest import Caller
 from wisp.tools._grep_rg import ripgrep_argv
 from wisp.tools._grep_search import Query
-from wisp.tools.grep import Grep, ripgrep
+from wisp.tools.grep import Grep
 
 
 @pytest.fixture
@@ -184,7 +184,7 @@ def test_ripgrep_argv_shape(tmp_path: Path) -> None:
     assert "*.py" in argv
 
 
-@pytest.mark.skipif(ripgrep() is None, reason="ripgrep is not installed")
+@pytest.mark.usefixtures("rg")
 def test_ripgrep_engine_agrees_with_fallback(
     call: Caller, tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.privileges import IS_ROOT, open_folder, unprivileged
 from wisp.tui.init_file import (
     MAX_FOLDERS,
     build_commands,
@@ -63,10 +64,19 @@ def test_a_dangling_symlink_is_not_followed(tmp_path: Path) -> None:
 
 
 def test_the_content_is_deterministic(tmp_path: Path) -> None:
-    write(tmp_path / "pyproject.toml", '[project]\nname = "demo"\n')
-    for name in ("b", "a", "C"):
-        (tmp_path / name).mkdir()
-    assert starter_memory(tmp_path) == starter_memory(tmp_path)
+    """The layout is sorted case-insensitively (upper case first on a tie), whatever order
+    the folders were made in and the file system lists them in."""
+    names = ["mid", "b", "Zeta", "a", "B", "c", "Alpha", "y", "m"]
+    texts = []
+    for index, order in enumerate((names, names[::-1], sorted(names))):
+        project = tmp_path / str(index) / "demo"
+        write(project / "pyproject.toml", '[project]\nname = "demo"\n')
+        for name in order:
+            (project / name).mkdir()
+        texts.append(starter_memory(project))
+    assert section(texts[0], "Layout") == [f"- `{name}/`" for name in (
+        "a", "Alpha", "B", "b", "c", "m", "mid", "y", "Zeta")]
+    assert texts[0] == texts[1] == texts[2]
 
 
 def test_a_python_project(tmp_path: Path) -> None:
@@ -181,11 +191,19 @@ def test_unreadable_and_malformed_files_never_raise(tmp_path: Path) -> None:
     assert section(text, "Build and test") == ["- `python -m pytest` (tests)"]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
-def test_a_file_without_read_permission_is_ignored(tmp_path: Path) -> None:
-    secret = write(tmp_path / "package.json", '{"scripts": {"test": "x"}}')
-    secret.chmod(0)
-    assert build_commands(tmp_path) == []
+def test_a_file_without_read_permission_is_ignored() -> None:
+    """Run as a user the file's mode binds (as root, a forked child that dropped to
+    nobody), in a folder that user can enter."""
+    with open_folder() as root:
+        secret = write(root / "package.json", '{"scripts": {"test": "x"}}')
+        secret.chmod(0)
+        assert unprivileged(lambda: build_commands(root)) == []
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="only root reads a file whatever its mode")
+def test_root_reads_a_file_whatever_its_mode(tmp_path: Path) -> None:
+    write(tmp_path / "package.json", '{"scripts": {"test": "x"}}').chmod(0)
+    assert [c for c, _ in build_commands(tmp_path)] == ["npm run test"]
 
 
 def test_layout_of_a_missing_folder_is_empty(tmp_path: Path) -> None:

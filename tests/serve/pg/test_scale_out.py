@@ -6,6 +6,7 @@ each exactly once."""
 from __future__ import annotations
 
 import os
+import queue
 import signal
 import threading
 import time
@@ -219,7 +220,9 @@ def test_a_worker_frozen_past_its_lease_writes_nothing_after_the_takeover(
             raise
         finally:
             os.kill(frozen.proc.pid, signal.SIGCONT)  # type: ignore[union-attr]
-        time.sleep(4)  # the woken worker's stream goes on; its writes must be refused
+        # The woken worker's stream goes on until a write of it is refused (or its lease
+        # renewal fails first): it says so, and only then is the log final for it.
+        _wait_for_line(frozen, "another worker holds it", 60)
         log = store.log(session.id)
     assert [e["seq"] for e in log] == list(range(1, len(log) + 1))
     kinds = [e["type"] for e in log]
@@ -227,6 +230,31 @@ def test_a_worker_frozen_past_its_lease_writes_nothing_after_the_takeover(
     assert kinds[-1] == "session.status_idle", kinds
     ids = [e["id"] for e in log if not e["type"].startswith("user.")]
     assert len(ids) == len(set(ids)), kinds
+
+
+def _wait_for_line(served: Served, text: str, timeout: float) -> str:
+    """The first stderr line of `served` holding `text`, read by a thread so the deadline
+    holds even when the process says nothing."""
+    assert served.proc is not None and served.proc.stderr is not None
+    lines: queue.Queue[str] = queue.Queue()
+    stream = served.proc.stderr
+
+    def read() -> None:
+        for line in stream:
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    deadline = time.monotonic() + timeout
+    seen: list[str] = []
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            break
+        if text in line:
+            return line
+        seen.append(line)
+    raise AssertionError(f"no stderr line with {text!r} within {timeout} s: {seen}")
 
 
 def _wait_for_holder(store: PostgresStore, session_id: str) -> str:

@@ -69,7 +69,7 @@ class TurnRunner:
         except LeaseLost:
             # This process was thought dead and another worker has the session: this
             # execution stops; DBOS retries the step, which waits for the lease.
-            await self._drop(session_id)
+            await self._give_up(session_id, "a write was refused")
             raise
 
     async def _advance(self, session_id: str, turn_id: str) -> JSON:
@@ -140,6 +140,13 @@ class TurnRunner:
         terminate(self.store, self.fanout, session_id,
                   f"the turn crashed its worker {MAX_RECOVERIES} times; it was given up")
 
+    async def _give_up(self, session_id: str, why: str) -> None:
+        """Another worker holds the session now. Said on stderr, because a fenced worker
+        is otherwise silent and an operator (or a test) needs to know it stopped."""
+        print(f"wisp serve: session {session_id}: {why}; another worker holds it, this "
+              "one writes no more to it", file=sys.stderr, flush=True)
+        await self._drop(session_id)
+
     async def _drop(self, session_id: str) -> None:
         driver = self.drivers.pop(session_id, None)
         if driver is not None:
@@ -171,7 +178,7 @@ class TurnRunner:
                     print(f"wisp serve: lease renewal: {exc!r}", file=sys.stderr)
                     continue
                 if not kept:
-                    await self._drop(session_id)
+                    await self._give_up(session_id, "its lease could not be renewed")
 
     async def drain(self, timeout_s: float) -> None:
         """Lets running steps finish, up to `timeout_s` (SIGTERM)."""
