@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import subprocess
 
     from wisp.sandbox.runner import CommandSandbox
+    from wisp.tools.editor_files import EditorFiles
 
 ToolKind = Literal["read", "edit", "execute", "network", "meta"]
 JSON = dict[str, Any]
@@ -80,10 +81,12 @@ class ToolContext:
       never returns a denied file's name or content. None when no Read deny rule exists.
     - sandbox: the session's OS sandbox (`sandbox.enabled`), which model commands run in;
       None when it is off.
+    - files: the editor's view of the files (`wisp.tools.editor_files`), which Read, Write
+      and Edit go through when a front end connected one; None: the disk.
     """
 
-    __slots__ = ("abort", "allowed_internal_hosts", "cwd", "env", "processes", "read_filter",
-                 "run_subagent", "sandbox", "state", "tasks", "tool_use_id")
+    __slots__ = ("abort", "allowed_internal_hosts", "cwd", "env", "files", "processes",
+                 "read_filter", "run_subagent", "sandbox", "state", "tasks", "tool_use_id")
 
     def __init__(
         self,
@@ -99,6 +102,7 @@ class ToolContext:
         read_filter: Callable[[str], bool] | None = None,
         tasks: BackgroundTasks | None = None,
         sandbox: CommandSandbox | None = None,
+        files: EditorFiles | None = None,
     ) -> None:
         self.cwd = cwd
         self.abort = asyncio.Event() if abort is None else abort
@@ -111,6 +115,7 @@ class ToolContext:
         self.read_filter = read_filter
         self.tasks = tasks
         self.sandbox = sandbox
+        self.files = files
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in (
