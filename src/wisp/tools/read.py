@@ -52,9 +52,8 @@ def _text_window(text: str, offset: int, limit: int) -> _Window:
     lines = text.splitlines()
     window.total = len(lines)
     for line in lines[offset - 1:offset - 1 + limit]:
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + " [line truncated]"
-        window.lines.append(line)
+        cut = line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " [line truncated]"
+        window.lines.append(cut)
     return window
 
 
