@@ -23,6 +23,14 @@ def reads_session_state(env: Mapping[str, str]) -> bool:
     return any(env.get(name) == "1" for name in _ASKED_BY)
 
 
+def cancel_ends_on_result(env: Mapping[str, str]) -> bool:
+    """Zed's adapter (it asks with the second variable alone) ends a cancelled editor turn
+    on its result, and every other turn on `idle`: an `idle` after an interrupted turn's
+    result would still be unread when the next prompt starts, and end that one before
+    its answer. The SDKs (the first variable) need that `idle` to close stdin."""
+    return env.get(_ASKED_BY[1]) == "1" and env.get(_ASKED_BY[0]) != "1"
+
+
 class StateReporter:
     def __init__(self, sink: FrameSink, session_id: Callable[[], str], enabled: bool) -> None:
         self._sink = sink
