@@ -41,8 +41,8 @@ class TurnRunner:
         self.busy = False  # a prompt has left the queue and has no result yet
         self.last_error = False
         self.fatal = False
-        self._memory_reported = False
-        self._cancel_ends_on_result = cancel_ends_on_result(server.env)  # `memory_recall` goes out once, after the first init
+        self._memory_reported = False  # `memory_recall` goes out once, after the first init
+        self._cancel_ends_on_result = cancel_ends_on_result(server.env)
 
     def exit_code(self) -> int:
         return 1 if self.fatal or self.last_error else 0
