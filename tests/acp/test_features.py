@@ -1,7 +1,7 @@
 """What an editor relies on beyond the acceptance list, through both paths where both
 offer it: modes, model switching, closing a session, thinking and plans streamed, images
 and embedded context in a prompt, the editor's MCP servers, and the slash commands
-listed. The adapter's own extras (list, fork) are checked through it."""
+listed, sessions listed and forked."""
 
 from __future__ import annotations
 
@@ -147,9 +147,7 @@ def test_custom_commands_and_skills_are_listed(agent: Agent) -> None:
     assert "greet" in names and "compact" in names
 
 
-def test_the_adapter_lists_and_forks_wisp_sessions(agent: Agent, server: ScriptedServer) -> None:
-    if agent.kind != "adapter":
-        pytest.skip("session/list and session/fork are the adapter's (wisp acp: docs/acp.md)")
+def test_sessions_are_listed_and_forked(agent: Agent, server: ScriptedServer) -> None:
     server.script(reply.text("first"), reply.text("forked"))
     editor = Editor()
 

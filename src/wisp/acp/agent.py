@@ -75,7 +75,7 @@ class AcpAgent:
                 "promptCapabilities": {"image": True, "embeddedContext": True,
                                        "audio": False},
                 "mcpCapabilities": {"http": True, "sse": True},
-                "sessionCapabilities": {"resume": {}, "close": {}},
+                "sessionCapabilities": {"resume": {}, "close": {}, "list": {}, "fork": {}},
             },
             "agentInfo": {"name": "wisp", "title": "wisp", "version": _version()},
             "authMethods": [],
@@ -107,6 +107,17 @@ class AcpAgent:
         del answer["sessionId"]
         return answer
 
+    async def _session_fork(self, params: JSON) -> JSON:
+        """A new session that starts from a copy of that one's conversation."""
+        acp = await self._open(params, resume=_session_id(params), fork=True)
+        return self._described(acp)
+
+    async def _session_list(self, params: JSON) -> JSON:
+        from wisp.acp.listing import list_sessions
+
+        cwd = params.get("cwd")
+        return {"sessions": list_sessions(self.env, cwd if isinstance(cwd, str) else None)}
+
     async def _session_close(self, params: JSON) -> JSON:
         acp = self.session(params)
         del self.sessions[acp.session_id]
@@ -114,7 +125,8 @@ class AcpAgent:
         await acp.aclose()
         return {}
 
-    async def _open(self, params: JSON, resume: str | None) -> AcpSession:
+    async def _open(self, params: JSON, resume: str | None, *,
+                    fork: bool = False) -> AcpSession:
         from wisp.acp.opening import open_session
 
         if self.peer is None:
@@ -122,7 +134,7 @@ class AcpAgent:
         cwd = params.get("cwd")
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             raise RpcError(INVALID_PARAMS, "cwd must be an absolute path")
-        acp = await open_session(self.peer, self.env, Path(cwd), resume=resume,
+        acp = await open_session(self.peer, self.env, Path(cwd), resume=resume, fork=fork,
                                  servers=params.get("mcpServers"), fs=self.client_fs)
         self.sessions[acp.session_id] = acp
         return acp

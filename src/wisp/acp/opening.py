@@ -35,10 +35,10 @@ class _Relay:
 
 
 async def open_session(peer: Peer, env: dict[str, str], cwd: Path, *, resume: str | None,
-                       servers: Any, fs: JSON) -> AcpSession:
+                       servers: Any, fs: JSON, fork: bool = False) -> AcpSession:
     if not cwd.is_dir():
         raise RpcError(INVALID_PARAMS, f"No such folder: {cwd}")
-    config = RuntimeConfig(cwd=cwd, env=dict(env), resume=resume,
+    config = RuntimeConfig(cwd=cwd, env=dict(env), resume=resume, fork_session=fork,
                            include_partial_messages=True, mcp_config=mcp_config(servers))
     relay = _Relay()
     try:
