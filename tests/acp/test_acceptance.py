@@ -1,7 +1,8 @@
 """Issue 30's acceptance, with Zed's Python client as the editor and the scripted model
 server, through both paths (`agent` is `wisp acp`, then Zed's adapter running wisp): a
 text answer, a Bash call allowed and rejected through `session/request_permission`, a
-cancel mid-answer, an edit, and `session/load` of a session made in the terminal UI."""
+cancel mid-answer, an edit, and `session/load` of a session made in the terminal UI (and
+an editor's session resumed there)."""
 
 from __future__ import annotations
 
@@ -172,3 +173,35 @@ def test_session_load_replays_a_session_made_in_the_terminal_ui(
     messages = [r for r in server.requests if r.path.partition("?")[0].endswith("/messages")]
     sent = json.dumps(messages[-1].body)
     assert "remember the terminal" in sent and "Made in the terminal." in sent
+
+
+def test_a_session_made_in_the_editor_resumes_in_the_terminal_ui(
+        agent: Agent, server: ScriptedServer, tmp_path: Path) -> None:
+    from tests.tui.harness import TuiSetup
+    from wisp.settings.trust import record
+
+    server.script(reply.text("Made in the editor."))
+    editor = Editor()
+    made: list[str] = []
+
+    async def body(conn: Any, sid: str) -> None:
+        made.append(sid)
+        assert await prompt(conn, sid, "remember the editor") == "end_turn"
+
+    run(agent, editor, body)
+    (tmp_path / "tui").mkdir()
+    tui = TuiSetup(server, tmp_path / "tui")
+    tui.cwd, tui.env["HOME"] = agent.cwd, str(agent.home)
+    tui.env["WISP_CONFIG_DIR"] = agent.env["WISP_CONFIG_DIR"]
+    record(agent.cwd, tui.env, hasTrustDialogAccepted=True)
+    server.script(reply.text("Back in the terminal."))
+    try:
+        term = tui.terminal("--resume", made[0])
+        term.ready()
+        term.submit("and now?")
+        term.wait_for("Back in the terminal.")
+    finally:
+        tui.close()
+    messages = [r for r in server.requests if r.path.partition("?")[0].endswith("/messages")]
+    sent = json.dumps(messages[-1].body)
+    assert "remember the editor" in sent and "Made in the editor." in sent
