@@ -21,10 +21,16 @@ from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp.schema import (
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeniedOutcome,
     FileSystemCapabilities,
+    KillTerminalResponse,
     ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
@@ -32,6 +38,28 @@ ADAPTER_DIR = Path(__file__).parent / "adapter"
 ADAPTER_JS = (ADAPTER_DIR / "node_modules" / "@zed-industries" / "claude-agent-acp" / "dist"
               / "index.js")
 Update = dict[str, Any]
+
+
+class Terminal:
+    """One command in the editor's terminal panel, with all it printed."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, argv: list[str],
+                 env: dict[str, str]) -> None:
+        self.proc = proc
+        self.argv = argv
+        self.env = env
+        self.output = b""
+        self.killed = self.released = False
+        self._reading = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        assert self.proc.stdout is not None
+        while chunk := await self.proc.stdout.read(65536):
+            self.output += chunk
+
+    async def finished(self) -> None:
+        await self._reading
+        await self.proc.wait()
 
 
 @dataclass
@@ -45,6 +73,7 @@ class Editor:
     reads: list[str] = field(default_factory=list)
     writes: list[tuple[str, str]] = field(default_factory=list)
     on_update: Callable[[Update], None] | None = None
+    terminals: dict[str, Terminal] = field(default_factory=dict)
 
     # acp.Client ------------------------------------------------------------------------
 
@@ -85,6 +114,54 @@ class Editor:
     def on_connect(self, conn: Any) -> None:
         pass
 
+    # Terminals: real processes, as an editor's terminal panel runs them ----------------
+
+    async def create_terminal(self, command: str, session_id: str, *,
+                              args: list[str] | None = None, env: Any = None,
+                              cwd: str | None = None, output_byte_limit: int | None = None,
+                              **kwargs: Any) -> CreateTerminalResponse:
+        extra = {e.name: e.value for e in env or []}
+        proc = await asyncio.create_subprocess_exec(
+            command, *(args or []), cwd=cwd, env={**os.environ, **extra},
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True)
+        key = f"term-{len(self.terminals) + 1}"
+        self.terminals[key] = Terminal(proc, [command, *(args or [])], extra)
+        return CreateTerminalResponse(terminal_id=key)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str,
+                                     **kwargs: Any) -> WaitForTerminalExitResponse:
+        term = self.terminals[terminal_id]
+        await term.finished()
+        return WaitForTerminalExitResponse(exit_code=term.proc.returncode)
+
+    async def terminal_output(self, session_id: str, terminal_id: str,
+                              **kwargs: Any) -> TerminalOutputResponse:
+        term = self.terminals[terminal_id]
+        done = term.proc.returncode is not None
+        if done:
+            await term.finished()
+        status = TerminalExitStatus(exit_code=term.proc.returncode) if done else None
+        return TerminalOutputResponse(output=term.output.decode(errors="replace"),
+                                      truncated=False, exit_status=status)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str,
+                            **kwargs: Any) -> KillTerminalResponse:
+        term = self.terminals[terminal_id]
+        term.killed = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(term.proc.pid, signal.SIGKILL)
+        await term.finished()
+        return KillTerminalResponse()
+
+    async def release_terminal(self, session_id: str, terminal_id: str,
+                               **kwargs: Any) -> ReleaseTerminalResponse:
+        term = self.terminals[terminal_id]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(term.proc.pid, signal.SIGKILL)
+        term.released = True
+        return ReleaseTerminalResponse()
+
     # Reading what came ----------------------------------------------------------------
 
     def of(self, kind: str) -> list[Update]:
@@ -98,14 +175,15 @@ class Editor:
         self.permission_requests.clear()
 
 
-def capabilities(fs: bool) -> ClientCapabilities:
+def capabilities(fs: bool, terminal: bool) -> ClientCapabilities:
     return ClientCapabilities(fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
-                              terminal=False)
+                              terminal=terminal)
 
 
 @contextlib.asynccontextmanager
 async def connect(command: list[str], editor: Editor, env: dict[str, str], cwd: Path,
-                  *, fs: bool = False) -> AsyncIterator[tuple[Any, Any]]:
+                  *, fs: bool = False, terminal: bool = False
+                  ) -> AsyncIterator[tuple[Any, Any]]:
     """Starts the agent in its own process group and initializes it; on the way out the
     whole group is gone (the adapter's children included)."""
     # `setsid` execs the agent as the leader of a new process group (its pid is the
@@ -113,8 +191,9 @@ async def connect(command: list[str], editor: Editor, env: dict[str, str], cwd: 
     async with spawn_agent_process(lambda _agent: editor, "setsid", *command, env=env,
                                    cwd=cwd) as (conn, proc):
         try:
+            caps = capabilities(fs, terminal)
             await asyncio.wait_for(conn.initialize(protocol_version=PROTOCOL_VERSION,
-                                                   client_capabilities=capabilities(fs)), 30)
+                                                   client_capabilities=caps), 30)
             yield conn, proc
         finally:
             with contextlib.suppress(ProcessLookupError):

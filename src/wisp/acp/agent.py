@@ -40,7 +40,7 @@ class AcpAgent:
         self.env = env
         self.peer: Peer | None = None
         self.sessions: dict[str, AcpSession] = {}
-        self.client_fs: JSON = {}
+        self.client_caps: JSON = {}
 
     # Dispatch --------------------------------------------------------------------------
 
@@ -66,8 +66,8 @@ class AcpAgent:
     # Connection ------------------------------------------------------------------------
 
     async def _initialize(self, params: JSON) -> JSON:
-        caps = params.get("clientCapabilities") or {}
-        self.client_fs = caps.get("fs") or {} if isinstance(caps, dict) else {}
+        caps = params.get("clientCapabilities")
+        self.client_caps = caps if isinstance(caps, dict) else {}
         return {
             "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": {
@@ -135,7 +135,7 @@ class AcpAgent:
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             raise RpcError(INVALID_PARAMS, "cwd must be an absolute path")
         acp = await open_session(self.peer, self.env, Path(cwd), resume=resume, fork=fork,
-                                 servers=params.get("mcpServers"), fs=self.client_fs)
+                                 servers=params.get("mcpServers"), caps=self.client_caps)
         self.sessions[acp.session_id] = acp
         return acp
 

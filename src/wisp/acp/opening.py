@@ -35,7 +35,7 @@ class _Relay:
 
 
 async def open_session(peer: Peer, env: dict[str, str], cwd: Path, *, resume: str | None,
-                       servers: Any, fs: JSON, fork: bool = False) -> AcpSession:
+                       servers: Any, caps: JSON, fork: bool = False) -> AcpSession:
     if not cwd.is_dir():
         raise RpcError(INVALID_PARAMS, f"No such folder: {cwd}")
     config = RuntimeConfig(cwd=cwd, env=dict(env), resume=resume, fork_session=fork,
@@ -52,6 +52,7 @@ async def open_session(peer: Peer, env: dict[str, str], cwd: Path, *, resume: st
         lambda update: peer.notify("session/update",
                                    {"sessionId": session_id, "update": update}), str(cwd))
     relay.target = projection
-    acp = AcpSession(peer, session_id, cwd, runtime, projection=projection, fs=fs)
+    acp = AcpSession(peer, session_id, cwd, runtime, projection=projection, caps=caps,
+                     base_env=env)
     await runtime.connect_mcp()  # the editor's servers are ready for the first prompt
     return acp

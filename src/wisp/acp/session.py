@@ -68,7 +68,7 @@ class EditorFiles:
 
 class AcpSession:
     def __init__(self, peer: Peer, session_id: str, cwd: Path, runtime: Runtime, *,
-                 projection: UpdateProjection, fs: JSON) -> None:
+                 projection: UpdateProjection, caps: JSON, base_env: dict[str, str]) -> None:
         self.peer = peer
         self.session_id = session_id
         self.cwd = cwd
@@ -77,8 +77,13 @@ class AcpSession:
         self.cancelled = False
         self._turn = asyncio.Lock()  # one prompt at a time, as in the terminal
         runtime.connect_host(self.ask)
+        fs = caps.get("fs") or {}
         if fs.get("readTextFile") and fs.get("writeTextFile"):
             runtime.use_editor_files(EditorFiles(peer, session_id))
+        if caps.get("terminal") is True:
+            from wisp.acp.terminals import Terminals
+
+            runtime.use_editor_terminals(Terminals(peer, session_id, base_env, runtime.env))
 
     def send(self, update: JSON) -> None:
         self.peer.notify("session/update", {"sessionId": self.session_id, "update": update})

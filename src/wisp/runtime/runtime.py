@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from wisp.models.base import Model
     from wisp.project.context import ProjectContext
     from wisp.sessions.checkpoints import FileHistory
-    from wisp.tools.editor_files import EditorFiles
+    from wisp.tools.editor_files import EditorFiles, EditorTerminals
 
 JSON = dict[str, Any]
 McpSend = Callable[[str, JSON], Awaitable[JSON]]
@@ -134,6 +134,11 @@ class Runtime:
         """Read, Write and Edit go through an editor's buffers (`wisp acp` with a client
         that offers its file system) instead of the disk; None: the disk again."""
         self.ctx.config.editor_files = files
+
+    def use_editor_terminals(self, terminals: EditorTerminals | None) -> None:
+        """Bash runs its commands in the editor's terminals (`wisp acp` with a client that
+        offers them), except those the OS sandbox holds; None: here again."""
+        self.ctx.config.editor_terminals = terminals
 
     # Running -------------------------------------------------------------------------
 
