@@ -35,7 +35,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchlib.firstframe import ROOT, isolated_env, start_server
 from benchlib.provenance import git_head, log
-
 from tests.acp.editor import ADAPTER_JS, Editor, connect
 
 REFERENCE = ROOT / ".bench-cache" / "claude-code" / "node_modules" / ".bin" / "claude"
