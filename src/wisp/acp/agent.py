@@ -7,7 +7,10 @@ heavy is imported: the editor waits for it before it shows the agent.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -141,6 +144,9 @@ class AcpAgent:
 
     def _described(self, acp: AcpSession) -> JSON:
         acp.send(acp.commands_update())
+        # The agent loop loads after this answer is written, while the user types, not
+        # when the first prompt comes (it would make that turn several times as slow).
+        asyncio.get_running_loop().call_soon(_preload_engine)
         return {"sessionId": acp.session_id, "modes": acp.modes(),
                 "configOptions": acp.config_options()}
 
@@ -186,6 +192,11 @@ class AcpAgent:
             acp.cancel()
         for acp in sessions:
             await acp.aclose()
+
+
+def _preload_engine() -> None:
+    with contextlib.suppress(Exception):  # a failure shows on the first turn, as ever
+        import_module("wisp.engine.loop")
 
 
 def _session_id(params: JSON) -> str:
