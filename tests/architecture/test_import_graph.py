@@ -29,6 +29,8 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "commands": ("cli", "duplex", "runtime", "tui"),
     # The OS sandbox sits below the tools that run commands in it.
     "sandbox": ("cli", "duplex", "runtime", "engine", "tools", "tui", "serve"),
+    # The editor front end drives Runtimes; it imports no other front end.
+    "acp": ("cli", "duplex", "tui", "sdk", "serve"),
 }
 # Writes to the process's environment or cwd: allowed in cli/ only.
 PROCESS_WRITES = re.compile(

@@ -7,6 +7,7 @@ from __future__ import annotations
 HELP = """\
 Usage: wisp [options] [prompt]
        wisp serve [options]          (wisp serve --help)
+       wisp acp                      (wisp acp --help)
        wisp help [serve]
 
 An open agent runtime, wire-compatible with the Claude Agent SDKs.
@@ -20,6 +21,8 @@ Modes:
                                   Duplex NDJSON on stdin/stdout: what the official
                                   Agent SDKs (Python, TypeScript) speak
   wisp serve                      Sessions over HTTP (the Managed Agents API)
+  wisp acp                        The Agent Client Protocol on stdin/stdout, for
+                                  editors (Zed, JetBrains IDEs, Neovim, Emacs)
   wisp --probe --model <spec>     Check what an OpenAI-compatible server can do
   wisp sandbox check              Which OS sandbox can run here (exit 1 when settings
                                   turn the sandbox on but it cannot be enforced)

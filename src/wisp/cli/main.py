@@ -49,6 +49,10 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911  (one return pe
     cache_bytecode_elsewhere()  # before anything else is imported
     if args_list[:1] == ["serve"]:
         return _serve(args_list[1:])
+    if args_list[:1] == ["acp"]:
+        from wisp.acp.server import run_acp
+
+        return run_acp(args_list[1:])
     if args_list[:1] == ["sandbox"]:
         from wisp.sandbox.report import run_check
 

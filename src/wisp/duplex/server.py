@@ -23,7 +23,7 @@ from wisp.diagnostics import warn
 from wisp.duplex.early import EarlyStart
 from wisp.duplex.host import HostBridge
 from wisp.duplex.prompts import PROMPT_UUID, PromptQueue
-from wisp.duplex.state import StateReporter
+from wisp.duplex.state import StateReporter, reads_session_state
 from wisp.duplex.turns import TurnRunner
 from wisp.engine.context import RunContext
 from wisp.engine.session import Session
@@ -76,7 +76,7 @@ class DuplexServer:
         self.state = StateReporter(
             self.sink,
             lambda: self.session.session_id,
-            self.env.get("CLAUDE_CODE_SDK_READS_SESSION_STATE") == "1",
+            reads_session_state(self.env),
         )
         self.host = HostBridge(self._host, self.state, self.tool_state.policy, self.interrupt,
                                may_bypass=bypass_refusal(opts.bypass_allowed,

@@ -7,13 +7,28 @@ when stdin closes").
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Literal
 
 from wisp.wire import frames
 from wisp.wire.writer import FrameSink
 
 State = Literal["idle", "running", "requires_action"]
+# Newer SDKs set the first; Zed's ACP adapter (on an older SDK) sets the second, and ends
+# each editor turn on `idle`, so without it a turn never ends in the editor.
+_ASKED_BY = ("CLAUDE_CODE_SDK_READS_SESSION_STATE", "CLAUDE_CODE_EMIT_SESSION_STATE_EVENTS")
+
+
+def reads_session_state(env: Mapping[str, str]) -> bool:
+    return any(env.get(name) == "1" for name in _ASKED_BY)
+
+
+def cancel_ends_on_result(env: Mapping[str, str]) -> bool:
+    """Zed's adapter (it asks with the second variable alone) ends a cancelled editor turn
+    on its result, and every other turn on `idle`: an `idle` after an interrupted turn's
+    result would still be unread when the next prompt starts, and end that one before
+    its answer. The SDKs (the first variable) need that `idle` to close stdin."""
+    return env.get(_ASKED_BY[1]) == "1" and env.get(_ASKED_BY[0]) != "1"
 
 
 class StateReporter:

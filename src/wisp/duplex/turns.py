@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from wisp.diagnostics import warn
 from wisp.duplex.prompts import PROMPT_UUID
+from wisp.duplex.state import cancel_ends_on_result
+from wisp.engine.outcome import Aborted
 from wisp.errors import UsageError
 from wisp.wire import frames
 
@@ -40,6 +42,7 @@ class TurnRunner:
         self.last_error = False
         self.fatal = False
         self._memory_reported = False  # `memory_recall` goes out once, after the first init
+        self._cancel_ends_on_result = cancel_ends_on_result(server.env)
 
     def exit_code(self) -> int:
         return 1 if self.fatal or self.last_error else 0
@@ -63,7 +66,8 @@ class TurnRunner:
             if outcome is None:
                 return  # fatal: the server exits 1
             self.last_error = not _succeeded(outcome)
-            self._idle_unless_owed(prompts)
+            if not (isinstance(outcome, Aborted) and self._cancel_ends_on_result):
+                self._idle_unless_owed(prompts)
         await server.runtime.end_session()
 
     async def _next(self, prompts: PromptQueue) -> JSON | None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from wisp.engine.tasks import TaskRegistry
     from wisp.sandbox.runner import CommandSandbox
     from wisp.sessions.checkpoints import FileHistory
+    from wisp.tools.editor_files import EditorFiles, EditorTerminals
 
 JSON = dict[str, Any]
 
@@ -52,6 +53,10 @@ class EngineConfig:
     checkpoints: FileHistory | None = None
     # The session's OS sandbox (None: off). On the config so subagents share it too.
     sandbox: CommandSandbox | None = None
+    # An editor's view of the files (`wisp acp`), which the file tools go through; None:
+    # the disk. On the config so subagents edit through the same editor.
+    editor_files: EditorFiles | None = None
+    editor_terminals: EditorTerminals | None = None
 
     def tools_selected(self, name: str) -> bool:
         return self.tool_filter is None or name in self.tool_filter

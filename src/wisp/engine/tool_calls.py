@@ -214,7 +214,8 @@ async def _run_tool(ctx: RunContext, state: ToolRunState, tool: Tool, tool_input
                            tasks=ctx.tasks if ctx.parent_tool_use_id is None else None,
                            read_filter=policy.may_read if policy.has_read_denials() else None,
                            allowed_internal_hosts=_internal_hosts(tool, policy),
-                           sandbox=ctx.config.sandbox)
+                           sandbox=ctx.config.sandbox, files=ctx.config.editor_files,
+                           terminals=ctx.config.editor_terminals)
     if ctx.config.checkpoints is not None:
         ctx.config.checkpoints.before_tool(tool, tool_input, session.cwd)
     try:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from wisp.models.base import Model
     from wisp.project.context import ProjectContext
     from wisp.sessions.checkpoints import FileHistory
+    from wisp.tools.editor_files import EditorFiles, EditorTerminals
 
 JSON = dict[str, Any]
 McpSend = Callable[[str, JSON], Awaitable[JSON]]
@@ -128,6 +129,16 @@ class Runtime:
         if hook_callback is not None:
             assert self.ctx.hooks is not None  # build_run installs the settings hooks
             self.ctx.hooks.callback = hook_callback
+
+    def use_editor_files(self, files: EditorFiles | None) -> None:
+        """Read, Write and Edit go through an editor's buffers (`wisp acp` with a client
+        that offers its file system) instead of the disk; None: the disk again."""
+        self.ctx.config.editor_files = files
+
+    def use_editor_terminals(self, terminals: EditorTerminals | None) -> None:
+        """Bash runs its commands in the editor's terminals (`wisp acp` with a client that
+        offers them), except those the OS sandbox holds; None: here again."""
+        self.ctx.config.editor_terminals = terminals
 
     # Running -------------------------------------------------------------------------
 

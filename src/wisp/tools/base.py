@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import subprocess
 
     from wisp.sandbox.runner import CommandSandbox
+    from wisp.tools.editor_files import EditorFiles, EditorTerminals
 
 ToolKind = Literal["read", "edit", "execute", "network", "meta"]
 JSON = dict[str, Any]
@@ -80,10 +81,14 @@ class ToolContext:
       never returns a denied file's name or content. None when no Read deny rule exists.
     - sandbox: the session's OS sandbox (`sandbox.enabled`), which model commands run in;
       None when it is off.
+    - files: the editor's view of the files (`wisp.tools.editor_files`), which Read, Write
+      and Edit go through when a front end connected one; None: the disk. terminals: the
+      editor's terminals, where Bash runs what the sandbox need not hold; None: here.
     """
 
-    __slots__ = ("abort", "allowed_internal_hosts", "cwd", "env", "processes", "read_filter",
-                 "run_subagent", "sandbox", "state", "tasks", "tool_use_id")
+    __slots__ = ("abort", "allowed_internal_hosts", "cwd", "env", "files", "processes",
+                 "read_filter", "run_subagent", "sandbox", "state", "tasks", "terminals",
+                 "tool_use_id")
 
     def __init__(
         self,
@@ -99,6 +104,8 @@ class ToolContext:
         read_filter: Callable[[str], bool] | None = None,
         tasks: BackgroundTasks | None = None,
         sandbox: CommandSandbox | None = None,
+        files: EditorFiles | None = None,
+        terminals: EditorTerminals | None = None,
     ) -> None:
         self.cwd = cwd
         self.abort = asyncio.Event() if abort is None else abort
@@ -111,6 +118,8 @@ class ToolContext:
         self.read_filter = read_filter
         self.tasks = tasks
         self.sandbox = sandbox
+        self.files = files
+        self.terminals = terminals
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in (

@@ -169,8 +169,9 @@ class Bash(Tool):
         launch = _sandboxed(tool_input, ctx)
         if isinstance(launch, ToolResult):
             return launch
-        if tool_input.get("run_in_background") is True and ctx.tasks is not None:
-            return _start_background(command, tool_input, ctx, ctx.tasks, launch)
+        elsewhere = await _run_elsewhere(command, tool_input, ctx, launch, limit_ms)
+        if elsewhere is not None:
+            return elsewhere
         # Loaded on the first command: a session that never runs one does not pay for it.
         import subprocess
 
@@ -200,6 +201,19 @@ class Bash(Tool):
 
             result = with_violations(result, ctx.sandbox, command, launch, str(ctx.cwd))
         return result
+
+
+async def _run_elsewhere(command: str, tool_input: JSON, ctx: ToolContext,
+                         launch: Launch | None, limit_ms: int) -> ToolResult | None:
+    """In the background, or in the editor's terminal (never for a call the sandbox
+    holds: the editor's terminal is outside it); None: here, in the foreground."""
+    if tool_input.get("run_in_background") is True and ctx.tasks is not None:
+        return _start_background(command, tool_input, ctx, ctx.tasks, launch)
+    if ctx.terminals is not None and launch is None:
+        from wisp.tools._bash_terminal import run_in_editor
+
+        return await run_in_editor(command, ctx, ctx.terminals, limit_ms)
+    return None
 
 
 def _env(ctx: ToolContext) -> dict[str, str]:

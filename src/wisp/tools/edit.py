@@ -104,7 +104,10 @@ class Edit(Tool):
             else:
                 original = await _load_existing(path, ctx)
                 plan = _plan(path, original, tool_input)
-            await asyncio.to_thread(write_text, path, plan.updated)
+            if ctx.files is not None:
+                await ctx.files.write(path, plan.updated)
+            else:
+                await asyncio.to_thread(write_text, path, plan.updated)
         except _Refusal as exc:
             return ToolResult.error(str(exc))
         except OSError as exc:
@@ -146,6 +149,8 @@ async def _load_existing(path: Path, ctx: ToolContext) -> str:
     if stale:
         raise _Refusal(stale)
     try:
+        if ctx.files is not None:
+            return await ctx.files.read(path)
         return await asyncio.to_thread(_load, path)
     except (OSError, ValueError) as exc:
         raise _Refusal(str(exc)) from exc

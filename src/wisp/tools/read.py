@@ -41,6 +41,22 @@ def _read_window(path: Path, offset: int, limit: int) -> _Window | str:
     return window
 
 
+def _binary(path: Path) -> bool:
+    with path.open("rb") as raw:
+        return looks_binary(raw.read(BINARY_SNIFF_BYTES))
+
+
+def _text_window(text: str, offset: int, limit: int) -> _Window:
+    """The window of a text an editor gave (its unsaved buffer), cut as a file's would be."""
+    window = _Window()
+    lines = text.splitlines()
+    window.total = len(lines)
+    for line in lines[offset - 1:offset - 1 + limit]:
+        cut = line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + " [line truncated]"
+        window.lines.append(cut)
+    return window
+
+
 def _unreadable(path: Path) -> str | None:
     if not path.exists():
         return f"File does not exist: {path}"
@@ -96,7 +112,10 @@ class Read(Tool):
         offset = _positive_int(tool_input.get("offset"), 1)
         limit = _positive_int(tool_input.get("limit"), DEFAULT_LIMIT)
         try:
-            window = await asyncio.to_thread(_read_window, path, offset, limit)
+            if ctx.files is not None and not await asyncio.to_thread(_binary, path):
+                window: _Window | str = _text_window(await ctx.files.read(path), offset, limit)
+            else:
+                window = await asyncio.to_thread(_read_window, path, offset, limit)
         except OSError as exc:
             return ToolResult.error(f"Cannot read {path}: {exc.strerror or exc}")
         if isinstance(window, str):

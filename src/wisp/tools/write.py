@@ -30,6 +30,12 @@ def write_text(path: Path, content: str) -> None:
         handle.write(content)
 
 
+async def _before(path: Path, ctx: ToolContext) -> str | None:
+    if ctx.files is not None:
+        return await ctx.files.read(path)
+    return await asyncio.to_thread(_previous_text, path)
+
+
 class Write(Tool):
     name: ClassVar[str] = "Write"
     description: ClassVar[str] = (
@@ -66,9 +72,12 @@ class Write(Tool):
         if stale:
             return ToolResult.error(stale)
         existed = path.exists()
-        before = await asyncio.to_thread(_previous_text, path) if existed else None
         try:
-            await asyncio.to_thread(write_text, path, content)
+            before = await _before(path, ctx) if existed else None
+            if ctx.files is not None:
+                await ctx.files.write(path, content)
+            else:
+                await asyncio.to_thread(write_text, path, content)
         except OSError as exc:
             return ToolResult.error(f"Cannot write {path}: {exc.strerror or exc}")
         record_read(ctx.state, path)
