@@ -77,6 +77,7 @@ class TuiApp:
         self.busy_since: float | None = None
         self.pending_context: list[str] = []  # `!cmd` output for the next prompt
         self.last_ctrl_c = 0.0
+        self.early_mode_steps = 0  # Shift+Tab pressed before the engine had loaded
         self.hint = ""  # a one-off line above the footer ("press ctrl+c again to exit")
         self.exit_code = 0
         self.completer = InputCompleter(config.cwd, self.commands.descriptions())
@@ -121,6 +122,9 @@ class TuiApp:
             self.print(f"Error: {exc}\n")
             self.exit(1)
             return
+        for _ in range(self.early_mode_steps):  # the presses typed while it loaded count
+            self._next_mode()
+        self.early_mode_steps = 0
         self.commands.reload()  # now with the plugins' commands and the skills
         self.completer.commands = self.commands.descriptions()
         # What loading built lives as long as the UI: out of the collector's sight, so a
@@ -194,6 +198,11 @@ class TuiApp:
         """The input line comes up first; the engine loads behind it (a prompt typed in
         the meantime waits for it), so typing can start as early as possible."""
         self.app.ttimeoutlen = 0.05  # Esc alone is Esc after 50 ms, not after 500
+        # Esc is also the first key of Alt+key bindings (Alt+Enter, and prompt_toolkit's
+        # Alt+/ ...), so the key processor holds it to see what follows: for a whole second
+        # by default, during which a typed "/" became Alt+/ and was swallowed. A terminal
+        # sends Alt+key as both bytes at once; a person's next key comes later than this.
+        self.app.timeoutlen = 0.05
         self._welcome()
         self.app.pre_run_callables.append(lambda: self.background(self._load()))
         if first_prompt:
@@ -202,7 +211,20 @@ class TuiApp:
             await self.app.run_async()
         finally:
             await self.shutdown()
+        self._how_to_resume()
         return self.exit_code
+
+    def _how_to_resume(self) -> None:
+        """On the way out, the command that comes back to this conversation (none when
+        nothing was said, or nothing was saved)."""
+        if not self.loaded.is_set():
+            return
+        session = self.runtime.session
+        if session.recorder is None or not session.history:
+            return
+        from wisp.textsafe import safe
+
+        self.print(f"\nResume this session with:\n  wisp --resume {safe(session.session_id)}\n")
 
     def _welcome(self) -> None:
         from prompt_toolkit import print_formatted_text
@@ -353,13 +375,20 @@ class TuiApp:
             self.invalidate()
 
     def cycle_mode(self) -> None:
-        if not self.loaded.is_set():
+        """Shift+Tab. Pressed before the engine is up (the input line comes first), the
+        press is kept and applied as the session opens: it must not be lost."""
+        if not hasattr(self, "runtime"):
+            self.early_mode_steps += 1
+            self.invalidate()
             return
+        self._next_mode()
+        self.invalidate()
+
+    def _next_mode(self) -> None:
         mode = self.runtime.session.permission_mode
         nxt = MODE_CYCLE[(MODE_CYCLE.index(mode) + 1) % len(MODE_CYCLE)] if (
             mode in MODE_CYCLE) else "default"
         self.runtime.set_permission_mode(nxt)
-        self.invalidate()
 
     # Conversations -----------------------------------------------------------------------
 

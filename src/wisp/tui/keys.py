@@ -76,6 +76,12 @@ def _input_keys(app: TuiApp) -> KeyBindings:
     def _newline(event: KeyPressEvent) -> None:
         app.input.insert_text("\n")
 
+    @kb.add("escape", "/", filter=no_dialog)
+    def _slash_after_esc(event: KeyPressEvent) -> None:
+        """Esc then "/" typed fast enough to reach us together reads as Alt+/, which
+        prompt_toolkit binds to completion: the "/" of "/exit" was lost. It is a slash."""
+        app.input.insert_text("/")
+
     @kb.add(Keys.BracketedPaste, filter=no_dialog)
     def _paste(event: KeyPressEvent) -> None:
         text = event.data.replace("\r\n", "\n").replace("\r", "\n")

@@ -164,7 +164,9 @@ def _dialog(app: TuiApp) -> ANSI:
 
 def footer_text(app: TuiApp) -> StyleAndTextTuples:
     if not app.loaded.is_set():
-        return [("class:footer", f"  {app.shown_model} · starting…")]
+        steps = app.early_mode_steps
+        pending = f" · shift+tab ×{steps} applies once started" if steps else ""
+        return [("class:footer", f"  {app.shown_model} · starting…{pending}")]
     session = app.runtime.session
     mode = MODE_LABELS.get(session.permission_mode, session.permission_mode)
     parts: StyleAndTextTuples = [("class:footer", f"  {session.model}")]
