@@ -109,7 +109,7 @@ class TuiApp:
         from wisp.tui.view import ConversationView
 
         self.view = ConversationView(self, self.env, output_dir=str(
-            paths.config_dir(self.env) / "tool-output"))
+            paths.config_dir(self.env) / "tool-output"), cwd=self.config.cwd)
         self.permission = PermissionPrompt(self)
         # Warnings of the session's start (memory left out, a broken plugin) go into the
         # scrollback, not under the live region where stderr would tear it.

@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from pathlib import Path
 from typing import Any, Protocol
 
 from rich.text import Text
 
 from wisp.engine import events as ev
-from wisp.tui import render
+from wisp.tui import render, tool_summary
 from wisp.tui.stream_text import Piece, StreamingMarkdown
 
 JSON = dict[str, Any]
@@ -55,9 +56,12 @@ class Collapsed:
 
 
 class ConversationView:
-    def __init__(self, screen: Screen, env: dict[str, str], output_dir: str | None = None
-                 ) -> None:
+    def __init__(self, screen: Screen, env: dict[str, str], output_dir: str | None = None,
+                 cwd: Path | None = None) -> None:
         self.screen = screen
+        self.cwd = cwd or Path.cwd()
+        self.calls: dict[str, tuple[str, JSON, int]] = {}  # tool_use id → name, input, depth
+        self._last_call: str | None = None  # the call whose header was printed last
         self.env = env
         self.output_dir = output_dir
         self.streams: dict[str, _Stream] = {}  # by source ("" = the main agent)
@@ -198,15 +202,30 @@ class ConversationView:
             self._print(render.thinking_block(text, self.verbose, depth * INDENT))
         elif kind == "tool_use":
             name, tool_input = str(block.get("name")), block.get("input") or {}
-            self._print(render.tool_call_line(name, tool_input, depth * INDENT), gap=True)
+            call_id = str(block.get("id"))
+            self.calls[call_id] = (name, tool_input if isinstance(tool_input, dict) else {},
+                                   depth)
+            self._print(render.tool_call_line(name, tool_input, depth * INDENT, self.cwd),
+                        gap=True)
+            self._last_call = call_id
 
     def _result(self, event: ev.ToolResultReady, depth: int) -> None:
         block = event.block
         text = render.result_text(block.get("content"))
         is_error = bool(block.get("is_error"))
         indent = depth * INDENT
-        full_path = self._whole_output(text)
+        call_id = str(block.get("tool_use_id"))
+        name, tool_input, _ = self.calls.pop(call_id, ("", {}, depth))
+        if call_id != self._last_call and name:
+            # Parallel calls: the result is hung under its own call, named again.
+            self._print(render.tool_call_line(name, tool_input, indent, self.cwd), gap=True)
         self.collapsed = Collapsed("result", text, is_error, indent)
+        short = None if self.verbose else tool_summary.summary(
+            name, tool_input, event.data, text, is_error=is_error, cwd=self.cwd)
+        if short is not None:
+            self._print(render.under_call(short, indent))
+            return
+        full_path = self._whole_output(text)
         self._print(render.result_block(text, is_error, indent, full_path=full_path,
                                         expanded=self.verbose, width=self.screen.width()))
 
@@ -247,11 +266,13 @@ class ConversationView:
     def _print_pieces(self, pieces: list[Piece], depth: int) -> None:
         if not pieces:
             return
+        self._last_call = None
         renderer = render.Renderer(self.screen.width(), self.env)
         self.screen.print("".join(("" if p.continued else "\n") + renderer.piece(
             p, depth * INDENT) for p in pieces))
 
     def _print(self, text: Text, gap: bool = False) -> None:
+        self._last_call = None
         ansi = render.Renderer(self.screen.width(), self.env).ansi(text)
         self.screen.print("\n" + ansi if gap else ansi)
 
