@@ -80,3 +80,54 @@ def test_leaving_an_empty_session_prints_no_resume_line(tui: TuiSetup) -> None:
     term.submit("/exit")
     assert term.exit_status() == 0
     assert "--resume" not in term.scrollback()
+
+
+def test_question_mark_shows_the_shortcuts_until_a_key_is_typed(tui: TuiSetup) -> None:
+    term = tui.terminal()
+    term.ready(timeout=20)
+    term.type("?")
+    screen = term.wait_for(r"ctrl\+g")
+    assert "edit the prompt in $EDITOR" in screen and "change the permission mode" in screen
+    assert not re.search(r"^❯ \?", screen, re.MULTILINE)  # `?` opened it, was not typed
+    term.type("x")
+    term.wait_gone(r"ctrl\+g")
+    term.wait_for(r"^❯ x$")
+    term.type("?")  # in a prompt, `?` is just a character
+    term.wait_for(r"^❯ x\?$")
+
+
+def test_ctrl_g_edits_the_prompt_in_the_editor(tui: TuiSetup) -> None:
+    editor = tui.cwd.parent / "editor.sh"
+    editor.write_text('#!/bin/sh\nprintf "written in the editor" > "$1"\n')
+    editor.chmod(0o755)
+    tui.server.script(reply.echo())
+    term = tui.terminal(env={"EDITOR": str(editor), "VISUAL": str(editor)})
+    term.ready(timeout=20)
+    term.type("draft")
+    term.keys("C-g")
+    term.wait_for(r"^❯ written in the editor$")
+    assert message_requests(tui) == []  # back in the input, not sent
+    term.keys("Enter")
+    term.wait_for("echo: written in the editor")
+
+
+def test_a_narrow_terminal_keeps_the_welcome_and_the_footer_whole(tui: TuiSetup) -> None:
+    term = tui.terminal(width=60, height=20)
+    screen = term.ready(timeout=20)
+    screen = term.wait_for("ctx")
+    lines = screen.split("\n")
+    assert lines[0].startswith("✻ wisp ")
+    assert lines[2] == "  /help · ? for shortcuts · ctrl+d exits"  # not wrapped
+    footer = next(line for line in lines if "ctx" in line)
+    assert " · default · ctx " in footer and "$0.0000" in footer  # shortened, not cut
+    assert len(footer) <= 60
+
+
+def test_bang_shows_the_shell_mode_cue(tui: TuiSetup) -> None:
+    term = tui.terminal()
+    term.ready(timeout=20)
+    term.wait_for("default mode")
+    term.type("!ls")
+    term.wait_for("! shell mode")
+    term.keys("C-u")
+    term.wait_gone("! shell mode")

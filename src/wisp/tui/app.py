@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from wisp.runtime.runtime import Runtime
     from wisp.tui.dialog import Picker
     from wisp.tui.permission import PermissionPrompt
+    from wisp.tui.rewind import PromptMark
     from wisp.tui.view import ConversationView
 
 JSON = dict[str, Any]
@@ -55,6 +56,14 @@ def _import_the_rest() -> None:
     import wisp.tui.view  # noqa: F401
 
 
+def _short_folder(folder: str, env: Mapping[str, str], room: int) -> str:
+    """The working folder in `room` columns: ~ for the home, then its start cut."""
+    home = env.get("HOME", "")
+    if home and (folder == home or folder.startswith(home.rstrip("/") + "/")):
+        folder = "~" + folder[len(home.rstrip("/")):]
+    return folder if len(folder) <= room else "…" + folder[-(room - 1):]
+
+
 class TuiApp:
     # Set by `_load`, once the engine is imported; nothing runs a turn before that.
     runtime: Runtime
@@ -65,7 +74,11 @@ class TuiApp:
                  shown_model: str = "") -> None:
         from wisp.tui.commands import CommandSet
 
-        self.config = dataclasses.replace(config, include_partial_messages=True)
+        # File checkpoints on (as the SDKs turn them on): what rewind restores the code
+        # from. The variable name is written out: its module is not needed this early.
+        self.config = dataclasses.replace(
+            config, include_partial_messages=True,
+            env={"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "1", **config.env})
         self.env = dict(env)
         self.shown_model = shown_model or config.model or ""
         self.output = make_output(self.env)
@@ -73,10 +86,12 @@ class TuiApp:
         self.commands = CommandSet(self)
         self.pastes = Pastes()
         self.queue: list[str] = []
+        self.prompts: list[PromptMark] = []  # what rewind can go back to
         self.dialog: Picker | None = None
         self.busy_since: float | None = None
         self.pending_context: list[str] = []  # `!cmd` output for the next prompt
         self.last_ctrl_c = 0.0
+        self.last_esc = 0.0
         self.early_mode_steps = 0  # Shift+Tab pressed before the engine had loaded
         self.hint = ""  # a one-off line above the footer ("press ctrl+c again to exit")
         self.exit_code = 0
@@ -84,6 +99,8 @@ class TuiApp:
         self.input = Buffer(
             multiline=True, completer=self.completer, complete_while_typing=True,
             history=FileHistory(str(self._history_file())), enable_history_search=False)
+        self.show_shortcuts = False  # `?`: the overlay under the input, until a key is typed
+        self.input.on_text_changed += lambda _: setattr(self, "show_shortcuts", False)
         self.app = self._build_application()
         self._turn: asyncio.Task[None] | None = None
         self._spinner: asyncio.Task[None] | None = None
@@ -233,11 +250,14 @@ class TuiApp:
         from wisp import __version__
         from wisp.textsafe import safe
 
+        width = self.width()
+        hints = ("/help for commands · shift+tab to change mode · ctrl+d to exit"
+                 if width >= 70 else "/help · ? for shortcuts · ctrl+d exits")
         print_formatted_text(FormattedText([
             ("bold", "✻ wisp "),
-            ("fg:ansibrightblack", safe(f"{__version__} · {self.shown_model} · {self.config.cwd}")
-             + "\n"
-             "  /help for commands · shift+tab to change mode · ctrl+d to exit")]),
+            ("fg:ansibrightblack", safe(f"{__version__} · {self.shown_model}")[:width - 8]
+             + "\n  " + safe(_short_folder(str(self.config.cwd), self.env, width - 2))
+             + "\n  " + hints)]),
             output=self.output, style=None)
 
     async def shutdown(self) -> None:
@@ -313,10 +333,15 @@ class TuiApp:
         self.view.new_turn()
         self.busy_since = time.monotonic()
         self._spinner = asyncio.ensure_future(self._spin())
-        from wisp.errors import UsageError
+        import uuid
 
+        from wisp.errors import UsageError
+        from wisp.tui.rewind import mark
+
+        prompt_id = str(uuid.uuid4())
+        mark(self, prompt_id, text)
         try:
-            outcome = await self.runtime.run_prompt(content)
+            outcome = await self.runtime.run_prompt(content, uuid=prompt_id)
             self._report(outcome)
         except UsageError as exc:  # a configuration error found mid-run
             self.view.print_text(f"Error: {exc}", "red")
@@ -374,6 +399,11 @@ class TuiApp:
             self.app.layout.focus(self.input)
             self.invalidate()
 
+    def open_rewind(self) -> None:
+        """Esc Esc on an empty input: /rewind."""
+        if self.loaded.is_set() and not self.busy:
+            self.background(self.commands.run("/rewind"))
+
     def cycle_mode(self) -> None:
         """Shift+Tab. Pressed before the engine is up (the input line comes first), the
         press is kept and applied as the session opens: it must not be lost."""
@@ -409,5 +439,6 @@ class TuiApp:
         self.config = config
         self.runtime = self._open_runtime(config)
         self.queue.clear()
+        self.prompts.clear()
         self.pending_context.clear()
         self.invalidate()

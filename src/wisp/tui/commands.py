@@ -115,6 +115,15 @@ async def cmd_help(app: TuiApp, args: str) -> None:
     _show(app, table, keys)
 
 
+async def cmd_rewind(app: TuiApp, args: str) -> None:
+    from wisp.tui.rewind import rewind
+
+    if app.busy:
+        app.view.print_text("Wait for the turn to end (or esc) before /rewind.", "yellow")
+        return
+    await rewind(app)
+
+
 async def cmd_clear(app: TuiApp, args: str) -> None:
     await app.new_conversation()
     app.view.print_text("(new conversation: earlier turns are not sent to the model)")
@@ -388,6 +397,8 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "status": ("version, session, model and settings", cmd_status),
     "config": ("the settings in effect", cmd_config),
     "init": ("write a starter CLAUDE.md for this project", cmd_init),
+    "rewind": ("restore the code and/or conversation to before an earlier prompt",
+               cmd_rewind),
     "exit": ("leave wisp", cmd_exit),
     "quit": ("leave wisp", cmd_exit),
 }
