@@ -323,9 +323,11 @@ def test_resize_keeps_working_without_duplicating_earlier_content(tui: TuiSetup)
     term.ready()
     term.resize(40, 10)
     # tmux resizes the pty a moment after the window: wait until wisp has drawn its live
-    # region for 40 columns (the footer cut short, not wrapped by tmux).
+    # region for 40 columns (the footer in its short form, which fits: not wrapped by
+    # tmux, not cut).
     term.wait_for(r"^❯")
-    term.wait_gone(r"· ctx ")
+    term.wait_gone(r"default mode")
+    term.wait_for(r"^  \S+ · default · ctx \S+$")
     term.resize(100, 30)
     term.wait_for(r"^  \S.* · ctx \S+ · \$")  # the whole footer again: wisp saw 100 columns
     term.ready()

@@ -106,6 +106,7 @@ class TuiApp:
         self._spinner: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._shell: asyncio.Future[None] | None = None  # a running `!cmd`
+        self._watcher: asyncio.Task[None] | None = None  # turns woken by background tasks
         self._frame_pending = False
         self._last_frame = 0.0
         self.tail_due = True  # the streaming tail changed since it was last rendered
@@ -148,11 +149,18 @@ class TuiApp:
         # full collection mid-answer does not walk it all (a pause of tens of ms).
         gc.freeze()
         self.loaded.set()
+        self._watch_tasks()
         if self.config.resumed:
             from wisp.tui.replay import replay_history
 
             replay_history(self, self.runtime.session.history)
         self.invalidate()
+
+    def _watch_tasks(self) -> None:
+        from wisp.tui import tasks_panel
+
+        tasks_panel.cancel(self._watcher)
+        self._watcher = asyncio.ensure_future(tasks_panel.watch(self))
 
     def _open_runtime(self, config: RuntimeConfig) -> Runtime:
         from wisp.runtime.runtime import Runtime
@@ -263,6 +271,8 @@ class TuiApp:
     async def shutdown(self) -> None:
         if not self.loaded.is_set():
             return
+        if self._watcher is not None:
+            self._watcher.cancel()
         if self._turn is not None and not self._turn.done():
             self.runtime.interrupt()
             await asyncio.wait({self._turn}, timeout=5)
@@ -330,19 +340,31 @@ class TuiApp:
             content = ([{"type": "text", "text": context}, {"type": "text", "text": content}]
                        if isinstance(content, str) else [{"type": "text", "text": context},
                                                          *content])
-        self.view.new_turn()
-        self.busy_since = time.monotonic()
-        self._spinner = asyncio.ensure_future(self._spin())
         import uuid
 
-        from wisp.errors import UsageError
         from wisp.tui.rewind import mark
 
         prompt_id = str(uuid.uuid4())
         mark(self, prompt_id, text)
+        await self._working(self.runtime.run_prompt(content, uuid=prompt_id))
+
+    def wake_turn(self) -> None:
+        """A turn for background tasks that finished while nothing ran."""
+        if not self.busy:
+            self._turn = asyncio.ensure_future(self._working(self.runtime.run_notifications()))
+
+    async def _working(self, run: Coroutine[Any, Any, Outcome | None]) -> None:
+        """Runs a turn with the spinner going; then the next queued prompt, or the turn a
+        background task that ended meanwhile is owed."""
+        from wisp.errors import UsageError
+
+        self.view.new_turn()
+        self.busy_since = time.monotonic()
+        self._spinner = asyncio.ensure_future(self._spin())
         try:
-            outcome = await self.runtime.run_prompt(content, uuid=prompt_id)
-            self._report(outcome)
+            outcome = await run
+            if outcome is not None:
+                self._report(outcome)
         except UsageError as exc:  # a configuration error found mid-run
             self.view.print_text(f"Error: {exc}", "red")
         finally:
@@ -351,6 +373,8 @@ class TuiApp:
             self.invalidate()
         if self.queue:
             self._turn = asyncio.ensure_future(self._run_turn(self.queue.pop(0)))
+        elif self.runtime.tasks.has_wake():
+            self._turn = asyncio.ensure_future(self._working(self.runtime.run_notifications()))
 
     def _echo_prompt(self, text: str) -> None:
         from rich.text import Text
@@ -438,6 +462,7 @@ class TuiApp:
             model=model, permission_mode=mode, loaded_settings=self.runtime.settings)
         self.config = config
         self.runtime = self._open_runtime(config)
+        self._watch_tasks()
         self.queue.clear()
         self.prompts.clear()
         self.pending_context.clear()

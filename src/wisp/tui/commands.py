@@ -115,6 +115,12 @@ async def cmd_help(app: TuiApp, args: str) -> None:
     _show(app, table, keys)
 
 
+async def cmd_tasks(app: TuiApp, args: str) -> None:
+    from wisp.tui import tasks_panel
+
+    await tasks_panel.show(app)
+
+
 async def cmd_rewind(app: TuiApp, args: str) -> None:
     from wisp.tui.rewind import rewind
 
@@ -397,6 +403,7 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "status": ("version, session, model and settings", cmd_status),
     "config": ("the settings in effect", cmd_config),
     "init": ("write a starter CLAUDE.md for this project", cmd_init),
+    "tasks": ("background tasks: status, output, stop (ctrl+t)", cmd_tasks),
     "rewind": ("restore the code and/or conversation to before an earlier prompt",
                cmd_rewind),
     "exit": ("leave wisp", cmd_exit),

@@ -47,7 +47,7 @@ def rule_buffer(app: TuiApp) -> Buffer:
 def key_bindings(app: TuiApp) -> KeyBindingsBase:
     return merge_key_bindings([
         load_basic_bindings(), load_emacs_bindings(), load_emacs_search_bindings(),
-        _input_keys(app), _control_keys(app), _dialog_keys(app), _rule_keys(app)])
+        _input_keys(app), _control_keys(app), _view_keys(app), _dialog_keys(app), _rule_keys(app)])
 
 
 def _input_keys(app: TuiApp) -> KeyBindings:
@@ -144,15 +144,6 @@ def _control_keys(app: TuiApp) -> KeyBindings:
     def _mode(event: KeyPressEvent) -> None:
         app.cycle_mode()
 
-    @kb.add("c-o", filter=no_dialog)
-    def _expand(event: KeyPressEvent) -> None:
-        if app.pastes.has_chips(app.input.text):
-            app.input.text = app.pastes.expand(app.input.text)
-            app.input.cursor_position = len(app.input.text)
-        else:
-            app.view.verbose = True
-            app.view.expand_last()
-
     return kb
 
 
@@ -173,6 +164,27 @@ def idle_escape(app: TuiApp) -> None:
         app.input.reset(append_to_history=True)
     else:
         app.open_rewind()
+
+
+def _view_keys(app: TuiApp) -> KeyBindings:
+    kb = KeyBindings()
+    no_dialog = Condition(lambda: app.dialog is None)
+
+    @kb.add("c-t", filter=no_dialog)
+    def _tasks(event: KeyPressEvent) -> None:
+        if app.loaded.is_set():
+            app.background(app.commands.run("/tasks"))
+
+    @kb.add("c-o", filter=no_dialog)
+    def _expand(event: KeyPressEvent) -> None:
+        if app.pastes.has_chips(app.input.text):
+            app.input.text = app.pastes.expand(app.input.text)
+            app.input.cursor_position = len(app.input.text)
+        else:
+            app.view.verbose = True
+            app.view.expand_last()
+
+    return kb
 
 
 def _dialog_keys(app: TuiApp) -> KeyBindings:

@@ -190,10 +190,15 @@ def footer_text(app: TuiApp) -> StyleAndTextTuples:
 
 
 def _indicators(app: TuiApp) -> StyleAndTextTuples:
-    """Short states worth a glance: shell mode for a `!` line."""
+    """Short states worth a glance: background tasks, shell mode for a `!` line."""
+    out: StyleAndTextTuples = []
+    running = len(app.view.background)
+    if running:
+        out.append(("class:footer.mode",
+                    f" · {running} background task{'s' if running != 1 else ''} (ctrl+t)"))
     if app.input.text.startswith("!"):
-        return [("class:hint", " · ! shell mode")]
-    return []
+        out.append(("class:hint", " · ! shell mode"))
+    return out
 
 
 def context_percent(app: TuiApp) -> str:
@@ -213,6 +218,7 @@ SHORTCUTS = (
     ("esc", "interrupt"), ("esc esc", "clear the input, or rewind"),
     ("ctrl+c twice", "exit"), ("ctrl+d", "exit"), ("ctrl+g", "edit the prompt in $EDITOR"),
     ("ctrl+o", "expand the last output"), ("ctrl+r", "search the history"),
+    ("ctrl+t", "background tasks"),
 )
 
 

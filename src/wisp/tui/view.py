@@ -69,6 +69,8 @@ class ConversationView:
         self.collapsed: Collapsed | None = None
         self.output_tokens = 0  # this turn, streamed so far (estimated until reported)
         self._estimated_chars = 0
+        self.background: tuple[ev.TaskStarted, ...] = ()  # running in the background now
+        self._background_ids: set[str] = set()
         self.verbose = False  # ctrl+o: thinking and results shown whole from now on
 
     # EventSink ---------------------------------------------------------------------------
@@ -122,6 +124,20 @@ class ConversationView:
                        "yellow" if warning else "dim")
         elif isinstance(event, ev.TaskFinished):
             self._note(f"⎿ {_task_summary(event)}", depth + 1)
+        else:
+            self._background_event(event)
+
+    def _background_event(self, event: ev.Event) -> None:
+        """The footer's count of background tasks, and a line when one ends."""
+        if isinstance(event, ev.BackgroundTasksChanged):
+            self.background = event.tasks
+            self._background_ids.update(t.task_id for t in event.tasks)
+        elif isinstance(event, ev.TaskNotified) and event.task_id in self._background_ids:
+            self._background_ids.discard(event.task_id)
+            mark = "✓" if event.status == "completed" else "■" if (
+                event.status == "stopped") else "✗"
+            self._note(f"{mark} Background task {event.status}: {event.summary}", 0,
+                       "green" if event.status == "completed" else "yellow")
 
     # Streaming ---------------------------------------------------------------------------
 
