@@ -44,6 +44,20 @@ REFUSED = ("The user doesn't want to proceed with this tool use. The tool use wa
 _ADVICE = ("--allowedTools", "--permission-mode", "--add-dir", "has not been granted")
 
 
+def permission_picker(tool_name: str, tool_input: JSON, verdict: Verdict, cwd: Path,
+                      rules: list[str]) -> Picker:
+    """The dialog: Yes; Yes and save `rules` (when there are any); No."""
+    title, question = dialog_title(tool_name, tool_input, verdict, cwd)
+    choices = ["Yes"]
+    if rules:
+        choices.append("Yes, and don't ask again for "
+                       + ("this rule" if len(rules) == 1 else "these rules")
+                       + " in this project")
+    choices.append("No, and tell wisp what to do differently (esc)")
+    footer = rules_footer(rules) if rules else ""
+    return Picker(title, choices, footer=footer, refusal=len(choices) - 1, question=question)
+
+
 def dialog_title(tool_name: str, tool_input: JSON, verdict: Verdict, cwd: Path
                  ) -> tuple[Group, str]:
     """A heading naming the kind of call, why it is asked when that is unusual, the
@@ -112,19 +126,9 @@ class PermissionPrompt:
         cwd = self.app.config.cwd
         self.rules = suggest_rules(tool, tool_input, cwd=cwd, env=self.app.runtime.env) if (
             verdict.source not in ("protected", "analysis")) else []
-        grantable = bool(self.rules)
-        title, question = dialog_title(tool.name, tool_input, verdict, cwd)
-        choices = ["Yes"]
-        if grantable:
-            choices.append("Yes, and don't ask again for "
-                           + ("this rule" if len(self.rules) == 1 else "these rules")
-                           + " in this project")
-        choices.append("No, and tell wisp what to do differently (esc)")
-        footer = rules_footer(self.rules) if grantable else ""
-        picker = Picker(title, choices, footer=footer, refusal=len(choices) - 1,
-                        question=question)
+        picker = permission_picker(tool.name, tool_input, verdict, cwd, self.rules)
         choice = await self.app.show_dialog(picker)
-        if choice is not None and choice == len(choices) - 1:
+        if choice is not None and choice == len(picker.choices) - 1:
             return None
         return choice
 

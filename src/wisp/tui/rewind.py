@@ -13,7 +13,7 @@ again.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.text import Text
@@ -24,7 +24,7 @@ from wisp.tui.dialog import Picker
 if TYPE_CHECKING:
     from wisp.tui.app import TuiApp
 
-CHECKPOINTS_ENV = "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"
+JSON = dict[str, Any]
 SHOWN = 20  # prompts offered, newest first
 ACTIONS = ("Restore code and conversation", "Restore conversation", "Restore code",
            "Never mind")
@@ -50,14 +50,12 @@ async def rewind(app: TuiApp) -> None:
         app.view.print_text("Nothing to rewind to yet.", "yellow")
         return
     newest = list(reversed(marks))[:SHOWN]
-    choice = await app.show_dialog(Picker(
-        Text("Rewind: back to before which prompt?", style="bold"),
-        [_one_line(m.text) for m in newest], question=""))
+    choice = await app.show_dialog(prompt_picker(newest))
     if choice is None or app.runtime.session.session_id != session_id:
         return
     target = newest[choice]
-    action = await app.show_dialog(Picker(_action_title(app, target), list(ACTIONS),
-                                          refusal=len(ACTIONS) - 1))
+    preview = app.runtime.rewind_files(target.uuid, dry_run=True)
+    action = await app.show_dialog(action_picker(target, preview))
     if action is None or action == len(ACTIONS) - 1:
         return
     restored = []
@@ -75,8 +73,17 @@ def _one_line(text: str) -> str:
     return line if len(line) <= 70 else line[:69] + "…"
 
 
-def _action_title(app: TuiApp, target: PromptMark) -> Group:
-    preview = app.runtime.rewind_files(target.uuid, dry_run=True)
+def prompt_picker(newest: list[PromptMark]) -> Picker:
+    return Picker(Text("Rewind: back to before which prompt?", style="bold"),
+                  [_one_line(m.text) for m in newest])
+
+
+def action_picker(target: PromptMark, preview: JSON) -> Picker:
+    """What to restore; `preview` is the checkpoint's dry run (what files would change)."""
+    return Picker(_action_title(target, preview), list(ACTIONS), refusal=len(ACTIONS) - 1)
+
+
+def _action_title(target: PromptMark, preview: JSON) -> Group:
     if preview.get("canRewind"):
         files = preview.get("filesChanged") or []
         code = (f"Code: {len(files)} file{'s' if len(files) != 1 else ''} would change "

@@ -53,12 +53,15 @@ async def show(app: TuiApp) -> None:
         app.view.print_text("No background tasks in this session.", "yellow")
         return
     newest = list(reversed(tasks))[:9]
-    choices = [describe(t) for t in newest] + ["Close"]
-    picked = await app.show_dialog(Picker(Text("Background tasks", style="bold"), choices,
-                                          refusal=len(choices) - 1))
-    if picked is None or picked == len(choices) - 1:
+    picked = await app.show_dialog(list_picker(newest))
+    if picked is None or picked == len(newest):
         return
     await _one(app, newest[picked])
+
+
+def list_picker(tasks: list[Task]) -> Picker:
+    choices = [describe(t) for t in tasks] + ["Close"]
+    return Picker(Text("Background tasks", style="bold"), choices, refusal=len(choices) - 1)
 
 
 async def _one(app: TuiApp, task: Task) -> None:
