@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from wisp.commands.custom import CustomCommand, expand, parse_slash
 from wisp.sessions import paths
+from wisp.tui.everyday import COMMANDS
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -408,4 +409,5 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
                cmd_rewind),
     "exit": ("leave wisp", cmd_exit),
     "quit": ("leave wisp", cmd_exit),
+    **COMMANDS,
 }
