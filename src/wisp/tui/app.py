@@ -40,6 +40,7 @@ JSON = dict[str, Any]
 FRAME_S = 1 / 30
 MODE_CYCLE: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan")
 SPINNER = "✻✳✢·✢✳"
+TIMED_TURN_S = 3.0  # a turn at least this long ends with a line saying how long it took
 
 
 def _import_the_rest() -> None:
@@ -255,18 +256,38 @@ class TuiApp:
         from prompt_toolkit import print_formatted_text
         from prompt_toolkit.formatted_text import FormattedText
 
+        head, rest = self._welcome_parts()
+        print_formatted_text(FormattedText([("bold", head), ("fg:ansibrightblack", rest)]),
+                             output=self.output, style=None)
+
+    def _welcome_parts(self) -> tuple[str, str]:
+        """The header: its bold start and the rest, each line fitting the width."""
         from wisp import __version__
         from wisp.textsafe import safe
 
         width = self.width()
         hints = ("/help for commands · shift+tab to change mode · ctrl+d to exit"
                  if width >= 70 else "/help · ? for shortcuts · ctrl+d exits")
-        print_formatted_text(FormattedText([
-            ("bold", "✻ wisp "),
-            ("fg:ansibrightblack", safe(f"{__version__} · {self.shown_model}")[:width - 8]
-             + "\n  " + safe(_short_folder(str(self.config.cwd), self.env, width - 2))
-             + "\n  " + hints)]),
-            output=self.output, style=None)
+        return ("✻ wisp ", safe(f"{__version__} · {self.shown_model}")[:width - 8]
+                + "\n  " + safe(_short_folder(str(self.config.cwd), self.env, width - 2))
+                + "\n  " + hints)
+
+    def clear_screen(self) -> None:
+        """/clear: the screen and tmux's or the terminal's scrollback emptied, the header
+        drawn again at the top. (Erase sequences cannot pass `print_above`'s door, which
+        lets colours only; they are written here, by wisp's own code.)"""
+        from rich.text import Text
+
+        from wisp.tui.render import Renderer
+
+        with self.output.one_update():
+            self.app.renderer.erase()
+            self.output.write_raw("\x1b[H\x1b[2J\x1b[3J")
+            self.app.renderer.reset()
+        head, rest = self._welcome_parts()
+        header = Text(head, style="bold")
+        header.append(rest, style="dim")
+        self.print(Renderer(self.width(), self.env).ansi(header))
 
     async def shutdown(self) -> None:
         if not self.loaded.is_set():
@@ -365,6 +386,7 @@ class TuiApp:
             outcome = await run
             if outcome is not None:
                 self._report(outcome)
+                self._took(time.monotonic() - self.busy_since)
         except UsageError as exc:  # a configuration error found mid-run
             self.view.print_text(f"Error: {exc}", "red")
         finally:
@@ -375,6 +397,14 @@ class TuiApp:
             self._turn = asyncio.ensure_future(self._run_turn(self.queue.pop(0)))
         elif self.runtime.tasks.has_wake():
             self._turn = asyncio.ensure_future(self._working(self.runtime.run_notifications()))
+
+    def _took(self, seconds: float) -> None:
+        """The end of a long turn, with its time; a quick answer needs no such line."""
+        if seconds < TIMED_TURN_S:
+            return
+        minutes, rest = divmod(round(seconds), 60)
+        shown = f"{minutes}m {rest}s" if minutes else f"{rest}s"
+        self.view.print_text(f"✻ Worked for {shown}", "dim")
 
     def _echo_prompt(self, text: str) -> None:
         from rich.text import Text

@@ -111,7 +111,9 @@ async def cmd_help(app: TuiApp, args: str) -> None:
     keys = Text(
         "\nenter send · \\+enter or alt+enter newline · ↑↓ history · ctrl+r search history"
         "\n!cmd run a shell command · @path attach a file · shift+tab permission mode"
-        "\nesc or ctrl+c interrupt · ctrl+o expand · ctrl+d or ctrl+c twice exit",
+        "\nesc or ctrl+c interrupt · esc esc clear the input, or rewind · ctrl+o expand"
+        "\n? shortcuts · ctrl+g edit in $EDITOR · ctrl+t background tasks"
+        "\nctrl+d or ctrl+c twice exit",
         style="dim")
     _show(app, table, keys)
 
@@ -133,6 +135,7 @@ async def cmd_rewind(app: TuiApp, args: str) -> None:
 
 async def cmd_clear(app: TuiApp, args: str) -> None:
     await app.new_conversation()
+    app.clear_screen()
     app.view.print_text("(new conversation: earlier turns are not sent to the model)")
 
 

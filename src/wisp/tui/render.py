@@ -203,14 +203,16 @@ def result_block(text: str, is_error: bool, indent: int = 0, *, full_path: str |
     return out
 
 
-def thinking_block(text: str, expanded: bool, indent: int = 0) -> Text:
+def thinking_block(text: str, expanded: bool, indent: int = 0,
+                   seconds: float | None = None) -> Text:
+    """Collapsed: "✻ Thought for Ns" (how long it streamed; unknown for a replayed one),
+    the thought itself one ctrl+o away."""
     body = safe(text.strip())
     out = Text(" " * indent)
     if not expanded:
-        first = body.split("\n", 1)[0][:100]
-        out.append(f"✻ Thinking: {first}", style="dim italic")
-        if len(body) > len(first):
-            out.append(" … (ctrl+o to expand)", style="dim")
+        took = f" for {max(1, round(seconds))}s" if seconds is not None else ""
+        out.append(f"✻ Thought{took}", style="dim italic")
+        out.append(" (ctrl+o to expand)", style="dim")
         return out
     out.append("✻ Thinking\n", style="dim italic")
     for line in body.split("\n"):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -37,10 +38,11 @@ class Screen(Protocol):
 class _Stream:
     """The text or thinking block a source (main agent or a subagent) is streaming."""
 
-    __slots__ = ("kind", "markdown", "thinking")
+    __slots__ = ("kind", "markdown", "started", "thinking")
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
+        self.started = time.monotonic()
         self.markdown = StreamingMarkdown()
         self.thinking: list[str] = []
 
@@ -214,8 +216,10 @@ class ConversationView:
                 self._print_pieces(whole.finish(), depth)
         elif kind == "thinking":
             text = str(block.get("thinking", ""))
+            seconds = (time.monotonic() - stream.started) if (
+                stream is not None and stream.kind == "thinking") else None
             self.collapsed = Collapsed("thinking", text, False, depth * INDENT)
-            self._print(render.thinking_block(text, self.verbose, depth * INDENT))
+            self._print(render.thinking_block(text, self.verbose, depth * INDENT, seconds))
         elif kind == "tool_use":
             name, tool_input = str(block.get("name")), block.get("input") or {}
             call_id = str(block.get("id"))
