@@ -40,6 +40,7 @@ JSON = dict[str, Any]
 FRAME_S = 1 / 30
 MODE_CYCLE: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan")
 SPINNER = "✻✳✢·✢✳"
+CLEAR_SCREEN = "\x1b[H\x1b[2J\x1b[3J"  # home, erase the screen, erase the scrollback
 TIMED_TURN_S = 3.0  # a turn at least this long ends with a line saying how long it took
 
 
@@ -282,7 +283,7 @@ class TuiApp:
 
         with self.output.one_update():
             self.app.renderer.erase()
-            self.output.write_raw("\x1b[H\x1b[2J\x1b[3J")
+            self.output.write_raw(CLEAR_SCREEN)
             self.app.renderer.reset()
         head, rest = self._welcome_parts()
         header = Text(head, style="bold")
