@@ -403,6 +403,9 @@ def test_model_without_argument_shows_a_picker(tui: TuiSetup) -> None:
     term.submit("/model")
     screen = term.wait_for(r"1\. sonnet")
     assert "2. opus" in screen and "3. haiku" in screen
+    # Each with its model, price and what it is for.
+    assert re.search(rf"1\. sonnet · {re.escape(SONNET)} · \$[\d.]+/\$[\d.]+ per Mtok · "
+                     r"balanced", screen), screen
     term.keys("1")
     term.wait_for(f"Model set to {re.escape(SONNET)}")
     term.ready()

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 Handler = Callable[["TuiApp", str], Awaitable[None]]
 MODEL_CHOICES = ("sonnet", "opus", "haiku")
+MODEL_NOTES = {"sonnet": "balanced, for everyday work", "opus": "the most capable, for hard tasks",
+               "haiku": "the fastest and cheapest, for simple tasks"}
 
 
 class CommandSet:
@@ -155,13 +157,24 @@ async def cmd_model(app: TuiApp, args: str) -> None:
         from wisp.tui.dialog import Picker
 
         current = app.runtime.session.model
-        choices = [*MODEL_CHOICES, f"keep {current}"]
+        choices = [*(model_choice(alias, app.env) for alias in MODEL_CHOICES),
+                   f"keep {current}"]
         choice = await app.show_dialog(Picker(Text("Choose a model", style="bold"), choices))
         if choice is None or choice == len(choices) - 1:
             return
-        args = choices[choice]
+        args = MODEL_CHOICES[choice]
     model = app.runtime.set_model(args)
     app.view.print_text(f"Model set to {model}")
+
+
+def model_choice(alias: str, env: dict[str, str]) -> str:
+    """"sonnet · claude-sonnet-5-5 · $2/$10 per Mtok · what it is for"."""
+    from wisp.models import catalog
+
+    model = catalog.resolve_model(alias, env)
+    price = catalog.price_for(model)
+    cost = f" · ${price.input:g}/${price.output:g} per Mtok" if price else ""
+    return f"{alias} · {model}{cost} · {MODEL_NOTES.get(alias, '')}".rstrip(" ·")
 
 
 async def cmd_cost(app: TuiApp, args: str) -> None:
