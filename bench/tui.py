@@ -165,7 +165,16 @@ def wisp_ui(work: Path, base_url: str) -> Ui:
     env = {**_base_env(home, base_url), "WISP_CONFIG_DIR": str(home / ".wisp"),
            # wisp's bytecode from the bench cache, as a pip-installed wheel has it
            "PYTHONPYCACHEPREFIX": str(clis.PYC_WARM)}
-    return Ui("wisp", [str(clis.WISP_BIN)], env, home, cwd)
+    return Ui("wisp", [str(clis.WISP_BIN)], env, home, cwd,
+              prepare=lambda: trust_wisp_project(cwd, env))
+
+
+def trust_wisp_project(cwd: Path, env: dict[str, str]) -> None:
+    """The project trusted, as a user's is after its first start: the bench measures
+    the daily start, not the one-time trust dialog."""
+    from wisp.settings.trust import record
+
+    record(cwd, env, hasTrustDialogAccepted=True)
 
 
 def reference_ui(work: Path, base_url: str, path: Path, renderer: str) -> Ui:

@@ -339,8 +339,10 @@ def test_up_on_an_empty_input_takes_back_the_last_queued_prompt(tui: TuiSetup) -
 def test_slash_shows_command_completions(tui: TuiSetup) -> None:
     term = started(tui)
     term.type("/")
-    screen = term.wait_for(r"/help\s+commands and keys")
-    assert re.search(r"/clear\s+start a new conversation", screen)
+    screen = term.wait_for(r"/clear\s+start a new conversation")
+    assert re.search(r"/add-dir\s+let the tools", screen)  # the first, in name order
+    term.type("he")  # past the menu's first page: narrowing finds it
+    term.wait_for(r"/help\s+commands and keys")
 
 
 def test_help_lists_the_commands(tui: TuiSetup) -> None:
@@ -401,6 +403,9 @@ def test_model_without_argument_shows_a_picker(tui: TuiSetup) -> None:
     term.submit("/model")
     screen = term.wait_for(r"1\. sonnet")
     assert "2. opus" in screen and "3. haiku" in screen
+    # Each with its model, price and what it is for.
+    assert re.search(rf"1\. sonnet · {re.escape(SONNET)} · \$[\d.]+/\$[\d.]+ per Mtok · "
+                     r"balanced", screen), screen
     term.keys("1")
     term.wait_for(f"Model set to {re.escape(SONNET)}")
     term.ready()

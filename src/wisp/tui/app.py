@@ -33,12 +33,15 @@ if TYPE_CHECKING:
     from wisp.runtime.runtime import Runtime
     from wisp.tui.dialog import Picker
     from wisp.tui.permission import PermissionPrompt
+    from wisp.tui.rewind import PromptMark
     from wisp.tui.view import ConversationView
 
 JSON = dict[str, Any]
 FRAME_S = 1 / 30
 MODE_CYCLE: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan")
 SPINNER = "✻✳✢·✢✳"
+CLEAR_SCREEN = "\x1b[H\x1b[2J\x1b[3J"  # home, erase the screen, erase the scrollback
+TIMED_TURN_S = 3.0  # a turn at least this long ends with a line saying how long it took
 
 
 def _import_the_rest() -> None:
@@ -55,6 +58,14 @@ def _import_the_rest() -> None:
     import wisp.tui.view  # noqa: F401
 
 
+def _short_folder(folder: str, env: Mapping[str, str], room: int) -> str:
+    """The working folder in `room` columns: ~ for the home, then its start cut."""
+    home = env.get("HOME", "")
+    if home and (folder == home or folder.startswith(home.rstrip("/") + "/")):
+        folder = "~" + folder[len(home.rstrip("/")):]
+    return folder if len(folder) <= room else "…" + folder[-(room - 1):]
+
+
 class TuiApp:
     # Set by `_load`, once the engine is imported; nothing runs a turn before that.
     runtime: Runtime
@@ -65,7 +76,11 @@ class TuiApp:
                  shown_model: str = "") -> None:
         from wisp.tui.commands import CommandSet
 
-        self.config = dataclasses.replace(config, include_partial_messages=True)
+        # File checkpoints on (as the SDKs turn them on): what rewind restores the code
+        # from. The variable name is written out: its module is not needed this early.
+        self.config = dataclasses.replace(
+            config, include_partial_messages=True,
+            env={"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "1", **config.env})
         self.env = dict(env)
         self.shown_model = shown_model or config.model or ""
         self.output = make_output(self.env)
@@ -73,21 +88,27 @@ class TuiApp:
         self.commands = CommandSet(self)
         self.pastes = Pastes()
         self.queue: list[str] = []
+        self.prompts: list[PromptMark] = []  # what rewind can go back to
         self.dialog: Picker | None = None
         self.busy_since: float | None = None
         self.pending_context: list[str] = []  # `!cmd` output for the next prompt
         self.last_ctrl_c = 0.0
+        self.last_esc = 0.0
+        self.early_mode_steps = 0  # Shift+Tab pressed before the engine had loaded
         self.hint = ""  # a one-off line above the footer ("press ctrl+c again to exit")
         self.exit_code = 0
         self.completer = InputCompleter(config.cwd, self.commands.descriptions())
         self.input = Buffer(
             multiline=True, completer=self.completer, complete_while_typing=True,
             history=FileHistory(str(self._history_file())), enable_history_search=False)
+        self.show_shortcuts = False  # `?`: the overlay under the input, until a key is typed
+        self.input.on_text_changed += lambda _: setattr(self, "show_shortcuts", False)
         self.app = self._build_application()
         self._turn: asyncio.Task[None] | None = None
         self._spinner: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._shell: asyncio.Future[None] | None = None  # a running `!cmd`
+        self._watcher: asyncio.Task[None] | None = None  # turns woken by background tasks
         self._frame_pending = False
         self._last_frame = 0.0
         self.tail_due = True  # the streaming tail changed since it was last rendered
@@ -108,7 +129,7 @@ class TuiApp:
         from wisp.tui.view import ConversationView
 
         self.view = ConversationView(self, self.env, output_dir=str(
-            paths.config_dir(self.env) / "tool-output"))
+            paths.config_dir(self.env) / "tool-output"), cwd=self.config.cwd)
         self.permission = PermissionPrompt(self)
         # Warnings of the session's start (memory left out, a broken plugin) go into the
         # scrollback, not under the live region where stderr would tear it.
@@ -121,17 +142,27 @@ class TuiApp:
             self.print(f"Error: {exc}\n")
             self.exit(1)
             return
+        for _ in range(self.early_mode_steps):  # the presses typed while it loaded count
+            self._next_mode()
+        self.early_mode_steps = 0
         self.commands.reload()  # now with the plugins' commands and the skills
         self.completer.commands = self.commands.descriptions()
         # What loading built lives as long as the UI: out of the collector's sight, so a
         # full collection mid-answer does not walk it all (a pause of tens of ms).
         gc.freeze()
         self.loaded.set()
+        self._watch_tasks()
         if self.config.resumed:
             from wisp.tui.replay import replay_history
 
             replay_history(self, self.runtime.session.history)
         self.invalidate()
+
+    def _watch_tasks(self) -> None:
+        from wisp.tui import tasks_panel
+
+        tasks_panel.cancel(self._watcher)
+        self._watcher = asyncio.ensure_future(tasks_panel.watch(self))
 
     def _open_runtime(self, config: RuntimeConfig) -> Runtime:
         from wisp.runtime.runtime import Runtime
@@ -194,6 +225,11 @@ class TuiApp:
         """The input line comes up first; the engine loads behind it (a prompt typed in
         the meantime waits for it), so typing can start as early as possible."""
         self.app.ttimeoutlen = 0.05  # Esc alone is Esc after 50 ms, not after 500
+        # Esc is also the first key of Alt+key bindings (Alt+Enter, and prompt_toolkit's
+        # Alt+/ ...), so the key processor holds it to see what follows: for a whole second
+        # by default, during which a typed "/" became Alt+/ and was swallowed. A terminal
+        # sends Alt+key as both bytes at once; a person's next key comes later than this.
+        self.app.timeoutlen = 0.05
         self._welcome()
         self.app.pre_run_callables.append(lambda: self.background(self._load()))
         if first_prompt:
@@ -202,25 +238,63 @@ class TuiApp:
             await self.app.run_async()
         finally:
             await self.shutdown()
+        self._how_to_resume()
         return self.exit_code
+
+    def _how_to_resume(self) -> None:
+        """On the way out, the command that comes back to this conversation (none when
+        nothing was said, or nothing was saved)."""
+        if not self.loaded.is_set():
+            return
+        session = self.runtime.session
+        if session.recorder is None or not session.history:
+            return
+        from wisp.textsafe import safe
+
+        self.print(f"\nResume this session with:\n  wisp --resume {safe(session.session_id)}\n")
 
     def _welcome(self) -> None:
         from prompt_toolkit import print_formatted_text
         from prompt_toolkit.formatted_text import FormattedText
 
+        head, rest = self._welcome_parts()
+        print_formatted_text(FormattedText([("bold", head), ("fg:ansibrightblack", rest)]),
+                             output=self.output, style=None)
+
+    def _welcome_parts(self) -> tuple[str, str]:
+        """The header: its bold start and the rest, each line fitting the width."""
         from wisp import __version__
         from wisp.textsafe import safe
 
-        print_formatted_text(FormattedText([
-            ("bold", "✻ wisp "),
-            ("fg:ansibrightblack", safe(f"{__version__} · {self.shown_model} · {self.config.cwd}")
-             + "\n"
-             "  /help for commands · shift+tab to change mode · ctrl+d to exit")]),
-            output=self.output, style=None)
+        width = self.width()
+        hints = ("/help for commands · shift+tab to change mode · ctrl+d to exit"
+                 if width >= 70 else "/help · ? for shortcuts · ctrl+d exits")
+        return ("✻ wisp ", safe(f"{__version__} · {self.shown_model}")[:width - 8]
+                + "\n  " + safe(_short_folder(str(self.config.cwd), self.env, width - 2))
+                + "\n  " + hints)
+
+    def clear_screen(self) -> None:
+        """/clear: the screen and tmux's or the terminal's scrollback emptied, the header
+        drawn again at the top. (Erase sequences cannot pass `print_above`'s door, which
+        lets colours only; they are written here, by wisp's own code.)"""
+        from rich.text import Text
+
+        from wisp.tui.render import Renderer
+
+        with self.output.one_update():
+            self.app.renderer.erase()
+            self.output.write_raw(CLEAR_SCREEN)
+            self.app.renderer.reset()
+        head, rest = self._welcome_parts()
+        header = Text(head, style="bold")
+        header.append(rest, style="dim")
+        self.print(Renderer(self.width(), self.env).ansi(header))
 
     async def shutdown(self) -> None:
         if not self.loaded.is_set():
             return
+        if self._watcher is not None:
+            self._watcher.cancel()
         if self._turn is not None and not self._turn.done():
             self.runtime.interrupt()
             await asyncio.wait({self._turn}, timeout=5)
@@ -288,14 +362,32 @@ class TuiApp:
             content = ([{"type": "text", "text": context}, {"type": "text", "text": content}]
                        if isinstance(content, str) else [{"type": "text", "text": context},
                                                          *content])
+        import uuid
+
+        from wisp.tui.rewind import mark
+
+        prompt_id = str(uuid.uuid4())
+        mark(self, prompt_id, text)
+        await self._working(self.runtime.run_prompt(content, uuid=prompt_id))
+
+    def wake_turn(self) -> None:
+        """A turn for background tasks that finished while nothing ran."""
+        if not self.busy:
+            self._turn = asyncio.ensure_future(self._working(self.runtime.run_notifications()))
+
+    async def _working(self, run: Coroutine[Any, Any, Outcome | None]) -> None:
+        """Runs a turn with the spinner going; then the next queued prompt, or the turn a
+        background task that ended meanwhile is owed."""
+        from wisp.errors import UsageError
+
         self.view.new_turn()
         self.busy_since = time.monotonic()
         self._spinner = asyncio.ensure_future(self._spin())
-        from wisp.errors import UsageError
-
         try:
-            outcome = await self.runtime.run_prompt(content)
-            self._report(outcome)
+            outcome = await run
+            if outcome is not None:
+                self._report(outcome)
+                self._took(time.monotonic() - self.busy_since)
         except UsageError as exc:  # a configuration error found mid-run
             self.view.print_text(f"Error: {exc}", "red")
         finally:
@@ -304,6 +396,16 @@ class TuiApp:
             self.invalidate()
         if self.queue:
             self._turn = asyncio.ensure_future(self._run_turn(self.queue.pop(0)))
+        elif self.runtime.tasks.has_wake():
+            self._turn = asyncio.ensure_future(self._working(self.runtime.run_notifications()))
+
+    def _took(self, seconds: float) -> None:
+        """The end of a long turn, with its time; a quick answer needs no such line."""
+        if seconds < TIMED_TURN_S:
+            return
+        minutes, rest = divmod(round(seconds), 60)
+        shown = f"{minutes}m {rest}s" if minutes else f"{rest}s"
+        self.view.print_text(f"✻ Worked for {shown}", "dim")
 
     def _echo_prompt(self, text: str) -> None:
         from rich.text import Text
@@ -352,14 +454,26 @@ class TuiApp:
             self.app.layout.focus(self.input)
             self.invalidate()
 
+    def open_rewind(self) -> None:
+        """Esc Esc on an empty input: /rewind."""
+        if self.loaded.is_set() and not self.busy:
+            self.background(self.commands.run("/rewind"))
+
     def cycle_mode(self) -> None:
-        if not self.loaded.is_set():
+        """Shift+Tab. Pressed before the engine is up (the input line comes first), the
+        press is kept and applied as the session opens: it must not be lost."""
+        if not hasattr(self, "runtime"):
+            self.early_mode_steps += 1
+            self.invalidate()
             return
+        self._next_mode()
+        self.invalidate()
+
+    def _next_mode(self) -> None:
         mode = self.runtime.session.permission_mode
         nxt = MODE_CYCLE[(MODE_CYCLE.index(mode) + 1) % len(MODE_CYCLE)] if (
             mode in MODE_CYCLE) else "default"
         self.runtime.set_permission_mode(nxt)
-        self.invalidate()
 
     # Conversations -----------------------------------------------------------------------
 
@@ -379,6 +493,8 @@ class TuiApp:
             model=model, permission_mode=mode, loaded_settings=self.runtime.settings)
         self.config = config
         self.runtime = self._open_runtime(config)
+        self._watch_tasks()
         self.queue.clear()
+        self.prompts.clear()
         self.pending_context.clear()
         self.invalidate()

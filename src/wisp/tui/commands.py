@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from wisp.commands.custom import CustomCommand, expand, parse_slash
 from wisp.sessions import paths
+from wisp.tui.everyday import COMMANDS
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 Handler = Callable[["TuiApp", str], Awaitable[None]]
 MODEL_CHOICES = ("sonnet", "opus", "haiku")
+MODEL_NOTES = {"sonnet": "balanced, for everyday work", "opus": "the most capable, for hard tasks",
+               "haiku": "the fastest and cheapest, for simple tasks"}
 
 
 class CommandSet:
@@ -110,13 +113,31 @@ async def cmd_help(app: TuiApp, args: str) -> None:
     keys = Text(
         "\nenter send · \\+enter or alt+enter newline · ↑↓ history · ctrl+r search history"
         "\n!cmd run a shell command · @path attach a file · shift+tab permission mode"
-        "\nesc or ctrl+c interrupt · ctrl+o expand · ctrl+d or ctrl+c twice exit",
+        "\nesc or ctrl+c interrupt · esc esc clear the input, or rewind · ctrl+o expand"
+        "\n? shortcuts · ctrl+g edit in $EDITOR · ctrl+t background tasks"
+        "\nctrl+d or ctrl+c twice exit",
         style="dim")
     _show(app, table, keys)
 
 
+async def cmd_tasks(app: TuiApp, args: str) -> None:
+    from wisp.tui import tasks_panel
+
+    await tasks_panel.show(app)
+
+
+async def cmd_rewind(app: TuiApp, args: str) -> None:
+    from wisp.tui.rewind import rewind
+
+    if app.busy:
+        app.view.print_text("Wait for the turn to end (or esc) before /rewind.", "yellow")
+        return
+    await rewind(app)
+
+
 async def cmd_clear(app: TuiApp, args: str) -> None:
     await app.new_conversation()
+    app.clear_screen()
     app.view.print_text("(new conversation: earlier turns are not sent to the model)")
 
 
@@ -136,13 +157,24 @@ async def cmd_model(app: TuiApp, args: str) -> None:
         from wisp.tui.dialog import Picker
 
         current = app.runtime.session.model
-        choices = [*MODEL_CHOICES, f"keep {current}"]
+        choices = [*(model_choice(alias, app.env) for alias in MODEL_CHOICES),
+                   f"keep {current}"]
         choice = await app.show_dialog(Picker(Text("Choose a model", style="bold"), choices))
         if choice is None or choice == len(choices) - 1:
             return
-        args = choices[choice]
+        args = MODEL_CHOICES[choice]
     model = app.runtime.set_model(args)
     app.view.print_text(f"Model set to {model}")
+
+
+def model_choice(alias: str, env: dict[str, str]) -> str:
+    """"sonnet · claude-sonnet-5-5 · $2/$10 per Mtok · what it is for"."""
+    from wisp.models import catalog
+
+    model = catalog.resolve_model(alias, env)
+    price = catalog.price_for(model)
+    cost = f" · ${price.input:g}/${price.output:g} per Mtok" if price else ""
+    return f"{alias} · {model}{cost} · {MODEL_NOTES.get(alias, '')}".rstrip(" ·")
 
 
 async def cmd_cost(app: TuiApp, args: str) -> None:
@@ -388,6 +420,10 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "status": ("version, session, model and settings", cmd_status),
     "config": ("the settings in effect", cmd_config),
     "init": ("write a starter CLAUDE.md for this project", cmd_init),
+    "tasks": ("background tasks: status, output, stop (ctrl+t)", cmd_tasks),
+    "rewind": ("restore the code and/or conversation to before an earlier prompt",
+               cmd_rewind),
     "exit": ("leave wisp", cmd_exit),
     "quit": ("leave wisp", cmd_exit),
+    **COMMANDS,
 }

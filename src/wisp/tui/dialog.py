@@ -9,17 +9,16 @@ tool waiting on a permission prompt cannot run before the answer.
 from __future__ import annotations
 
 import asyncio
-import difflib
 from pathlib import Path
 from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from wisp.tui import diff_view
 from wisp.tui.render import Renderer, safe
 
 JSON = dict[str, Any]
-DIFF_LINES = 40
 
 
 class Picker:
@@ -28,8 +27,9 @@ class Picker:
     what Enter picks until the user moves: what is approved must be what was seen."""
 
     def __init__(self, title: RenderableType, choices: list[str], *, footer: str = "",
-                 refusal: int | None = None) -> None:
+                 refusal: int | None = None, question: str = "") -> None:
         self.title = title
+        self.question = question  # drawn with the choices: never cut away from them
         self.choices = choices
         self.footer = footer
         self.refusal = refusal
@@ -50,7 +50,7 @@ class Picker:
     def choices_text(self, one_line: bool = False) -> RenderableType:
         """The choices, a line each (or all on one), then the footer on one row: a long
         footer (many rules) is cut, never allowed to push the choices away."""
-        lines = Text()
+        lines = Text(self.question + "\n", style="bold") if self.question else Text()
         for i, choice in enumerate(self.choices):
             mark = "❯ " if i == self.selected else "  "
             lines.append(f"{mark}{i + 1}. {choice}" + ("   " if one_line else "\n"),
@@ -96,18 +96,20 @@ def _cut(title: list[str], room: int, renderer: Renderer) -> list[str]:
 
 
 def call_preview(tool_name: str, tool_input: JSON, cwd: Path) -> RenderableType:
-    """What the user approves: the whole command, or the change an edit makes."""
+    """What the user approves: the whole command, or the change an edit makes to the file
+    as it is now (numbered, with context)."""
     command = tool_input.get("command")
     if isinstance(command, str):
         return command_text(command)
     path = tool_input.get("file_path") or tool_input.get("notebook_path")
     if isinstance(path, str) and "old_string" in tool_input:
-        return _edit_diff(path, str(tool_input.get("old_string", "")),
-                          str(tool_input.get("new_string", "")))
+        return _edit_diff(path, tool_input, cwd)
     if isinstance(path, str) and "content" in tool_input:
-        return _write_diff(path, str(tool_input.get("content", "")), cwd)
+        patch, _ = diff_view.write_patch(_absolute(path, cwd),
+                                         str(tool_input.get("content", "")))
+        return _with_path(path, cwd, diff_view.render(patch))
     if isinstance(path, str):
-        return Text(safe(path), style="bold")
+        return Text(safe(diff_view.relative(path, cwd)), style="bold")
     import json
 
     return Text(safe(json.dumps(tool_input, ensure_ascii=False, indent=2)[:2000]))
@@ -136,27 +138,23 @@ def command_text(command: str) -> Text:
     return out
 
 
-def _edit_diff(path: str, old: str, new: str) -> RenderableType:
-    return diff_text(path, old.splitlines(), new.splitlines())
+def _absolute(path: str, cwd: Path) -> Path:
+    return Path(path) if Path(path).is_absolute() else cwd / path
 
 
-def _write_diff(path: str, content: str, cwd: Path) -> RenderableType:
-    target = Path(path) if Path(path).is_absolute() else cwd / path
-    try:
-        before = target.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        before = []  # a new file: every line is an addition
-    return diff_text(path, before, content.splitlines())
-
-
-def diff_text(path: str, before: list[str], after: list[str]) -> Text:
-    out = Text(safe(path) + "\n", style="bold")
-    lines = list(difflib.unified_diff(before, after, lineterm="", n=2))[2:]
-    for line in lines[:DIFF_LINES]:
-        style = "green" if line.startswith("+") else "red" if line.startswith("-") else (
-            "cyan" if line.startswith("@@") else "dim")
-        out.append(safe(line) + "\n", style=style)
-    if len(lines) > DIFF_LINES:
-        out.append(f"… +{len(lines) - DIFF_LINES} more diff lines\n", style="dim")
-    out.rstrip()
+def _with_path(path: str, cwd: Path, body: Text) -> Text:
+    out = Text(safe(diff_view.relative(path, cwd)) + "\n", style="bold")
+    out.append_text(body)
     return out
+
+
+def _edit_diff(path: str, tool_input: JSON, cwd: Path) -> Text:
+    old, new = str(tool_input.get("old_string", "")), str(tool_input.get("new_string", ""))
+    patch = diff_view.edit_patch(_absolute(path, cwd), old, new,
+                                 bool(tool_input.get("replace_all", False)))
+    if patch is not None:
+        return _with_path(path, cwd, diff_view.render(patch))
+    # Not found in the file as it is: the tool will refuse; show what was asked.
+    body = Text("(the text to replace is not in the file as it is now)\n", style="yellow")
+    body.append_text(diff_view.render(diff_view.hunks(old, new)))
+    return _with_path(path, cwd, body)

@@ -5,6 +5,7 @@ reports it) insert a newline; pastes keep their newlines, and a large one become
 While the model works: Esc or Ctrl+C interrupt. Ctrl+C twice on an empty input, or Ctrl+D,
 exits. Shift+Tab cycles the permission mode; Ctrl+R searches the history (prompt_toolkit's
 own search); Ctrl+O expands pasted chips in the input, or else the last shortened output.
+`?` on an empty input shows the shortcuts; Ctrl+G edits the prompt in $EDITOR.
 Dialogs: digits pick, arrows and Enter pick the highlighted choice, Esc means No.
 """
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from wisp.tui.app import TuiApp
 
 DOUBLE_PRESS_S = 2.0
+DOUBLE_ESC_S = 0.8
 # Shift+Enter as terminals with extended key reporting send it (kitty/CSI-u and xterm's
 # modifyOtherKeys): a newline, like Ctrl+J. prompt_toolkit has no key for it.
 for _sequence in ("\x1b[13;2u", "\x1b[27;2;13~"):
@@ -45,7 +47,7 @@ def rule_buffer(app: TuiApp) -> Buffer:
 def key_bindings(app: TuiApp) -> KeyBindingsBase:
     return merge_key_bindings([
         load_basic_bindings(), load_emacs_bindings(), load_emacs_search_bindings(),
-        _input_keys(app), _control_keys(app), _dialog_keys(app), _rule_keys(app)])
+        _input_keys(app), _control_keys(app), _view_keys(app), _dialog_keys(app), _rule_keys(app)])
 
 
 def _input_keys(app: TuiApp) -> KeyBindings:
@@ -76,10 +78,27 @@ def _input_keys(app: TuiApp) -> KeyBindings:
     def _newline(event: KeyPressEvent) -> None:
         app.input.insert_text("\n")
 
+    @kb.add("escape", "/", filter=no_dialog)
+    def _slash_after_esc(event: KeyPressEvent) -> None:
+        """Esc then "/" typed fast enough to reach us together reads as Alt+/, which
+        prompt_toolkit binds to completion: the "/" of "/exit" was lost. It is a slash."""
+        app.input.insert_text("/")
+
     @kb.add(Keys.BracketedPaste, filter=no_dialog)
     def _paste(event: KeyPressEvent) -> None:
         text = event.data.replace("\r\n", "\n").replace("\r", "\n")
         app.input.insert_text(app.pastes.chip_for(text) or text)
+
+    @kb.add("?", filter=no_dialog & Condition(lambda: not app.input.text))
+    def _shortcuts(event: KeyPressEvent) -> None:
+        app.show_shortcuts = not app.show_shortcuts
+
+    @kb.add("c-g", filter=no_dialog)
+    def _editor(event: KeyPressEvent) -> None:
+        """The prompt in $VISUAL/$EDITOR (prompt_toolkit's own: the terminal is handed
+        over, and the file's text comes back into the input, not sent)."""
+        app.show_shortcuts = False
+        app.input.open_in_editor(validate_and_handle=False)
 
     @kb.add("up", filter=no_dialog & Condition(lambda: bool(app.queue) and not app.input.text))
     def _edit_queued(event: KeyPressEvent) -> None:
@@ -97,6 +116,10 @@ def _control_keys(app: TuiApp) -> KeyBindings:
     @kb.add("escape", filter=no_dialog & busy, eager=True)
     def _interrupt(event: KeyPressEvent) -> None:
         app.interrupt()
+
+    @kb.add("escape", filter=no_dialog & ~busy & ~is_searching)
+    def _esc_idle(event: KeyPressEvent) -> None:
+        idle_escape(app)
 
     @kb.add("c-c", filter=no_dialog)
     def _ctrl_c(event: KeyPressEvent) -> None:
@@ -120,6 +143,37 @@ def _control_keys(app: TuiApp) -> KeyBindings:
     @kb.add("s-tab")
     def _mode(event: KeyPressEvent) -> None:
         app.cycle_mode()
+
+    return kb
+
+
+def idle_escape(app: TuiApp) -> None:
+    """Esc closes the shortcuts; Esc twice clears a draft, or on an empty input opens the
+    rewind picker."""
+    now = time.monotonic()
+    twice, app.last_esc = now - app.last_esc < DOUBLE_ESC_S, now
+    if app.show_shortcuts:
+        app.show_shortcuts = False
+        return
+    if not twice:
+        app.hint = "esc again to clear" if app.input.text else ""
+        return
+    app.hint = ""
+    app.last_esc = 0.0
+    if app.input.text:
+        app.input.reset(append_to_history=True)
+    else:
+        app.open_rewind()
+
+
+def _view_keys(app: TuiApp) -> KeyBindings:
+    kb = KeyBindings()
+    no_dialog = Condition(lambda: app.dialog is None)
+
+    @kb.add("c-t", filter=no_dialog)
+    def _tasks(event: KeyPressEvent) -> None:
+        if app.loaded.is_set():
+            app.background(app.commands.run("/tasks"))
 
     @kb.add("c-o", filter=no_dialog)
     def _expand(event: KeyPressEvent) -> None:

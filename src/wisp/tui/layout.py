@@ -164,17 +164,41 @@ def _dialog(app: TuiApp) -> ANSI:
 
 def footer_text(app: TuiApp) -> StyleAndTextTuples:
     if not app.loaded.is_set():
-        return [("class:footer", f"  {app.shown_model} · starting…")]
+        steps = app.early_mode_steps
+        pending = f" · shift+tab ×{steps} applies once started" if steps else ""
+        return [("class:footer", f"  {app.shown_model} · starting…{pending}")]
     session = app.runtime.session
     mode = MODE_LABELS.get(session.permission_mode, session.permission_mode)
-    parts: StyleAndTextTuples = [("class:footer", f"  {session.model}")]
-    parts.append(("class:footer", " · "))
-    parts.append(("class:footer.mode", mode or "default mode (shift+tab to change)"))
-    parts.append(("class:footer", f" · ctx {context_percent(app)}"))
-    parts.append(("class:footer", f" · ${session.usage.cost_usd:.4f}"))
+    extra = _indicators(app)
+    # From the fullest to the shortest: a narrow terminal drops words, never the line.
+    for long_mode, cost, ctx in ((True, True, True), (False, True, True),
+                                 (False, False, True), (False, False, False)):
+        shown_mode = mode or ("default mode (shift+tab to change)" if long_mode
+                              else "default")
+        parts: StyleAndTextTuples = [("class:footer", f"  {session.model} · "),
+                                     ("class:footer.mode", shown_mode)]
+        if ctx:
+            parts.append(("class:footer", f" · ctx {context_percent(app)}"))
+        if cost:
+            parts.append(("class:footer", f" · ${session.usage.cost_usd:.4f}"))
+        parts.extend(extra)
+        if sum(len(text) for _, text, *_ in parts) <= app.width():
+            break
     if app.hint:
         parts.append(("class:hint", f"  {app.hint}"))
     return parts
+
+
+def _indicators(app: TuiApp) -> StyleAndTextTuples:
+    """Short states worth a glance: background tasks, shell mode for a `!` line."""
+    out: StyleAndTextTuples = []
+    running = len(app.view.background)
+    if running:
+        out.append(("class:footer.mode",
+                    f" · {running} background task{'s' if running != 1 else ''} (ctrl+t)"))
+    if app.input.text.startswith("!"):
+        out.append(("class:hint", " · ! shell mode"))
+    return out
 
 
 def context_percent(app: TuiApp) -> str:
@@ -186,6 +210,28 @@ def context_percent(app: TuiApp) -> str:
     used = context_tokens(session.last_usage) if session.last_usage else 0
     share = 100 * used / max(1, catalog.context_window(session.model))
     return "<1%" if 0 < share < 1 else f"{min(100, round(share))}%"
+
+
+SHORTCUTS = (
+    ("!", "run a shell command"), ("/", "commands"), ("@", "attach a file"),
+    ("\\ then enter", "a new line"), ("shift+tab", "change the permission mode"),
+    ("esc", "interrupt"), ("esc esc", "clear the input, or rewind"),
+    ("ctrl+c twice", "exit"), ("ctrl+d", "exit"), ("ctrl+g", "edit the prompt in $EDITOR"),
+    ("ctrl+o", "expand the last output"), ("ctrl+r", "search the history"),
+    ("ctrl+t", "background tasks"),
+)
+
+
+def _shortcuts(app: TuiApp) -> StyleAndTextTuples:
+    """Two columns when the terminal is wide enough, one otherwise."""
+    cells = [f"{key:<14} {what}" for key, what in SHORTCUTS]
+    width = max(len(cell) for cell in cells) + 2
+    columns = 2 if app.width() >= 2 * width + 2 else 1
+    rows = -(-len(cells) // columns)
+    lines = ["  " + "".join(cells[r + c * rows].ljust(width)
+                            for c in range(columns) if r + c * rows < len(cells)).rstrip()
+             for r in range(rows)]
+    return [("class:footer", "\n".join(lines))]
 
 
 def _line_prefix(line: int, wrap: int) -> StyleAndTextTuples:
@@ -227,6 +273,9 @@ def build_layout(app: TuiApp) -> Layout:
         ConditionalContainer(
             HSplit([input_window, CompletionsMenu(max_height=8, scroll_offset=1), search]),
             filter=~has_dialog),
+        ConditionalContainer(
+            Window(shown(lambda: _shortcuts(app)), dont_extend_height=True),
+            filter=Condition(lambda: app.show_shortcuts) & ~has_dialog),
         Window(shown(lambda: footer_text(app)), height=1, style="class:footer"),
     ])
     return Layout(body, focused_element=input_window)

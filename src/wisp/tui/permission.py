@@ -1,8 +1,9 @@
 """The permission prompt: the runtime's `AskHost` for the terminal UI.
 
-When the rules leave a call at "ask", the dialog shows the tool, the whole command or the
-edit's diff (cut to the terminal's height when it must be, its end kept in sight and the
-choices always on screen; a cut dialog starts on "No"), and three choices: 1 Yes; 2 Yes
+When the rules leave a call at "ask", the dialog shows a heading ("Bash command", "Edit
+file"), the whole command or the edit's numbered diff (cut to the terminal's height when
+it must be, its end kept in sight and the choices always on screen; a cut dialog starts
+on "No"), a question, and three choices: 1 Yes; 2 Yes
 and save an allow rule for this project (`.claude/settings.local.json`; the rule is
 shown and can be edited first; deny rules still win over it); 3 No, which also
 interrupts the turn so the user can say what to do instead (Esc and ctrl+c mean the
@@ -13,15 +14,20 @@ interrupted its remaining calls are refused without asking.
 from __future__ import annotations
 
 import asyncio
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
+from rich.padding import Padding
 from rich.text import Text
 
 from wisp.engine.hook_points import fire
 from wisp.permissions.engine import Verdict
 from wisp.permissions.rules import Rule
+from wisp.textsafe import safe
 from wisp.tui.dialog import Picker, call_preview
+from wisp.tui.diff_view import relative
 from wisp.tui.rules import save_allow_rule, suggest_rules
 
 if TYPE_CHECKING:
@@ -31,6 +37,67 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 REFUSED = ("The user doesn't want to proceed with this tool use. The tool use was rejected. "
            "Stop and wait for the user to tell you how to proceed.")
+
+
+# Sentences of the engine's reasons that advise a headless caller (flags to pass): the
+# person at the dialog answers it instead.
+_ADVICE = ("--allowedTools", "--permission-mode", "--add-dir", "has not been granted")
+
+
+def permission_picker(tool_name: str, tool_input: JSON, verdict: Verdict, cwd: Path,
+                      rules: list[str]) -> Picker:
+    """The dialog: Yes; Yes and save `rules` (when there are any); No."""
+    title, question = dialog_title(tool_name, tool_input, verdict, cwd)
+    choices = ["Yes"]
+    if rules:
+        choices.append("Yes, and don't ask again for "
+                       + ("this rule" if len(rules) == 1 else "these rules")
+                       + " in this project")
+    choices.append("No, and tell wisp what to do differently (esc)")
+    footer = rules_footer(rules) if rules else ""
+    return Picker(title, choices, footer=footer, refusal=len(choices) - 1, question=question)
+
+
+def dialog_title(tool_name: str, tool_input: JSON, verdict: Verdict, cwd: Path
+                 ) -> tuple[Group, str]:
+    """A heading naming the kind of call, why it is asked when that is unusual, the
+    command or diff last (`Picker.render` keeps the heading and the end in sight when the
+    whole does not fit); and the question the picker shows right above the choices."""
+    heading, question = _wording(tool_name, tool_input, cwd)
+    why = person_reason(verdict)
+    return Group(
+        Text(heading, style="bold yellow"),
+        *([Text(why, style="yellow")] if why else []),
+        Padding(call_preview(tool_name, tool_input, cwd), (0, 0, 0, 2)),
+    ), question
+
+
+def _wording(tool_name: str, tool_input: JSON, cwd: Path) -> tuple[str, str]:
+    path = tool_input.get("file_path") or tool_input.get("notebook_path")
+    shown = safe(relative(path, cwd)) if isinstance(path, str) else ""
+    if isinstance(tool_input.get("command"), str):
+        return f"{safe(tool_name)} command", "Do you want to run this command?"
+    if shown and "old_string" in tool_input:
+        return "Edit file", f"Do you want to make this edit to {shown}?"
+    if shown and "content" in tool_input:
+        target = Path(str(path))
+        verb = "overwrite" if (target if target.is_absolute() else cwd / target).exists(
+        ) else "create"
+        return f"{verb.capitalize()} file", f"Do you want to {verb} {shown}?"
+    return safe(tool_name), f"Do you want to allow {safe(tool_name)} to do this?"
+
+
+def person_reason(verdict: Verdict) -> str:
+    """Why this call is asked about, for a person: nothing in the ordinary case (no rule
+    or mode allowed it), else the engine's reason without the advice meant for a headless
+    caller."""
+    if verdict.source == "mode" or not verdict.message:
+        return ""
+    if verdict.source == "rule" and verdict.rule:
+        return safe(f"The rule {verdict.rule} asks before this runs.")
+    sentences = re.split(r"(?<=\.) (?=[A-Z])", verdict.message)
+    kept = [part for part in sentences if not any(a in part for a in _ADVICE)]
+    return safe(" ".join(kept))
 
 
 def rules_footer(rules: list[str]) -> str:
@@ -59,23 +126,9 @@ class PermissionPrompt:
         cwd = self.app.config.cwd
         self.rules = suggest_rules(tool, tool_input, cwd=cwd, env=self.app.runtime.env) if (
             verdict.source not in ("protected", "analysis")) else []
-        grantable = bool(self.rules)
-        # The preview last: when it must be cut to fit, its end stays in sight.
-        title = Group(
-            Text(f"{tool.name} wants to run", style="bold yellow"),
-            *([Text(verdict.message, style="dim")] if verdict.message else []),
-            call_preview(tool.name, tool_input, cwd),
-        )
-        choices = ["Yes"]
-        if grantable:
-            choices.append("Yes, and don't ask again for "
-                           + ("this rule" if len(self.rules) == 1 else "these rules")
-                           + " in this project")
-        choices.append("No, and tell wisp what to do instead (esc)")
-        footer = rules_footer(self.rules) if grantable else ""
-        picker = Picker(title, choices, footer=footer, refusal=len(choices) - 1)
+        picker = permission_picker(tool.name, tool_input, verdict, cwd, self.rules)
         choice = await self.app.show_dialog(picker)
-        if choice is not None and choice == len(choices) - 1:
+        if choice is not None and choice == len(picker.choices) - 1:
             return None
         return choice
 

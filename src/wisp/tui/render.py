@@ -16,6 +16,7 @@ import io
 import json
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -27,7 +28,7 @@ from wisp.textsafe import safe
 from wisp.tui.stream_text import Piece
 
 __all__ = ["Renderer", "note", "piece_renderable", "result_block", "safe", "thinking_block",
-           "tool_call_line"]
+           "tool_call_line", "under_call"]
 
 JSON = dict[str, Any]
 CODE_THEME = "monokai"
@@ -108,8 +109,24 @@ def key_input(name: str, tool_input: JSON) -> str:
     return json.dumps(tool_input, ensure_ascii=False)[:200]
 
 
-def tool_call_line(name: str, tool_input: JSON, indent: int = 0) -> Text:
-    shown = safe(key_input(name, tool_input)).replace("\n", " ⏎ ")
+_PATH_KEYS = ("file_path", "notebook_path", "path")
+_HEADINGS = {"TodoWrite": "Update Todos"}  # calls whose input says nothing in a line
+
+
+def tool_call_line(name: str, tool_input: JSON, indent: int = 0, cwd: Path | None = None
+                   ) -> Text:
+    """`● Name(what)`: a path relative to the working folder when it is inside it."""
+    if name in _HEADINGS:
+        line = Text(" " * indent)
+        line.append("● ", style="green")
+        line.append(_HEADINGS[name], style="bold")
+        return line
+    what = key_input(name, tool_input)
+    if cwd is not None and any(tool_input.get(k) == what for k in _PATH_KEYS):
+        from wisp.tui.diff_view import relative
+
+        what = relative(what, cwd)
+    shown = safe(what).replace("\n", " ⏎ ")
     if len(shown) > 160:
         shown = shown[:157] + "…"
     line = Text(" " * indent)
@@ -118,6 +135,17 @@ def tool_call_line(name: str, tool_input: JSON, indent: int = 0) -> Text:
     if shown:
         line.append(f"({shown})")
     return line
+
+
+def under_call(body: Text, indent: int = 0) -> Text:
+    """`body` hung under its call: "  ⎿  " before its first line, aligned after."""
+    out = Text()
+    for i, line in enumerate(body.split("\n")):
+        out.append(" " * indent + ("  ⎿  " if i == 0 else "     "))
+        out.append_text(line)
+        out.append("\n")
+    out.rstrip()
+    return out
 
 
 def result_text(data: Any) -> str:
@@ -175,14 +203,16 @@ def result_block(text: str, is_error: bool, indent: int = 0, *, full_path: str |
     return out
 
 
-def thinking_block(text: str, expanded: bool, indent: int = 0) -> Text:
+def thinking_block(text: str, expanded: bool, indent: int = 0,
+                   seconds: float | None = None) -> Text:
+    """Collapsed: "✻ Thought for Ns" (how long it streamed; unknown for a replayed one),
+    the thought itself one ctrl+o away."""
     body = safe(text.strip())
     out = Text(" " * indent)
     if not expanded:
-        first = body.split("\n", 1)[0][:100]
-        out.append(f"✻ Thinking: {first}", style="dim italic")
-        if len(body) > len(first):
-            out.append(" … (ctrl+o to expand)", style="dim")
+        took = f" for {max(1, round(seconds))}s" if seconds is not None else ""
+        out.append(f"✻ Thought{took}", style="dim italic")
+        out.append(" (ctrl+o to expand)", style="dim")
         return out
     out.append("✻ Thinking\n", style="dim italic")
     for line in body.split("\n"):

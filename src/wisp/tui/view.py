@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
+from pathlib import Path
 from typing import Any, Protocol
 
 from rich.text import Text
 
 from wisp.engine import events as ev
-from wisp.tui import render
+from wisp.tui import render, tool_summary
 from wisp.tui.stream_text import Piece, StreamingMarkdown
 
 JSON = dict[str, Any]
@@ -36,10 +38,11 @@ class Screen(Protocol):
 class _Stream:
     """The text or thinking block a source (main agent or a subagent) is streaming."""
 
-    __slots__ = ("kind", "markdown", "thinking")
+    __slots__ = ("kind", "markdown", "started", "thinking")
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
+        self.started = time.monotonic()
         self.markdown = StreamingMarkdown()
         self.thinking: list[str] = []
 
@@ -55,9 +58,12 @@ class Collapsed:
 
 
 class ConversationView:
-    def __init__(self, screen: Screen, env: dict[str, str], output_dir: str | None = None
-                 ) -> None:
+    def __init__(self, screen: Screen, env: dict[str, str], output_dir: str | None = None,
+                 cwd: Path | None = None) -> None:
         self.screen = screen
+        self.cwd = cwd or Path.cwd()
+        self.calls: dict[str, tuple[str, JSON, int]] = {}  # tool_use id → name, input, depth
+        self._last_call: str | None = None  # the call whose header was printed last
         self.env = env
         self.output_dir = output_dir
         self.streams: dict[str, _Stream] = {}  # by source ("" = the main agent)
@@ -65,6 +71,8 @@ class ConversationView:
         self.collapsed: Collapsed | None = None
         self.output_tokens = 0  # this turn, streamed so far (estimated until reported)
         self._estimated_chars = 0
+        self.background: tuple[ev.TaskStarted, ...] = ()  # running in the background now
+        self._background_ids: set[str] = set()
         self.verbose = False  # ctrl+o: thinking and results shown whole from now on
 
     # EventSink ---------------------------------------------------------------------------
@@ -118,6 +126,20 @@ class ConversationView:
                        "yellow" if warning else "dim")
         elif isinstance(event, ev.TaskFinished):
             self._note(f"⎿ {_task_summary(event)}", depth + 1)
+        else:
+            self._background_event(event)
+
+    def _background_event(self, event: ev.Event) -> None:
+        """The footer's count of background tasks, and a line when one ends."""
+        if isinstance(event, ev.BackgroundTasksChanged):
+            self.background = event.tasks
+            self._background_ids.update(t.task_id for t in event.tasks)
+        elif isinstance(event, ev.TaskNotified) and event.task_id in self._background_ids:
+            self._background_ids.discard(event.task_id)
+            mark = "✓" if event.status == "completed" else "■" if (
+                event.status == "stopped") else "✗"
+            self._note(f"{mark} Background task {event.status}: {event.summary}", 0,
+                       "green" if event.status == "completed" else "yellow")
 
     # Streaming ---------------------------------------------------------------------------
 
@@ -194,19 +216,36 @@ class ConversationView:
                 self._print_pieces(whole.finish(), depth)
         elif kind == "thinking":
             text = str(block.get("thinking", ""))
+            seconds = (time.monotonic() - stream.started) if (
+                stream is not None and stream.kind == "thinking") else None
             self.collapsed = Collapsed("thinking", text, False, depth * INDENT)
-            self._print(render.thinking_block(text, self.verbose, depth * INDENT))
+            self._print(render.thinking_block(text, self.verbose, depth * INDENT, seconds))
         elif kind == "tool_use":
             name, tool_input = str(block.get("name")), block.get("input") or {}
-            self._print(render.tool_call_line(name, tool_input, depth * INDENT), gap=True)
+            call_id = str(block.get("id"))
+            self.calls[call_id] = (name, tool_input if isinstance(tool_input, dict) else {},
+                                   depth)
+            self._print(render.tool_call_line(name, tool_input, depth * INDENT, self.cwd),
+                        gap=True)
+            self._last_call = call_id
 
     def _result(self, event: ev.ToolResultReady, depth: int) -> None:
         block = event.block
         text = render.result_text(block.get("content"))
         is_error = bool(block.get("is_error"))
         indent = depth * INDENT
-        full_path = self._whole_output(text)
+        call_id = str(block.get("tool_use_id"))
+        name, tool_input, _ = self.calls.pop(call_id, ("", {}, depth))
+        if call_id != self._last_call and name:
+            # Parallel calls: the result is hung under its own call, named again.
+            self._print(render.tool_call_line(name, tool_input, indent, self.cwd), gap=True)
         self.collapsed = Collapsed("result", text, is_error, indent)
+        short = None if self.verbose else tool_summary.summary(
+            name, tool_input, event.data, text, is_error=is_error, cwd=self.cwd)
+        if short is not None:
+            self._print(render.under_call(short, indent))
+            return
+        full_path = self._whole_output(text)
         self._print(render.result_block(text, is_error, indent, full_path=full_path,
                                         expanded=self.verbose, width=self.screen.width()))
 
@@ -247,11 +286,13 @@ class ConversationView:
     def _print_pieces(self, pieces: list[Piece], depth: int) -> None:
         if not pieces:
             return
+        self._last_call = None
         renderer = render.Renderer(self.screen.width(), self.env)
         self.screen.print("".join(("" if p.continued else "\n") + renderer.piece(
             p, depth * INDENT) for p in pieces))
 
     def _print(self, text: Text, gap: bool = False) -> None:
+        self._last_call = None
         ansi = render.Renderer(self.screen.width(), self.env).ansi(text)
         self.screen.print("\n" + ansi if gap else ansi)
 

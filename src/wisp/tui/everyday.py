@@ -1,0 +1,197 @@
+"""The everyday slash commands beyond the basics: /review and /security-review (prompts
+the model runs), /diff, /export, /add-dir, /usage, /skills and /doctor. `commands`
+merges `COMMANDS` into its table; it is imported before the first frame, so rich and
+the rest load inside the commands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from wisp.textsafe import safe, safe_line
+
+if TYPE_CHECKING:
+    from wisp.tui.app import TuiApp
+
+JSON = dict[str, Any]
+Handler = Callable[["TuiApp", str], Awaitable[None]]
+DIFF_LINES = 200
+GIT_TIMEOUT_S = 10
+REVIEW = (
+    "Review the changes in this repository that are not committed yet (run `git status` "
+    "and `git diff HEAD`{scope}). For each problem you find, name the file and line, say "
+    "what is wrong and how to fix it: bugs first, then risky or unclear code, then missing "
+    "tests. Do not change any file. End with a one-line verdict.")
+SECURITY_REVIEW = (
+    "Do a security review of the changes in this repository that are not committed yet "
+    "(run `git status` and `git diff HEAD`{scope}). Look for injection, unsafe handling of "
+    "paths, secrets in code or logs, missing authentication or authorisation checks, unsafe "
+    "deserialisation and risky dependencies. For each finding give the file and line, the "
+    "severity, how it could be exploited and the fix. Do not change any file.")
+
+
+async def cmd_review(app: TuiApp, args: str) -> None:
+    app.send(REVIEW.format(scope=f", limited to: {args}" if args else ""))
+
+
+async def cmd_security_review(app: TuiApp, args: str) -> None:
+    app.send(SECURITY_REVIEW.format(scope=f", limited to: {args}" if args else ""))
+
+
+async def _git(cwd: Path, *args: str) -> tuple[int, str]:
+    """git in its own process group, ended if it outlives the timeout."""
+    from wisp.tools.processes import kill_group
+
+    proc = await asyncio.create_subprocess_exec(
+        "git", *args, cwd=cwd, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), GIT_TIMEOUT_S)
+    except (TimeoutError, asyncio.CancelledError):
+        kill_group(proc.pid)
+        raise
+    return proc.returncode or 0, out.decode("utf-8", "replace")
+
+
+async def cmd_diff(app: TuiApp, args: str) -> None:
+    """The uncommitted changes: `git diff --stat HEAD`, then the diff itself, coloured."""
+    from rich.text import Text
+
+    if shutil.which("git") is None:
+        app.view.print_text("git is not installed.", "yellow")
+        return
+    code, stat = await _git(app.config.cwd, "diff", "--stat", "HEAD")
+    if code != 0:
+        app.view.print_text(f"No diff: {stat.strip() or 'not a git repository'}", "yellow")
+        return
+    if not stat.strip():
+        app.view.print_text("No uncommitted changes.")
+        return
+    _, diff = await _git(app.config.cwd, "diff", "HEAD")
+    out = Text(safe(stat.rstrip("\n")) + "\n\n")
+    lines = diff.split("\n")
+    for line in lines[:DIFF_LINES]:
+        style = ("green" if line.startswith("+") else "red" if line.startswith("-") else
+                 "cyan" if line.startswith("@@") else "bold" if line.startswith("diff ")
+                 else "dim")
+        out.append(safe(line) + "\n", style=style)
+    if len(lines) > DIFF_LINES:
+        out.append(f"… +{len(lines) - DIFF_LINES} more lines\n", style="dim")
+    out.rstrip()
+    app.view.print_text(out)
+
+
+async def cmd_export(app: TuiApp, args: str) -> None:
+    """The conversation as plain text, to `args` or a file named after the session."""
+    session = app.runtime.session
+    name = args or f"conversation-{session.session_id[:8]}.txt"
+    path = Path(name).expanduser()
+    path = path if path.is_absolute() else app.config.cwd / path
+    try:
+        path.write_text(conversation_text(session.history), encoding="utf-8")
+    except OSError as exc:
+        app.view.print_text(f"Could not export: {exc}", "red")
+        return
+    app.view.print_text(f"Conversation exported to {path}")
+
+
+def conversation_text(history: list[JSON]) -> str:
+    parts: list[str] = []
+    for message in history:
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (
+            content if isinstance(content, list) else [])
+        who = "> " if message.get("role") == "user" else ""
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            parts.extend(_block_text(block, who))
+    return "\n\n".join(parts) + "\n"
+
+
+def _block_text(block: JSON, who: str) -> list[str]:
+    kind = block.get("type")
+    if kind == "text":
+        return [who + str(block.get("text", "")).replace("\n", "\n" + who)]
+    if kind == "tool_use":
+        return [f"● {block.get('name')}({json.dumps(block.get('input'), ensure_ascii=False)})"]
+    if kind == "tool_result":
+        from wisp.tui.render import result_text
+
+        text = result_text(block.get("content"))
+        return ["  ⎿ " + text[:2000].replace("\n", "\n    ")]
+    return []
+
+
+async def cmd_add_dir(app: TuiApp, args: str) -> None:
+    """Another folder the tools may read and write without asking (as --add-dir)."""
+    if not args:
+        app.view.print_text("Usage: /add-dir <folder>", "yellow")
+        return
+    folder = Path(args).expanduser()
+    folder = (folder if folder.is_absolute() else app.config.cwd / folder).resolve()
+    if not folder.is_dir():
+        app.view.print_text(f"Not a folder: {folder}", "red")
+        return
+    policy = app.runtime.session.policy
+    if folder not in policy.extra_dirs:
+        policy.extra_dirs.append(folder)
+    app.view.print_text(f"Added {folder} as a working folder for this session.")
+
+
+async def cmd_usage(app: TuiApp, args: str) -> None:
+    from wisp.tui.commands import cmd_cost
+    from wisp.tui.layout import context_percent
+
+    await cmd_cost(app, args)
+    app.view.print_text(f"Context:     {context_percent(app)} of the window used")
+
+
+async def cmd_skills(app: TuiApp, args: str) -> None:
+    skills = app.commands.skills
+    if not skills:
+        app.view.print_text("No skills are installed (.claude/skills/<name>/SKILL.md).")
+        return
+    lines = [f"/{name}  {description}" for name, description in sorted(skills.items())]
+    app.view.print_text(safe("\n".join(lines)))
+
+
+async def cmd_doctor(app: TuiApp, args: str) -> None:
+    """What a failing setup usually lacks, one line each."""
+    from wisp import __version__
+
+    env = app.runtime.env
+    key = "set" if env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN") else (
+        "missing: set ANTHROPIC_API_KEY")
+    checks = [
+        ("wisp", f"{__version__} (python {sys.version.split()[0]})"),
+        ("API key", key),
+        ("API", env.get("ANTHROPIC_BASE_URL") or "https://api.anthropic.com"),
+        ("git", shutil.which("git") or "not found (/diff and reviews need it)"),
+        ("ripgrep", shutil.which("rg") or "not found (Grep uses its own search)"),
+        ("$EDITOR", os.environ.get("VISUAL") or os.environ.get("EDITOR")
+         or "not set (ctrl+g and /memory use it)"),
+        ("settings", ", ".join(s["source"] for s in app.runtime.settings.describe())
+         or "none"),
+    ]
+    app.view.print_text("\n".join(safe_line(f"{name:<9} {value}") for name, value in checks))
+
+
+COMMANDS: dict[str, tuple[str, Handler]] = {
+    "review": ("ask the model to review the uncommitted changes [scope]", cmd_review),
+    "security-review": ("ask the model for a security review of the uncommitted changes",
+                        cmd_security_review),
+    "diff": ("the uncommitted changes (git diff HEAD)", cmd_diff),
+    "export": ("write the conversation to a text file [path]", cmd_export),
+    "add-dir": ("let the tools work in another folder too <folder>", cmd_add_dir),
+    "usage": ("tokens, cost and context used by this session", cmd_usage),
+    "skills": ("the skills this session can use", cmd_skills),
+    "doctor": ("check the setup: key, API, git, ripgrep, editor, settings", cmd_doctor),
+}

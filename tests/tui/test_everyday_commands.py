@@ -1,0 +1,82 @@
+"""The everyday slash commands in tmux: /review and /security-review send their prompt,
+/diff shows the uncommitted changes, /export writes the conversation, /add-dir lets the
+tools into another folder, /usage, /skills and /doctor answer."""
+
+from __future__ import annotations
+
+import subprocess
+
+from tests.tui.harness import Terminal, TuiSetup, message_requests
+from wisp.testing import reply
+
+
+def started(tui: TuiSetup, *args: str) -> Terminal:
+    term = tui.terminal(*args)
+    term.ready(timeout=20)
+    term.wait_for("default mode")
+    return term
+
+
+def test_review_commands_send_their_prompt(tui: TuiSetup) -> None:
+    tui.server.script(reply.text("review done"), reply.text("security done"))
+    term = started(tui)
+    term.submit("/review src/")
+    term.wait_for("review done")
+    term.ready()
+    term.submit("/security-review")
+    term.wait_for("security done")
+    first, second = (str(r.body) for r in message_requests(tui)[:2])
+    assert "git diff HEAD" in first and "limited to: src/" in first
+    assert "security review" in second
+
+
+def test_diff_shows_the_uncommitted_changes(tui: TuiSetup) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                       cwd=tui.cwd, check=True, capture_output=True)
+    git("init", "-q")
+    (tui.cwd / "app.py").write_text("one\n")
+    git("add", ".")
+    git("commit", "-qm", "start")
+    (tui.cwd / "app.py").write_text("one\nadded-by-hand\n")
+    term = started(tui)
+    term.submit("/diff")
+    screen = term.wait_for(r"\+added-by-hand")
+    assert "app.py" in screen and "1 insertion" in screen
+
+
+def test_export_writes_the_conversation(tui: TuiSetup) -> None:
+    tui.server.script(reply.text("the exported answer"))
+    term = started(tui)
+    term.submit("a question to keep")
+    term.wait_for("the exported answer")
+    term.ready()
+    term.submit("/export talk.txt")
+    term.wait_for("Conversation exported to")
+    text = (tui.cwd / "talk.txt").read_text()
+    assert "> a question to keep" in text and "the exported answer" in text
+
+
+def test_add_dir_lets_tools_work_in_another_folder(tui: TuiSetup) -> None:
+    other = tui.cwd.parent / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("outside note\n")
+    tui.server.script(reply.tool_use("Read", {"file_path": str(other / "notes.txt")}),
+                      reply.text("read it"))
+    term = started(tui)
+    term.submit(f"/add-dir {other}")
+    term.wait_for("folder for this session")
+    term.submit("read the other notes")
+    term.wait_for("read it")
+    assert "1. Yes" not in term.scrollback()  # not asked: the folder is a working one
+
+
+def test_usage_skills_and_doctor_answer(tui: TuiSetup) -> None:
+    term = started(tui)
+    term.submit("/usage")
+    term.wait_for("Context: .* of the window used")
+    term.submit("/skills")
+    term.wait_for("No skills are installed")
+    term.submit("/doctor")
+    screen = term.wait_for("API key +set")
+    assert "ripgrep" in screen and "settings" in screen
