@@ -47,8 +47,12 @@ def register_handlers(server: DuplexServer) -> None:
     on(p.APPLY_FLAG_SETTINGS, h.apply_flag_settings)
     on(p.RENAME_SESSION, h.rename_session)
     from wisp.duplex.queries import register_queries
+    from wisp.duplex.session_requests import register_session_requests
+    from wisp.duplex.workspace import register_workspace
 
     register_queries(server)
+    register_workspace(server)
+    register_session_requests(server)
 
 
 class Handlers:

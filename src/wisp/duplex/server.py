@@ -95,6 +95,7 @@ class DuplexServer:
         self.settings_sources: list[JSON] = settings.describe()
         self.settings_errors: list[JSON] = settings.errors
         self._applying: asyncio.Future[None] | None = None
+        self._reader: FrameReader | None = None
 
     # The runtime's parts, as the control handlers reach them.
 
@@ -136,6 +137,7 @@ class DuplexServer:
                 first_line=early.first_line,
                 eof=early.eof,
             )
+        self._reader = reader
         reader.start()
         worker = asyncio.ensure_future(self.turns.work(self.prompts))
         keepalive = asyncio.ensure_future(self._keepalive())
@@ -171,6 +173,11 @@ class DuplexServer:
     async def _read(self, reader: FrameReader) -> None:
         while (line := await reader.queue.get()) is not None:
             self.receive(line)
+
+    def end_input(self) -> None:
+        """`end_session`: read no further, as at stdin EOF (queued prompts still run)."""
+        if self._reader is not None:
+            self._reader.queue.put_nowait(None)
 
     def receive(self, line: Line) -> None:
         """Handles one input line now (the reader's loop, or an in-process host that has
