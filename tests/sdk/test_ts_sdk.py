@@ -149,3 +149,20 @@ def test_a_user_prompt_submit_block_ends_the_run_with_a_success(drive, server):
     [notice] = run.of("system", "informational")
     assert notice["prevent_continuation"] is True
     assert server.requests == []
+
+
+def test_host_requests_of_seed_000(drive, server):
+    """Seed 000's host requests through the TS SDK's own methods: each is answered (the
+    side model calls by the scripted server), and the hosted-only ones are refused with
+    their reason, not "unsupported"."""
+    server.script(reply.text("Parser fixes"), reply.text("Nothing is left."),
+                  reply.text("hi"))
+    run = drive("host_requests.mjs")
+    summary = run.summary
+    assert summary["backgrounded"] is False and summary["cancelled"] is False
+    assert summary["title"] == "Parser fixes"
+    assert summary["side"] == {"response": "Nothing is left.", "synthetic": False}
+    assert summary["cwd"]["status"] == "ok" and summary["cwd"]["changed"] is False
+    assert summary["feedback"]["unavailable"] is True
+    assert summary["ultrareview"].startswith("ultrareview_launch is not available in wisp")
+    assert run.result["result"] == "hi"

@@ -69,8 +69,9 @@ class SessionRequests:
 
     async def background_tasks(self, request: h.BackgroundTasks) -> JSON:
         # wisp runs a foreground call to its end (a call the model wanted in the
-        # background asked for it with run_in_background): nothing moves.
-        return {"backgrounded": False} if request.get("tool_use_id") else {}
+        # background asked for it with run_in_background): nothing moves, and the answer
+        # says so (the TS SDK reads a missing `backgrounded` as true).
+        return {"backgrounded": False}
 
     async def set_mcp_permission_mode_override(
             self, request: h.SetMcpPermissionModeOverride) -> JSON:
