@@ -256,3 +256,17 @@ def test_get_settings_reports_effective_values_sources_and_errors(duplex, server
     assert "invalid JSON" in body["errors"][0]["error"]
     proc.close_stdin()
     assert proc.finish() == 0
+
+
+def test_an_unknown_output_style_is_reported_by_its_configured_name(duplex, server, wisp):
+    """As the reference: the settings' choice is what init says, even when no style has
+    that name (the default style's instructions then apply)."""
+    server.script(reply.text("ok"))
+    (wisp.cwd / ".claude").mkdir()
+    (wisp.cwd / ".claude" / "settings.json").write_text('{"outputStyle": "Pirate Mode"}')
+    proc = duplex()
+    assert proc.initialize()["response"]["output_style"] == "Pirate Mode"
+    proc.user("hi")
+    assert proc.wait_frame("system", "init")["output_style"] == "Pirate Mode"
+    assert proc.finish() == 0
+    assert "Output style" not in str(server.requests[0].body["system"])
