@@ -450,19 +450,26 @@ async def request_options(b: Backend) -> dict[str, Any]:
 
 
 def test_request_options(backend: Backend) -> None:
-    # effort is accepted, and wisp's requests carry nothing for it (as with either CLI
-    # flag); disabled thinking sends no `thinking` field.
+    # The reference's shape for a current model (tests/request_parity): effort in
+    # output_config, adaptive thinking whatever the thinking option says, the betas it
+    # needs around the ones asked for.
+    betas = ("claude-code-20250219,interleaved-thinking-2025-05-14,"
+             "context-management-2025-06-27,per-turn-control-2026-07-01,"
+             "mid-conversation-tool-changes-2026-07-01")
+    tail = "thinking-token-count-2026-05-13,advanced-tool-use-2025-11-20,effort-2025-11-24"
+    adaptive = {"type": "adaptive", "display": "omitted"}
     assert backend.run(request_options) == {
         "raised": [None, None],
         "conversation": [["assistant", [["thinking", "let me think"]]],
                          ["assistant", [["text", "thought it through"]]]],
-        "headers": {"anthropic-beta": "context-1m-2025-08-07",
+        "headers": {"anthropic-beta": f"{betas},context-1m-2025-08-07,{tail}",
                     "anthropic-version": "2023-06-01", "user-agent": "wisp/<version>",
                     "x-api-key": "sk-test", "x-claude-code-session-id": "<uuid>"},
-        "first_body": {"thinking": {"type": "enabled", "budget_tokens": 2048},
+        "first_body": {"thinking": adaptive, "output_config": {"effort": "low"},
                        "max_tokens": 128000},
-        "second_body": {"max_tokens": 128000},
-        "second_beta": None,
+        "second_body": {"thinking": adaptive, "output_config": {"effort": "medium"},
+                        "max_tokens": 128000},
+        "second_beta": f"{betas},{tail}",
         "second_texts": ["no thinking"],
     }
 

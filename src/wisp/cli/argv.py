@@ -72,6 +72,7 @@ FLAGS: dict[str, tuple[str, Arity]] = {
     "--max-thinking-tokens": ("max_thinking_tokens", "value"),
     "--thinking": ("thinking", "value"),
     "--effort": ("effort", "value"),
+    "--thinking-display": ("thinking_display", "value"),
     "--agents": ("agents", "value"),
 }
 

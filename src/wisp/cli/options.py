@@ -69,6 +69,8 @@ class Options(NamedTuple):
     betas: tuple[str, ...] = ()
     max_thinking_tokens: int | None = None
     effort: str | None = None
+    thinking: str | None = None  # adaptive, enabled or disabled (wisp.models.shape)
+    thinking_display: str | None = None
     cwd: Path = Path("/")  # always given by build_options (the process's cwd)
     unsupported_flags: tuple[str, ...] = ()  # accepted and ignored (wisp.cli.unsupported)
     agents_json: str | None = None  # --agents: JSON text or a file path
@@ -210,6 +212,8 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
         betas=tuple(args.get_list("betas") or ()),
         max_thinking_tokens=_int(args.get_str("max_thinking_tokens"), "--max-thinking-tokens"),
         effort=args.get_str("effort"),
+        thinking=args.get_str("thinking"),
+        thinking_display=args.get_str("thinking_display"),
         cwd=Path(os.getcwd()),
         unsupported_flags=tuple(args.unsupported),
         agents_json=args.get_str("agents"),

@@ -58,7 +58,6 @@ FROM_HELP: dict[str, UnsupportedArity] = {
 # SDK's process transport, and wisp.sdk, which mirrors them), beyond the help's options.
 FROM_SDKS: dict[str, UnsupportedArity] = {
     "--task-budget": "value",
-    "--thinking-display": "value",
     "--channels": "value",
     "--session-mirror": "flag",
     "--project-config-root": "value",

@@ -93,11 +93,13 @@ class Handlers:
         return self.server.runtime.set_model(model)  # a bad spec: an error answer
 
     async def set_max_thinking_tokens(self, request: p.SetMaxThinkingTokens) -> None:
-        tokens = request.get("max_thinking_tokens")
-        self.server.ctx.config.thinking = (
-            {"type": "enabled", "budget_tokens": tokens} if tokens is not None and tokens > 0
-            else None
-        )
+        """An absent `max_thinking_tokens` leaves the budget; `thinking_display` (when
+        sent) replaces the display, null restoring the default."""
+        if "max_thinking_tokens" in request:
+            self.server.runtime.set_max_thinking_tokens(request.get("max_thinking_tokens"))
+        if "thinking_display" in request:
+            display = request.get("thinking_display")
+            self.server.ctx.config.thinking.display = display if isinstance(display, str) else None
 
     async def mcp_status(self, request: p.McpStatus) -> JSON:
         """Each server's real state: SDK-hosted servers not yet asked are connected first

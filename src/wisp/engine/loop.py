@@ -52,6 +52,7 @@ from wisp.errors import ModelAPIError
 from wisp.hooks.model import HookEvent, HookOutcome
 from wisp.models import catalog
 from wisp.models.base import ModelRequest
+from wisp.models.shape import request_fields, user_id
 from wisp.stamps import new_uuid
 
 # The error type providers give a request the model's context cannot hold.
@@ -68,16 +69,28 @@ __all__ = ["AgentLoop", "build_request"]
 
 
 def build_request(ctx: RunContext) -> ModelRequest:
+    """The next request, shaped as the reference shapes it (`wisp.models.shape`)."""
     config, session = ctx.config, ctx.session
     tools = [t.api_definition() for t in config.tools.values()] + config.extra_tool_definitions
+    max_tokens = config.max_tokens or catalog.max_output_tokens(session.model)
+    fields, betas = request_fields(session.model, max_tokens, config.thinking, config.betas)
+    shaped = bool(fields)  # a Claude model: the reference's shape, metadata included
+    if shaped and not config.device_id:
+        from wisp.models.identity import device_id
+
+        config.device_id = device_id(config.env)
+    thinking = fields.pop("thinking", None)
     return ModelRequest(
         model=session.model,
         messages=with_context(session.history, config.context_blocks),
-        max_tokens=config.max_tokens or catalog.max_output_tokens(session.model),
+        max_tokens=max_tokens,
         system=config.system_blocks,
         tools=tools,
-        thinking=config.thinking,
+        thinking=thinking,
+        metadata={"user_id": user_id(config.device_id, session.session_id)} if shaped else None,
         session_id=session.session_id,
+        extra=fields,
+        betas=betas if shaped else (),
     )
 
 

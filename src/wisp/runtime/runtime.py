@@ -31,7 +31,7 @@ from wisp.errors import UsageError
 from wisp.hooks.runner import CallbackTransport
 from wisp.models import catalog
 from wisp.permissions.modes import PermissionMode
-from wisp.runtime.build import build_run, thinking_config
+from wisp.runtime.build import build_run
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.facts import checked_model, configured_mcp_servers, env_overlay, load_settings
 from wisp.runtime.project import open_project
@@ -383,7 +383,15 @@ class Runtime:
                              context_tokens(last) if last else 0)
 
     def set_max_thinking_tokens(self, tokens: int | None) -> None:
-        self.ctx.config.thinking = thinking_config(tokens if tokens and tokens > 0 else None)
+        """A budget (for classic models; current ones think adaptively, as the
+        reference's do); 0 turns thinking off; None goes back to the default."""
+        choices = self.ctx.config.thinking
+        if tokens is None:
+            choices.budget, choices.mode = None, None
+        elif tokens <= 0:
+            choices.budget, choices.mode = None, "disabled"
+        else:
+            choices.budget, choices.mode = tokens, "enabled"
 
     async def connect_mcp(self, local_only: bool = False) -> None:
         if self._mcp is not None and await self._mcp.connect_pending(local_only):
