@@ -16,8 +16,8 @@ from typing import Any
 
 from tests.checkpoints.scenarios import disabled_scenario, rewind_scenario
 from tests.commands.scenarios import duplex_scenario, print_scenario
-from tests.request_parity.scenarios import options_scenario
 from tests.refrun import REFERENCE, have_reference, save_fixture
+from tests.request_parity.scenarios import options_scenario
 
 Scenario = Callable[[str, Path], dict[str, Any]]
 GROUPS: dict[str, dict[str, Scenario]] = {
