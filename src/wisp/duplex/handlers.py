@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from wisp import PROTOCOL_VERSION, __version__
 from wisp.cli.startup import BYPASS, bypass_refusal
-from wisp.duplex.initialize import apply_initialize, initialize_response
+from wisp.control.dispatcher import Envelope
+from wisp.duplex.initialize import apply_initialize, initialize_response, reapply_initialize
 from wisp.errors import ControlError
 from wisp.mcp.client import McpServer
 from wisp.permissions.modes import PermissionMode, is_permission_mode
@@ -60,12 +61,21 @@ class Handlers:
         self.server = server
         self._connecting: set[asyncio.Future[None]] = set()  # held: the loop's refs are weak
 
-    async def initialize(self, request: p.Initialize) -> JSON:
+    async def initialize(self, request: p.Initialize) -> JSON | Envelope:
+        """The first applies the host's config; a later one (a host attaching again) does
+        not apply it twice, and its answer carries the permission requests still waiting
+        for an answer, which the SDKs deliver to the new host's callback."""
+        server = self.server
+        again = server.initialized
+        server.initialized = True
         try:
-            applied = await apply_initialize(self.server, request)
+            applied = await (reapply_initialize(server, request) if again
+                             else apply_initialize(server, request))
         finally:
-            self.server.ready.set()  # prompts queued behind initialize may run now
-        return initialize_response(self.server, applied)
+            server.ready.set()  # prompts queued behind initialize may run now
+        answer = initialize_response(server, applied)
+        pending = server.dispatcher.unanswered("can_use_tool") if again else []
+        return Envelope(answer, {"pending_permission_requests": pending}) if pending else answer
 
     async def interrupt(self, request: p.Interrupt) -> JSON:
         return self.server.interrupt(cancel_queued=request.get("cancel_queued") is True)

@@ -96,6 +96,7 @@ class DuplexServer:
         self.settings_errors: list[JSON] = settings.errors
         self._applying: asyncio.Future[None] | None = None
         self._reader: FrameReader | None = None
+        self.initialized = False  # an initialize was applied: a later one re-attaches
 
     # The runtime's parts, as the control handlers reach them.
 
@@ -168,6 +169,7 @@ class DuplexServer:
                 self.ready.set()
 
         self.ready.clear()
+        self.initialized = True
         self._applying = asyncio.ensure_future(apply())
 
     async def _read(self, reader: FrameReader) -> None:
@@ -205,6 +207,10 @@ class DuplexServer:
             if isinstance(request, dict) and request.get("subtype") == "initialize":
                 self.ready.clear()  # prompts wait until initialize's config is applied
             self.dispatcher.receive(frame)
+        elif kind == "update_environment_variables":
+            from wisp.duplex.env_updates import apply_env_update
+
+            apply_env_update(self, frame)
         # Anything else (keep_alive, future frame types) is ignored, as the reference does.
 
     def _enqueue(self, number: int, frame: JSON) -> None:
