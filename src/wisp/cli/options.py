@@ -54,6 +54,7 @@ class Options(NamedTuple):
     resume: str | None = None
     continue_session: bool = False
     fork_session: bool = False
+    session_mirror: bool = False  # transcript lines also go out as transcript_mirror frames
     session_id: str | None = None
     resume_session_at: str | None = None
     resume_drops_turn: str | None = None
@@ -197,6 +198,7 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
         resume=args.get_str("resume"),
         continue_session=args.flag("continue_session"),
         fork_session=args.flag("fork_session"),
+        session_mirror=args.flag("session_mirror"),
         session_id=args.get_str("session_id"),
         resume_session_at=args.get_str("resume_session_at"),
         resume_drops_turn=args.get_str("resume_drops_turn"),

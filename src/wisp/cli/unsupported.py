@@ -59,7 +59,6 @@ FROM_HELP: dict[str, UnsupportedArity] = {
 FROM_SDKS: dict[str, UnsupportedArity] = {
     "--task-budget": "value",
     "--channels": "value",
-    "--session-mirror": "flag",
     "--project-config-root": "value",
     "--await-initialize": "flag",
     "--initialize-fields": "value",

@@ -128,6 +128,8 @@ class DuplexServer:
 
         early = early or EarlyStart()
         register_handlers(self)
+        if self.opts.session_mirror:
+            self._mirror_transcripts()
         self.start_mcp()
         if early.initialize is not None:
             self._apply_answered(early.initialize)
@@ -154,6 +156,19 @@ class DuplexServer:
             reading.cancel()  # the worker stopped on a fatal error
         keepalive.cancel()
         return self.turns.exit_code()
+
+    def _mirror_transcripts(self) -> None:
+        """`--session-mirror` (the SDKs' `session_store`): every transcript line this
+        session writes, subagents' included, also goes out as a `transcript_mirror` frame,
+        which the SDK appends to the host's store. Set in this task's context, which the
+        session's tasks inherit."""
+        from wisp.sessions.transcript import mirror_to
+
+        def send(path: str, entries: list[JSON]) -> None:
+            self.sink.write({"type": "transcript_mirror", "filePath": path,
+                             "entries": entries})
+
+        mirror_to.set(send)
 
     def _apply_answered(self, request: JSON) -> None:
         """Applies an initialize answered early, as its handler would have: concurrently
