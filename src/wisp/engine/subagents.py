@@ -287,6 +287,7 @@ class SubagentRunner:
         with contextlib.suppress(OSError):
             folder.mkdir(parents=True, exist_ok=True, mode=0o700)
             (folder / f"agent-{task.task_id}.meta.json").write_text(json.dumps(meta))
+            _mirror_meta(path, meta)
             output = Path(task.output_file)
             output.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             os.symlink(path, output)
@@ -342,3 +343,14 @@ def _failure(outcome: Outcome) -> str:
         return api_error_text(outcome.error)
     subtype, _, errors = ending(outcome)
     return errors[0] if errors else subtype
+
+
+def _mirror_meta(path: Path, meta: JSON) -> None:
+    """With `--session-mirror`, the sidecar reaches the host's store too, as the entry
+    `import_session_to_store` makes of it (`agent_metadata`): the store's readers take
+    the subagent's parent tool call from it."""
+    from wisp.sessions.transcript import mirror_to
+
+    mirror = mirror_to.get()
+    if mirror is not None:
+        mirror(str(path), [{**meta, "type": "agent_metadata"}])
