@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from wisp.sdk.session_store import (
     SqliteSessionStore,
     file_path_to_session_key,
 )
+from wisp.testing import reply
 
 testing = pytest.importorskip("claude_agent_sdk.testing")
 
@@ -50,3 +53,32 @@ def test_file_paths_map_to_keys(tmp_path: Path):
     assert file_path_to_session_key(f"{root}/-w/abc/subagents/agent-7.jsonl", root) == {
         "project_key": "-w", "session_id": "abc", "subpath": "subagents/agent-7"}
     assert file_path_to_session_key(str(tmp_path / "elsewhere.jsonl"), root) is None
+
+
+def test_wisp_sdk_mirrors_into_a_store_and_resumes_from_it(server, tmp_path, make_options):
+    """Both transports: the session reaches wisp's SQLite store as it runs, and with the
+    local transcripts gone a resume comes from the store alone."""
+    from wisp.sdk import ResultMessage, get_session_messages_from_store, query
+
+    server.script(reply.text("noted"), reply.text("it was 42"))
+    config = tmp_path / "config"
+    store = SqliteSessionStore(tmp_path / "sessions.db")
+    options = make_options(session_store=store, env={"CLAUDE_CONFIG_DIR": str(config)})
+
+    async def run(prompt: str, **extra: object) -> ResultMessage:
+        found = [m async for m in query(prompt=prompt,
+                                        options=dataclasses.replace(options, **extra))]
+        return next(m for m in found if isinstance(m, ResultMessage))
+
+    first = asyncio.run(run("remember 42"))
+    stored = asyncio.run(get_session_messages_from_store(store, first.session_id,
+                                                         options.cwd))
+    assert [m.type for m in stored] == ["user", "assistant"]
+    shutil.rmtree(config / "projects")
+    second = asyncio.run(run("what was it?", resume=first.session_id))
+    assert (second.is_error, second.result) == (False, "it was 42")
+    assert "remember 42" in str(server.requests[-1].body["messages"][0]["content"])
+    # The resumed turn was mirrored too, under the same key.
+    after = asyncio.run(get_session_messages_from_store(store, first.session_id, options.cwd))
+    assert [m.type for m in after] == ["user", "assistant", "user", "assistant"]
+    store.close()
