@@ -66,6 +66,7 @@ class DuplexServer:
         settings = settings if settings is not None else load_settings(opts, env)
         self.frames = StreamJson(self.sink, session_id="")
         self.frames.forward_subagent_text = opts.forward_subagent_text
+        self.frames.internal_frames = env.get("WISP_PROGRESS_FRAMES") == "1"
         self.runtime = Runtime.open(runtime_config(opts, env, settings=settings,
                                                    project=project),
                                     self.frames, mcp_send=self.mcp_send)

@@ -27,7 +27,9 @@ from wisp.engine.events import (
     Informational,
     Interrupted,
     RunFinished,
+    StopHookSummary,
     ToolResultReady,
+    TurnDuration,
 )
 from wisp.engine.hook_points import fire
 from wisp.engine.model_call import Completed, ModelCaller, close_abandoned, flush_aborted
@@ -134,16 +136,26 @@ class AgentLoop:
         self.ctx.session.abort.clear()
         self.ctx.hook_stop = None
         self.structured = StructuredRun.for_config(self.ctx.config)
+        started = time.monotonic()
         try:
             outcome = await self._submit(prompt, uuid)
             if outcome is None:
                 outcome = await self._drive()
         except asyncio.CancelledError:
             outcome = self._abort()
+        if self.ctx.parent_tool_use_id is None:
+            self._turn_duration(started)
         stats = run_stats(self.state, self.ctx.run_usage, self.ctx.session.usage)
         self.finished = RunFinished(outcome, stats, origin=origin)
         self.ctx.emit(self.finished)
         return outcome
+
+    def _turn_duration(self, started: float) -> None:
+        tasks = self.ctx.tasks
+        pending = sum(1 for t in tasks.tasks.values() if t.backgrounded and t.running
+                      and t.task_type == "local_agent") if tasks is not None else 0
+        self.ctx.emit(TurnDuration(round((time.monotonic() - started) * 1000),
+                                   len(self.ctx.session.history), pending))
 
     async def _submit(self, prompt: str | list[JSON], uuid: str | None = None
                       ) -> Outcome | None:
@@ -277,8 +289,14 @@ class AgentLoop:
         event: HookEvent = "SubagentStop" if self.ctx.parent_tool_use_id else "Stop"
         agent = ({"agent_transcript_path": self.ctx.agent_transcript_path or ""}
                  if event == "SubagentStop" else {})
+        started = time.monotonic()
         hooked = await fire(self.ctx, event, stop_hook_active=self.stop_hook_active,
                             last_assistant_message=final_text(message), **agent)
+        if hooked.ran:
+            self.ctx.emit(StopHookSummary(
+                event, hooked.ran, hooked.errors, hooked.additional_context,
+                prevented=hooked.stop, stop_reason=hooked.stop_reason,
+                duration_ms=round((time.monotonic() - started) * 1000)))
         if hooked.stop:
             return HookStopped(final_text(message), reason=hooked.stop_reason or "",
                                terminal_reason="stop_hook_prevented")

@@ -105,6 +105,9 @@ class HookOutcome:
     # `suppressOutput`: keep the hook's stdout out of the conversation record (docs/protocol.md,
     # "Hooks": the frames and what the model reads are the same either way).
     suppress_output: bool = False
+    # Each hook that ran ({command, duration_ms}) and each failure: a Stop hook summary.
+    ran: list[JSON] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
     def merge(self, output: JSON, event: str) -> None:
         if output.get("continue") is False:

@@ -14,6 +14,7 @@ import asyncio
 import codecs
 import json
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -70,13 +71,17 @@ class HookRunner:
             if matcher.event != event or not matcher.matches(target):
                 continue
             for action in matcher.actions:
-                output = await self._run_action(action, event, payload, tool_use_id)
+                started = time.monotonic()
+                output = await self._run_action(action, event, payload, tool_use_id,
+                                                outcome.errors)
+                outcome.ran.append({"command": _label(action),
+                                    "duration_ms": round((time.monotonic() - started) * 1000)})
                 if output is not None:
                     outcome.merge(output, event)
         return outcome
 
     async def _run_action(self, action: HookAction, event: HookEvent, payload: JSON,
-                          tool_use_id: str | None) -> JSON | None:
+                          tool_use_id: str | None, errors: list[str]) -> JSON | None:
         hook_id = new_uuid()
         name = f"{event}:{_label(action)}"
         self._event("hook_started", hook_id=hook_id, hook_name=name, hook_event=event)
@@ -99,6 +104,8 @@ class HookRunner:
                 output, report = None, {"outcome": "error", "error": str(exc)}
         self._event("hook_response", hook_id=hook_id, hook_name=name, hook_event=event,
                     **report)
+        if report.get("outcome") in ("error", "timeout"):
+            errors.append(f"{name}: {report.get('error') or report['outcome']}")
         return output
 
     async def _callback(self, action: CallbackHook, payload: JSON, tool_use_id: str | None
