@@ -210,6 +210,7 @@ class AgentLoop:
                 return limit
             state.num_turns += 1
             self._deliver_notices()
+            self._deliver_background_hooks()
             if await maybe_compact(ctx, ctx.session.last_usage):
                 ctx.session.last_usage = None
             state.phase = "streaming"
@@ -314,6 +315,20 @@ class AgentLoop:
             return
         for notice in tasks.take_notices():
             self.ctx.session.add_user(notice.text)
+
+    def _deliver_background_hooks(self) -> None:
+        """Hooks that went on in the background and have ended: the model reads their
+        context in this request, the user sees their message (`wisp.hooks.background`)."""
+        hooks = self.ctx.hooks
+        if hooks is None or self.ctx.parent_tool_use_id is not None:
+            return
+        for name, answer in hooks.background.take():
+            outcome = HookOutcome()
+            outcome.merge(answer, name.split(":", 1)[0])
+            for message in outcome.system_messages:
+                self.ctx.emit(Informational(f"{name} says: {message}", "notice"))
+            if outcome.additional_context:
+                self.ctx.session.add_user("\n".join(outcome.additional_context))
 
     async def _run_tools(self, tool_uses: list[JSON]) -> None:
         self.state.phase = "tools"

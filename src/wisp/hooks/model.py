@@ -58,6 +58,9 @@ class CommandHook:
     command: str
     timeout_s: float = DEFAULT_TIMEOUT_S
     source: str = "settings"
+    # `"async": true` in its settings: it runs in the background from the start, and what
+    # it says when it ends reaches the model on its next request (`wisp.hooks.background`).
+    background: bool = False
 
 
 @dataclass(frozen=True)

@@ -429,6 +429,8 @@ class Runtime:
         if self.ctx.tasks is not None:
             await self.ctx.tasks.aclose()  # background work ends with the session
         await self.end_session()
+        if self.ctx.hooks is not None:
+            await self.ctx.hooks.background.aclose()  # their process groups die too
         if self._mcp is not None:
             await self._mcp.close()
         self.session.processes.kill_all()
