@@ -127,7 +127,7 @@ class EarlyStart:
         # Bad --mcp-config JSON: an error before any frame.
         self.mcp_entries: dict[str, JSON] = configured_mcp_servers(
             opts.mcp_config, opts.strict_mcp_config, self.settings,
-            self.project.plugin_mcp_servers())
+            self.project.plugin_mcp_servers(), cwd=opts.cwd, env=env)
         self.init_fields: JSON = dict(
             session_id=self.start.session_id, cwd=str(opts.cwd),
             tools=offered_tool_names(opts, bool(self.project.skills)),

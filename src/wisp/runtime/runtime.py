@@ -70,7 +70,7 @@ class Runtime:
         self._mcp: McpHub | None = None
         self._configured_mcp = configured_mcp_servers(
             config.mcp_config, config.strict_mcp_config, self.settings,
-            self.project.plugin_mcp_servers())
+            self.project.plugin_mcp_servers(), cwd=config.cwd, env=self.env)
         if self._configured_mcp:
             self._mcp = self.mcp  # configured servers: connected before the first turn
         self._current: asyncio.Task[Outcome] | None = None
