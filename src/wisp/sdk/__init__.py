@@ -68,6 +68,7 @@ from wisp.sdk.store_sessions import (
     rename_session_via_store,
     tag_session_via_store,
 )
+from wisp.sdk.transport import Transport
 from wisp.sdk.types import (
     TERMINAL_TASK_STATUSES,
     AgentDefinition,
@@ -314,6 +315,7 @@ __all__ = [
     "ToolPermissionContext",
     "ToolResultBlock",
     "ToolUseBlock",
+    "Transport",
     "UserMessage",
     "UserPromptExpansionHookSpecificOutput",
     "UserPromptSubmitHookInput",

@@ -25,6 +25,7 @@ from wisp.sdk._launch import Launch, plan_launch
 from wisp.sdk._parse import parse_message
 from wisp.sdk._store_mirror import StoreMirror, discard, materialize
 from wisp.sdk.errors import ClaudeSDKError, CLIConnectionError, ProcessError, ResultError
+from wisp.sdk.transport import TransportLink
 from wisp.sdk.types import (
     Message,
 )
@@ -63,7 +64,7 @@ def initialize_timeout(env: dict[str, str]) -> float:
 
 
 class Conversation:
-    def __init__(self, options: Any) -> None:
+    def __init__(self, options: Any, transport: Any = None) -> None:
         if options.can_use_tool is not None and options.permission_prompt_tool_name:
             raise ValueError(
                 "can_use_tool callback cannot be used with permission_prompt_tool_name. "
@@ -73,7 +74,7 @@ class Conversation:
         self.host = HostAnswers(options)
         self.answer = self.host.answer
         self.server_info: JSON | None = None
-        self.link: Link = self._make_link()
+        self.link: Link = self._make_link() if transport is None else TransportLink(transport)
         self._messages: asyncio.Queue[Any] = asyncio.Queue()
         self._pending: dict[str, asyncio.Future[JSON]] = {}
         self._answering: dict[str, asyncio.Task[None]] = {}
