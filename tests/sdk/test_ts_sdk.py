@@ -166,3 +166,21 @@ def test_host_requests_of_seed_000(drive, server):
     assert summary["feedback"]["unavailable"] is True
     assert summary["ultrareview"].startswith("ultrareview_launch is not available in wisp")
     assert run.result["result"] == "hi"
+
+
+def test_an_mcp_elicitation_is_answered_by_on_elicitation(drive, server):
+    """An MCP server's `elicitation/create` reaches the TS SDK's `onElicitation` (as an
+    `elicitation` control request), and its answer reaches the server."""
+    import sys
+
+    elicit = Path(__file__).resolve().parents[1] / "mcp" / "elicit_server.py"
+    server.script(reply.tool_use("mcp__elicit__ask", {}), reply.text("hello Grace"))
+    run = drive("elicitation.mjs", WISP_PYTHON=sys.executable, WISP_ELICIT=str(elicit))
+    [asked] = run.summary["asked"]
+    assert (asked["serverName"], asked["message"], asked["mode"]) == (
+        "elicit", "Who are you?", "form")
+    assert asked["requestedSchema"]["required"] == ["name"]
+    tool_result = server.requests[1].body["messages"][-1]["content"][0]
+    assert json.loads(tool_result["content"][0]["text"])["answer"] == {
+        "action": "accept", "content": {"name": "Grace"}}
+    assert run.result["result"] == "hello Grace"

@@ -85,6 +85,7 @@ class DuplexServer:
         self.runtime.connect_host(
             self.host.can_use_tool if opts.permission_prompt_tool == "stdio" else None,
             self.host.hook_callback)
+        self.runtime.mcp_elicit = self.host.elicit  # an MCP server asking the user
         self.prompts = PromptQueue()
         self.ready = asyncio.Event()  # set once no initialize is being processed
         self.ready.set()

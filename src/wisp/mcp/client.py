@@ -14,7 +14,7 @@ import asyncio
 import itertools
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar
 
 from wisp import __version__
@@ -25,6 +25,8 @@ __all__ = ["JSON", "PROTOCOL", "McpAuthRequired", "McpError", "McpServer", "McpT
            "mcp_tool_name", "timeout_s"]
 
 JSON = dict[str, Any]
+# (server name, the elicitation's params) → the user's answer: {action, content?}
+Elicit = Callable[[str, JSON], Awaitable[JSON]]
 PROTOCOL = "2025-06-18"
 # A server that pages its tool list forever must not hang the handshake.
 _MAX_LIST_PAGES = 50
@@ -71,6 +73,8 @@ class McpServer:
         self.enabled = True
         # Called when the server's tool list changed after the handshake.
         self.on_tools_changed: Callable[[], None] | None = None
+        # Asks the user what an `elicitation/create` wants (the hub's; None: decline).
+        self.on_elicit: Elicit | None = None
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak refs
 
@@ -122,7 +126,8 @@ class McpServer:
             "initialize",
             {
                 "protocolVersion": PROTOCOL,
-                "capabilities": {},
+                # Servers may ask the user mid-call (forms; URLs by `mode`).
+                "capabilities": {"elicitation": {}},
                 "clientInfo": {"name": "wisp", "version": __version__},
             },
             self.startup_timeout,
@@ -155,6 +160,15 @@ class McpServer:
         """Back to pending (for `mcp_reconnect`): the next connect starts afresh."""
         await self.close()
         self.status, self.error, self.server_info, self.tools = "pending", None, None, []
+
+    async def requested(self, method: str, params: Any) -> JSON | None:
+        """A request from the server: an elicitation goes to the user (declined when no
+        one can answer); anything else is not served (None)."""
+        if method != "elicitation/create":
+            return None
+        if self.on_elicit is None or not isinstance(params, dict):
+            return {"action": "decline"}
+        return await self.on_elicit(self.name, params)
 
     def notified(self, method: str, params: Any) -> None:
         """A notification from the server. Only a changed tool list matters to wisp."""

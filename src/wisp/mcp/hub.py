@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from wisp.mcp.client import McpServer
+from wisp.mcp.client import Elicit, McpServer
 from wisp.mcp.config import build_server
 from wisp.mcp.sdk_bridge import SdkMcpServer, Send
 from wisp.permissions.rules import Rule
@@ -39,6 +39,8 @@ class McpHub:
         self._lock = asyncio.Lock()
         self._configs: dict[str, JSON] = {}  # each server's config as given
         self._named: set[str] = set()  # servers an `mcp_set_servers` call named
+        # Who answers a server's elicitation (the SDK host); None: it is declined.
+        self.elicit: Elicit | None = None
 
     def add_configured(self, entries: dict[str, JSON]) -> None:
         """Servers from `--mcp-config` or initialize's `mcpServers`."""
@@ -58,6 +60,7 @@ class McpHub:
         self.servers[server.name] = server
         self._configs[server.name] = _normalised(config)
         server.on_tools_changed = self._tools_changed
+        server.on_elicit = self._ask
 
     async def set_servers(self, entries: dict[str, JSON]) -> JSON:
         """`mcp_set_servers`: the servers the host manages at run time (every SDK-hosted
@@ -95,6 +98,11 @@ class McpHub:
         server = self.servers.pop(name)
         self._configs.pop(name, None)
         await server.close()
+
+    async def _ask(self, server: str, params: JSON) -> JSON:
+        if self.elicit is None:
+            return {"action": "decline"}
+        return await self.elicit(server, params)
 
     def _tools_changed(self) -> None:
         if self.on_tools_changed is not None:

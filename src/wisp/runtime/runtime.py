@@ -60,6 +60,8 @@ class Runtime:
         self.settings = (config.loaded_settings if config.loaded_settings is not None
                          else load_settings(config, config.env))
         self.env: dict[str, str] = env_overlay(config.env, self.settings)
+        # Who asks the user when an MCP server elicits (the duplex server's host).
+        self.mcp_elicit: Callable[[str, JSON], Awaitable[JSON]] | None = None
         # CLAUDE.md memory, file agents, skills, output style and plugins.
         self.project: ProjectContext = (config.project if config.project is not None
                                         else open_project(config, self.env, self.settings))
@@ -104,7 +106,15 @@ class Runtime:
             self._mcp = McpHub(self._mcp_send, cwd=self.config.cwd, environ=self.env)
             self._mcp.add_configured(self._configured_mcp)
             self._mcp.on_tools_changed = self.tools_changed
+            self._mcp.elicit = self._elicit
         return self._mcp
+
+    async def _elicit(self, server: str, params: JSON) -> JSON:
+        """A server asks the user something: the host answers (`mcp_elicit`, set by a
+        front end that has one), else it is declined, as the SDKs do without a handler."""
+        if self.mcp_elicit is None:
+            return {"action": "decline"}
+        return await self.mcp_elicit(server, params)
 
     def sandbox_status(self) -> JSON | None:
         """The OS sandbox in force for the model's commands (None: off)."""

@@ -504,4 +504,18 @@ class McpMessageAnswer(TypedDict, total=False):
     mcp_response: JSON
 
 
-OutboundRequest = CanUseTool | HookCallback | McpMessage
+class Elicitation(TypedDict):
+    """An MCP server asks the user something mid-call (`elicitation/create`): a form
+    (`requested_schema`) or a page to open (`mode: "url"`). The answer is `{action:
+    accept | decline | cancel, content?}`, as MCP's."""
+
+    subtype: Literal["elicitation"]
+    mcp_server_name: str
+    message: str
+    mode: NotRequired[Literal["form", "url"]]
+    url: NotRequired[str]
+    elicitation_id: NotRequired[str]
+    requested_schema: NotRequired[JSON]
+
+
+OutboundRequest = CanUseTool | HookCallback | McpMessage | Elicitation
