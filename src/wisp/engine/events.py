@@ -504,6 +504,35 @@ class StopHookSummary(_Event):
         _set(self, "duration_ms", duration_ms)
 
 
+class RefusalRetry(_Event):
+    """The model refused; the note the model reads before its one retry (`text`), naming
+    the refused message."""
+
+    __slots__ = ("refused_message_id", "text")
+    kind: ClassVar[Literal["refusal_retry"]] = "refusal_retry"
+    text: str
+    refused_message_id: str | None
+
+    def __init__(self, text: str, refused_message_id: str | None) -> None:
+        _set(self, "text", text)
+        _set(self, "refused_message_id", refused_message_id)
+
+
+class RefusalFinal(_Event):
+    """The model refused again after its retry, and no other model is tried."""
+
+    __slots__ = ("model", "prompt_uuid", "request_id")
+    kind: ClassVar[Literal["refusal_final"]] = "refusal_final"
+    model: str
+    request_id: str | None
+    prompt_uuid: str | None
+
+    def __init__(self, model: str, request_id: str | None, prompt_uuid: str | None) -> None:
+        _set(self, "model", model)
+        _set(self, "request_id", request_id)
+        _set(self, "prompt_uuid", prompt_uuid)
+
+
 class RunFinished(_Event):
     """The end of one prompt's run, with how it ended and what it cost. `local_command`
     names the built-in slash command that ran instead of the model (`compact`)."""
@@ -528,7 +557,8 @@ Event = (BlockShown | StreamDelta | ToolResultReady | Interrupted | ApiErrorShow
          | ConversationReset | LocalCommandOutput | HookEvent | Informational | TaskStarted
          | TaskProgress
          | TaskFinished | TaskStep | TaskUpdated | TaskNotified | BackgroundTasksChanged
-         | ToolProgress | TurnDuration | StopHookSummary | RunFinished)
+         | ToolProgress | TurnDuration | StopHookSummary | RefusalRetry | RefusalFinal
+         | RunFinished)
 
 
 class EventSink(Protocol):

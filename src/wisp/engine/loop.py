@@ -123,6 +123,8 @@ class AgentLoop:
         self.raw_tool_inputs: dict[str, str] = {}
         self.finished: RunFinished | None = None
         self.origin: JSON | None = None
+        self.prompt_uuid: str | None = None
+        self.refusal_retried = False  # a refusal in this turn was retried once already
 
     async def run(self, prompt: str | list[JSON], uuid: str | None = None, *,
                   origin: JSON | None = None) -> Outcome:
@@ -131,6 +133,8 @@ class AgentLoop:
         says what prompted a run no user did (a task's notification: no UserPromptSubmit
         hooks, and its result carries it)."""
         self.origin = origin
+        self.prompt_uuid = uuid
+        self.refusal_retried = False
         self.tools.denials = self.state.denials
         self.ctx.run_usage = UsageLedger()
         self.ctx.session.abort.clear()
@@ -149,6 +153,20 @@ class AgentLoop:
         self.finished = RunFinished(outcome, stats, origin=origin)
         self.ctx.emit(self.finished)
         return outcome
+
+    def _refused(self, message: JSON, request_id: str | None) -> Outcome | None:
+        """One retry per turn after a refusal, then the reference's error
+        (`wisp.engine.refusal`)."""
+        from wisp.engine.refusal import refused_again, refused_once
+
+        message_id = message.get("id")
+        if not self.refusal_retried:
+            self.refusal_retried = True
+            refused_once(self.ctx, message_id if isinstance(message_id, str) else None)
+            return None
+        return refused_again(self.ctx, request_id,
+                             message_id if isinstance(message_id, str) else None,
+                             self.prompt_uuid)
 
     def _turn_duration(self, started: float) -> None:
         tasks = self.ctx.tasks
@@ -228,6 +246,11 @@ class AgentLoop:
                                       block_uuids=completed.block_uuids)
             self.raw_tool_inputs = completed.raw_tool_inputs
             state.stop_reason = message.get("stop_reason")
+            if state.stop_reason == "refusal":
+                refused = self._refused(message, completed.request_id)
+                if refused is not None:
+                    return refused
+                continue
             # The budget is checked after every call: one that overshoots ends the run
             # here, its tools unrun (docs/protocol.md, "Limits").
             outcome = self._limit(0) or await self._after_message(message)

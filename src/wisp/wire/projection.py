@@ -22,6 +22,8 @@ if TYPE_CHECKING:
         ConversationReset,
         Event,
         LocalCommandOutput,
+        RefusalFinal,
+        RefusalRetry,
         RunFinished,
         StopHookSummary,
         TaskProgress,
@@ -143,6 +145,8 @@ class StreamJson:
                         "tool_name": event.tool_name, "parent_tool_use_id": parent,
                         "elapsed_time_seconds": event.elapsed_s, "heartbeat": True,
                         "uuid": new_uuid(), "session_id": sid}
+            case ev.RefusalRetry() | ev.RefusalFinal():
+                return refusal_frame(event, sid, parent)
             case ev.TurnDuration() | ev.StopHookSummary() if not self.internal_frames:
                 return None
             case ev.TurnDuration():
@@ -203,6 +207,21 @@ class StreamJson:
             if frame.get(key) is None:
                 frame[key] = value
         return frame
+
+
+def refusal_frame(event: RefusalRetry | RefusalFinal, session_id: str,
+                  parent: str | None) -> JSON:
+    """The reference's frames around a refusal (`wisp.engine.refusal`)."""
+    from wisp.engine.events import RefusalRetry
+
+    if isinstance(event, RefusalRetry):
+        return frames.user([{"type": "text", "text": event.text}], session_id=session_id,
+                           parent_tool_use_id=parent, isSynthetic=True,
+                           refused_message_id=event.refused_message_id, refusal_retry=True)
+    return frames.system("model_refusal_no_fallback", session_id, original_model=event.model,
+                         request_id=event.request_id, api_refusal_category=None,
+                         api_refusal_explanation=None,
+                         refused_user_message_uuid=event.prompt_uuid, content="")
 
 
 def stop_hook_summary(event: StopHookSummary, session_id: str) -> JSON:
