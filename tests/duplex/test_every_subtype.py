@@ -33,8 +33,7 @@ STRING_ONLY = (
 # Refused on purpose, each with its reason (wisp.wire.host_requests): services wisp does
 # not run, and the requests that only ever go from wisp to its host.
 NOT_AVAILABLE = {"set_color", "channel_enable", "claude_authenticate", "claude_oauth_callback",
-                 "claude_oauth_wait_for_completion", "mcp_authenticate",
-                 "mcp_oauth_callback_url", "poll_event", "remote_control",
+                 "claude_oauth_wait_for_completion", "poll_event", "remote_control",
                  "rewind_conversation", "stage_file", "ultrareview_launch"}
 WRONG_WAY = {"can_use_tool", "hook_callback", "oauth_token_refresh",
              "host_auth_token_refresh", "elicitation", "request_user_dialog"}
@@ -62,6 +61,8 @@ def _fields(cwd: str) -> dict[str, dict[str, object]]:
         "submit_feedback": {"description": "fine"}, "add_directory": {"path": cwd},
         "generate_session_title": {"description": "fixing the parser"},
         "side_question": {"question": "what is left?"}, "mcp_clear_auth": {"serverName": "x"},
+        "mcp_authenticate": {"serverName": "x"},
+        "mcp_oauth_callback_url": {"serverName": "x", "callbackUrl": "http://127.0.0.1/cb"},
     }
 
 
@@ -86,7 +87,8 @@ def test_no_subtype_of_the_seed_is_unsupported(duplex, server, wisp):
             assert answer["error_code"] == "wrong_direction", answer
     # Those naming a server that does not exist say so; everything else succeeded.
     missing = {"mcp_reconnect", "mcp_toggle", "set_mcp_permission_mode_override",
-               "mcp_call", "mcp_message", "mcp_clear_auth"}
+               "mcp_call", "mcp_message", "mcp_clear_auth", "mcp_authenticate",
+               "mcp_oauth_callback_url"}
     for subtype in set(answers) - NOT_AVAILABLE - WRONG_WAY - missing:
         assert answers[subtype]["subtype"] == "success", answers[subtype]
     for subtype in missing:

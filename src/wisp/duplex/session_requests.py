@@ -33,6 +33,8 @@ def register_session_requests(server: DuplexServer) -> None:
     on(h.MCP_CALL, s.mcp_call)
     on(h.MCP_MESSAGE_IN, s.mcp_message)
     on(h.MCP_CLEAR_AUTH, s.mcp_clear_auth)
+    on(h.MCP_AUTHENTICATE, s.mcp_authenticate)
+    on(h.MCP_OAUTH_CALLBACK_URL, s.mcp_oauth_callback_url)
     on(h.MESSAGE_RATED, s.message_rated)
     on(h.SUBMIT_FEEDBACK, s.submit_feedback)
     on(h.END_SESSION, s.end_session)
@@ -110,8 +112,19 @@ class SessionRequests:
                            "unsupported_mcp_message")
 
     async def mcp_clear_auth(self, request: h.McpClearAuth) -> JSON:
-        self._server(request["serverName"])
-        return {}  # wisp stores no MCP credentials: there is nothing to clear
+        """Forgets the server's stored OAuth tokens (and stops sending them)."""
+        self.server.mcp.oauth.clear(self._server(request["serverName"]))
+        return {}
+
+    async def mcp_authenticate(self, request: h.McpAuthenticate) -> JSON:
+        """`{authUrl, requiresUserAction, callbackExpected}`: the host opens `authUrl`;
+        the server is reconnected once the code comes back (`wisp.mcp.auth_flow`)."""
+        found = self._server(request["serverName"])
+        return await self.server.mcp.oauth.start(found, request.get("redirectUri"))
+
+    async def mcp_oauth_callback_url(self, request: h.McpOAuthCallbackUrl) -> JSON:
+        found = self._server(request["serverName"])
+        return await self.server.mcp.oauth.finish(found, request["callbackUrl"])
 
     async def message_rated(self, request: h.MessageRated) -> JSON:
         return {}  # the reference logs a product event; wisp sends no telemetry

@@ -50,7 +50,11 @@ def timeout_s(environ: Mapping[str, str], key: str, default_ms: int) -> float:
 
 class McpAuthRequired(McpError):
     """The server wants a credential wisp does not have (an HTTP 401): its status becomes
-    "needs-auth" rather than "failed"."""
+    "needs-auth" rather than "failed". `challenge` is its `WWW-Authenticate`."""
+
+    def __init__(self, message: str, challenge: str | None = None) -> None:
+        super().__init__(message)
+        self.challenge = challenge
 
 
 class McpServer:
@@ -73,6 +77,7 @@ class McpServer:
         self.enabled = True
         # Called when the server's tool list changed after the handshake.
         self.on_tools_changed: Callable[[], None] | None = None
+        self.auth_challenge: str | None = None  # a 401's WWW-Authenticate (wisp.mcp.oauth)
         # Asks the user what an `elicitation/create` wants (the hub's; None: decline).
         self.on_elicit: Elicit | None = None
         self._ids = itertools.count(1)
@@ -118,6 +123,7 @@ class McpServer:
             self.status = "connected"
         except Exception as exc:
             self.status = "needs-auth" if isinstance(exc, McpAuthRequired) else "failed"
+            self.auth_challenge = exc.challenge if isinstance(exc, McpAuthRequired) else None
             self.error = str(exc) or type(exc).__name__
             await self.close()
 

@@ -16,13 +16,16 @@ import asyncio
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wisp.mcp.client import Elicit, McpServer
 from wisp.mcp.config import build_server
 from wisp.mcp.sdk_bridge import SdkMcpServer, Send
 from wisp.permissions.rules import Rule
 from wisp.tools.base import Tool
+
+if TYPE_CHECKING:
+    from wisp.mcp.auth_flow import OAuthFlows
 
 JSON = dict[str, Any]
 
@@ -41,6 +44,7 @@ class McpHub:
         self._named: set[str] = set()  # servers an `mcp_set_servers` call named
         # Who answers a server's elicitation (the SDK host); None: it is declined.
         self.elicit: Elicit | None = None
+        self._oauth: OAuthFlows | None = None  # made when a host first authorizes
 
     def add_configured(self, entries: dict[str, JSON]) -> None:
         """Servers from `--mcp-config` or initialize's `mcpServers`."""
@@ -99,6 +103,19 @@ class McpHub:
         self._configs.pop(name, None)
         await server.close()
 
+    @property
+    def oauth(self) -> OAuthFlows:
+        """The OAuth flows of this session's remote servers (`wisp.mcp.auth_flow`)."""
+        if self._oauth is None:
+            from wisp.mcp.auth_flow import OAuthFlows
+
+            async def reconnect(server: McpServer) -> None:
+                await self.reconnect(server)
+                self._tools_changed()
+
+            self._oauth = OAuthFlows(self._environ, reconnect)
+        return self._oauth
+
     async def _ask(self, server: str, params: JSON) -> JSON:
         if self.elicit is None:
             return {"action": "decline"}
@@ -147,6 +164,8 @@ class McpHub:
             await self.reconnect(server)
 
     async def close(self) -> None:
+        if self._oauth is not None:
+            await self._oauth.aclose()
         await asyncio.gather(*(server.close() for server in self.servers.values()))
 
     async def remove(self, name: str) -> None:

@@ -131,6 +131,22 @@ class McpClearAuth(TypedDict):
     serverName: str
 
 
+class McpAuthenticate(TypedDict):
+    """Starts MCP's OAuth flow for a remote server (`wisp.mcp.oauth`); `redirectUri`: the
+    host catches the redirect itself and hands it back (`mcp_oauth_callback_url`)."""
+
+    subtype: Literal["mcp_authenticate"]
+    serverName: str
+    redirectUri: NotRequired[str | None]
+    redirectUriOnly: NotRequired[bool | None]
+
+
+class McpOAuthCallbackUrl(TypedDict):
+    subtype: Literal["mcp_oauth_callback_url"]
+    serverName: str
+    callbackUrl: str
+
+
 def _names_a_directory(request: Mapping[str, Any]) -> None:
     if not isinstance(request.get("path", request.get("directory")), str):
         raise InvalidRequest("Invalid add_directory request: `path` must be a string")
@@ -190,12 +206,19 @@ SIDE_QUESTION: RequestType[SideQuestion] = RequestType("side_question", (
     field("question", str, required=True), field("history", list, nullable=True)))
 MCP_CLEAR_AUTH: RequestType[McpClearAuth] = RequestType(
     "mcp_clear_auth", (field("serverName", str, required=True),))
+MCP_AUTHENTICATE: RequestType[McpAuthenticate] = RequestType("mcp_authenticate", (
+    field("serverName", str, required=True), field("redirectUri", str, nullable=True),
+    field("redirectUriOnly", bool, nullable=True)))
+MCP_OAUTH_CALLBACK_URL: RequestType[McpOAuthCallbackUrl] = RequestType(
+    "mcp_oauth_callback_url", (field("serverName", str, required=True),
+                               field("callbackUrl", str, required=True)))
 
 HOST_INBOUND: dict[str, RequestType[Any]] = {t.subtype: t for t in (
     GET_BINARY_VERSION, FILE_SUGGESTIONS, GET_WORKSPACE_DIFF, SEED_READ_STATE, SET_CWD,
     REGISTER_REPO_ROOT, ADD_DIRECTORY, CANCEL_ASYNC_MESSAGE, BACKGROUND_TASKS,
     SET_MCP_PERMISSION_MODE_OVERRIDE, MCP_CALL, MCP_MESSAGE_IN, MESSAGE_RATED,
     SUBMIT_FEEDBACK, END_SESSION, GENERATE_SESSION_TITLE, SIDE_QUESTION, MCP_CLEAR_AUTH,
+    MCP_AUTHENTICATE, MCP_OAUTH_CALLBACK_URL,
 )}
 
 # Subtypes seed 000 lists that wisp refuses, each with why (the error a host reads, code
@@ -220,10 +243,6 @@ UNAVAILABLE: dict[str, str] = {
                   "have",
     "ultrareview_launch": "ultrareview runs on Anthropic's hosted review service, which "
                          "wisp does not connect to",
-    "mcp_authenticate": "wisp does not run MCP OAuth yet: give a remote server its token "
-                        "in the config's `headers`",
-    "mcp_oauth_callback_url": "wisp does not run MCP OAuth yet, so there is no pending "
-                              "authorization to complete",
     "rewind_conversation": "wisp rewinds files (rewind_files), not a live conversation: "
                            "resume the session at a message instead "
                            "(--resume with --resume-session-at)",
