@@ -270,6 +270,20 @@ class DuplexServer:
             self.state.set("idle")
         return receipt
 
+    def commands(self) -> list[JSON]:
+        """The slash commands a prompt may name now (initialize's `commands`)."""
+        from wisp.duplex.init_answer import commands
+
+        return commands(self.runtime.config.cwd, self.env, self.runtime.project)
+
+    def commands_changed(self, before: list[JSON]) -> None:
+        """After a reload: `system/commands_changed` with the whole new list when it is not
+        `before`, as the reference sends it (ahead of the reload's answer)."""
+        now = self.commands()
+        if now != before:
+            self.sink.write(frames.system("commands_changed", self.session.session_id,
+                                          commands=now))
+
     def start_mcp(self) -> None:
         """Starts the servers wisp runs itself in the background: the first turn (or
         `mcp_status`) waits for them, nothing before it does."""

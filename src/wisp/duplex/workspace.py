@@ -108,7 +108,9 @@ class Workspace:
         if request.get("reload_skills") or request.get("reload_plugins"):
             from wisp.runtime.project import reload_skills
 
+            before = self.server.commands()
             reload_skills(self.server.runtime)
+            self.server.commands_changed(before)
         return {"directory": str(directory)}
 
     async def add_directory(self, request: h.AddDirectory) -> JSON:
