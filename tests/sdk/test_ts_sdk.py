@@ -184,3 +184,14 @@ def test_an_mcp_elicitation_is_answered_by_on_elicitation(drive, server):
     assert json.loads(tool_result["content"][0]["text"])["answer"] == {
         "action": "accept", "content": {"name": "Grace"}}
     assert run.result["result"] == "hello Grace"
+
+
+def test_a_ts_session_store_mirrors_and_resumes(drive, server, tmp_path):
+    """The TS SDK's `sessionStore`: mirrored as the session runs (`--session-mirror`), and
+    a resume with the local transcripts gone comes from the store."""
+    server.script(reply.text("noted"), reply.text("it was 42"))
+    run = drive("session_store.mjs", CLAUDE_CONFIG_DIR=str(tmp_path / "config"))
+    summary = run.summary
+    assert summary["stored"] == ["user", "assistant"]
+    assert summary["resumed"] == "it was 42"
+    assert "remember 42" in json.dumps(server.requests[-1].body["messages"][0])
