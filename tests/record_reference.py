@@ -2,7 +2,7 @@
 the scenarios the tests run on wisp (tests/commands/scenarios.py,
 tests/checkpoints/scenarios.py). Offline: the reference talks only to the scripted server.
 
-    .venv/bin/python -m tests.record_reference [commands] [checkpoints]
+    .venv/bin/python -m tests.record_reference [commands] [checkpoints] [requests] [refusal]
 """
 
 from __future__ import annotations
@@ -17,11 +17,15 @@ from typing import Any
 from tests.checkpoints.scenarios import disabled_scenario, rewind_scenario
 from tests.commands.scenarios import duplex_scenario, print_scenario
 from tests.refrun import REFERENCE, have_reference, save_fixture
+from tests.refusal.scenarios import refusal_scenario
+from tests.request_parity.scenarios import options_scenario
 
 Scenario = Callable[[str, Path], dict[str, Any]]
 GROUPS: dict[str, dict[str, Scenario]] = {
     "commands": {"duplex": duplex_scenario, "print": print_scenario},
     "checkpoints": {"rewind": rewind_scenario, "disabled": disabled_scenario},
+    "requests": {"options": options_scenario},
+    "refusal": {"refusal": refusal_scenario},
 }
 
 

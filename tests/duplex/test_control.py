@@ -110,14 +110,25 @@ def test_set_model_resolves_aliases_and_null_means_default(duplex, server):
 
 
 def test_set_max_thinking_tokens_succeeds_without_a_body(duplex, server):
-    server.script(reply.text("ok"))
-    wisp = duplex()
+    """A budget for a classic model (a current one thinks adaptively, as the reference's
+    requests do: tests/request_parity); 0 turns thinking off; the display can change."""
+    server.script(reply.text("ok"), reply.text("ok"), reply.text("ok"))
+    wisp = duplex("--model", "claude-sonnet-4-5-20250929")
     response = wisp.call("set_max_thinking_tokens", max_thinking_tokens=2048)
     assert response["subtype"] == "success" and "response" not in response
     wisp.user("hi")
     wisp.wait_frame("result")
+    wisp.call("set_max_thinking_tokens", thinking_display="summarized")
+    wisp.user("again")
+    wisp.wait_frame("result", count=2)
+    wisp.call("set_max_thinking_tokens", max_thinking_tokens=0)
+    wisp.user("and again")
+    wisp.wait_frame("result", count=3)
     assert wisp.finish() == 0
-    assert server.requests[0].body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert [r.body["thinking"] for r in server.requests] == [
+        {"type": "enabled", "budget_tokens": 2048, "display": "omitted"},
+        {"type": "enabled", "budget_tokens": 2048, "display": "summarized"},
+        {"type": "disabled"}]
 
 
 def test_get_context_usage_estimates_by_category(duplex, server):
@@ -256,3 +267,17 @@ def test_get_settings_reports_effective_values_sources_and_errors(duplex, server
     assert "invalid JSON" in body["errors"][0]["error"]
     proc.close_stdin()
     assert proc.finish() == 0
+
+
+def test_an_unknown_output_style_is_reported_by_its_configured_name(duplex, server, wisp):
+    """As the reference: the settings' choice is what init says, even when no style has
+    that name (the default style's instructions then apply)."""
+    server.script(reply.text("ok"))
+    (wisp.cwd / ".claude").mkdir()
+    (wisp.cwd / ".claude" / "settings.json").write_text('{"outputStyle": "Pirate Mode"}')
+    proc = duplex()
+    assert proc.initialize()["response"]["output_style"] == "Pirate Mode"
+    proc.user("hi")
+    assert proc.wait_frame("system", "init")["output_style"] == "Pirate Mode"
+    assert proc.finish() == 0
+    assert "Output style" not in str(server.requests[0].body["system"])

@@ -55,3 +55,22 @@ def test_read_file_follows_the_read_permission_rules(duplex, wisp):
         refused = proc.call("read_file", path=path)
         assert (refused["subtype"], refused["error"]) == ("error", f"read denied: {path}")
     assert proc.finish() == 0
+
+
+def test_a_reload_that_changes_the_commands_says_so(duplex, wisp):
+    """As the reference: `system/commands_changed` with the whole new list, ahead of the
+    reload's answer; none when nothing changed."""
+    proc = duplex()
+    before = [c["name"] for c in proc.initialize()["response"]["commands"]]
+    folder = wisp.cwd / ".claude" / "skills" / "late"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: late\ndescription: Written later\n---\nBODY\n")
+    proc.call("reload_skills")
+    proc.call("reload_skills")
+    assert proc.finish() == 0
+    [changed] = proc.of("system", "commands_changed")
+    names = [c["name"] for c in changed["commands"]]
+    assert "late" in names and "late" not in before
+    kinds = [f["type"] for f in proc.frames]
+    at = kinds.index("system", [f is changed for f in proc.frames].index(True))
+    assert kinds[at + 1:] == ["control_response", "control_response"]  # ahead of both answers

@@ -207,18 +207,23 @@ def test_exit_within_seconds_of_eof_and_no_output_after_exit(duplex, server):
 
 
 def test_the_early_initialize_answer_matches_the_regular_one(duplex):
-    """The first-line initialize is answered before the engine loads; a later one by the
-    regular handler. Same request, same answer."""
+    """The first-line initialize is answered before the engine loads; one that is not
+    the first line by the regular handler. Same request, same answer. (A second
+    initialize in one session is a host attaching again: tests/duplex/test_reattach.py.)"""
     request = {
         "hooks": {"Stop": [{"matcher": None, "hookCallbackIds": ["hook_0"]}]},
         "agents": {"helper": {"description": "Helps", "prompt": "Help."}},
         "disallowedTools": ["WebFetch"],
         "settings": {"model": "sonnet"},
     }
-    wisp = duplex()
-    early = wisp.initialize(**request)["response"]
-    late = wisp.initialize(**request)["response"]
-    assert wisp.finish() == 0
+    first = duplex()
+    early = first.initialize(**request)["response"]
+    assert first.finish() == 0
+    second = duplex()
+    second.send({"type": "keep_alive"})  # initialize is not the first line: no early answer
+    late = second.initialize(**request)["response"]
+    assert second.finish() == 0
+    early.pop("pid"), late.pop("pid")
     assert early == late
     assert early["agents"] == [{"name": "helper", "description": "Helps"}]
 

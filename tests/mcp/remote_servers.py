@@ -150,7 +150,10 @@ class Served:
                 if message["type"] == "http.request":
                     body.extend(message.get("body", b""))
                     if not message.get("more_body") and scope["method"] == "POST":
-                        self.posted.append(json.loads(body))
+                        try:
+                            self.posted.append(json.loads(body))
+                        except ValueError:  # a form (an OAuth token request)
+                            self.posted.append(bytes(body))
                 return message
 
             await app(scope, reading, send)

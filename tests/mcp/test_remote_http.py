@@ -122,7 +122,7 @@ def test_status_says_why_a_server_failed_or_needs_auth(duplex):
     assert needs_auth["error"].startswith(
         f"authorization required: {locked.url('/mcp')} answered 401 Unauthorized "
         '(WWW-Authenticate: Bearer resource_metadata="http://127.0.0.1/')
-    assert "wisp does not run the OAuth flow" in needs_auth["error"]
+    assert "authorize it (mcp_authenticate)" in needs_auth["error"]
     assert "tools" not in needs_auth and "headers" not in needs_auth["config"]
 
 

@@ -22,7 +22,7 @@ def test_reload_skills_and_plugins_change_the_next_turn(
                   reply.tool_use(tool, {"a": 1, "b": 2}), reply.text("done"))
     run = drive("reload.mjs", timeout=120, WISP_PLUGIN=str(plugin))
     summary = run.summary
-    assert "late" not in summary["before"]
+    assert "late" not in summary["before"] and "late" in summary["after"]
     [late] = summary["skills"]["skills"]
     assert late == {"name": "late", "description": "Written after start-up", "argumentHint": ""}
     reloaded = summary["plugins"]

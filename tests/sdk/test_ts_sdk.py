@@ -148,3 +148,49 @@ def test_a_user_prompt_submit_block_ends_the_run_with_a_success(drive, server):
     [notice] = run.of("system", "informational")
     assert notice["prevent_continuation"] is True
     assert server.requests == []
+
+
+def test_host_requests_of_seed_000(drive, server):
+    """Seed 000's host requests through the TS SDK's own methods: each is answered (the
+    side model calls by the scripted server), and the hosted-only ones are refused with
+    their reason, not "unsupported"."""
+    server.script(reply.text("Parser fixes"), reply.text("Nothing is left."),
+                  reply.text("hi"))
+    run = drive("host_requests.mjs")
+    summary = run.summary
+    assert summary["backgrounded"] is False and summary["cancelled"] is False
+    assert summary["title"] == "Parser fixes"
+    assert summary["side"] == {"response": "Nothing is left.", "synthetic": False}
+    assert summary["cwd"]["status"] == "ok" and summary["cwd"]["changed"] is False
+    assert summary["feedback"]["unavailable"] is True
+    assert summary["ultrareview"].startswith("ultrareview_launch is not available in wisp")
+    assert run.result["result"] == "hi"
+
+
+def test_an_mcp_elicitation_is_answered_by_on_elicitation(drive, server):
+    """An MCP server's `elicitation/create` reaches the TS SDK's `onElicitation` (as an
+    `elicitation` control request), and its answer reaches the server."""
+    import sys
+
+    elicit = Path(__file__).resolve().parents[1] / "mcp" / "elicit_server.py"
+    server.script(reply.tool_use("mcp__elicit__ask", {}), reply.text("hello Grace"))
+    run = drive("elicitation.mjs", WISP_PYTHON=sys.executable, WISP_ELICIT=str(elicit))
+    [asked] = run.summary["asked"]
+    assert (asked["serverName"], asked["message"], asked["mode"]) == (
+        "elicit", "Who are you?", "form")
+    assert asked["requestedSchema"]["required"] == ["name"]
+    tool_result = server.requests[1].body["messages"][-1]["content"][0]
+    assert json.loads(tool_result["content"][0]["text"])["answer"] == {
+        "action": "accept", "content": {"name": "Grace"}}
+    assert run.result["result"] == "hello Grace"
+
+
+def test_a_ts_session_store_mirrors_and_resumes(drive, server, tmp_path):
+    """The TS SDK's `sessionStore`: mirrored as the session runs (`--session-mirror`), and
+    a resume with the local transcripts gone comes from the store."""
+    server.script(reply.text("noted"), reply.text("it was 42"))
+    run = drive("session_store.mjs", CLAUDE_CONFIG_DIR=str(tmp_path / "config"))
+    summary = run.summary
+    assert summary["stored"] == ["user", "assistant"]
+    assert summary["resumed"] == "it was 42"
+    assert "remember 42" in json.dumps(server.requests[-1].body["messages"][0])

@@ -22,6 +22,11 @@ _IDS = (
     # The environment section of a system prompt: the machine and the day.
     (re.compile(r"(?m)^- Platform: .*$"), "- Platform: <platform>"),
     (re.compile(r"(?m)^- Date: \d{4}-\d{2}-\d{2}$"), "- Date: <date>"),
+    # A subagent's hand-back: its id, its tokens (they follow the prompt's size, which
+    # holds the folder's path) and how long it ran.
+    (re.compile(r"agentId: [0-9a-z]+"), "agentId: <agent>"),
+    (re.compile(r"subagent_tokens: \d+"), "subagent_tokens: <n>"),
+    (re.compile(r"duration_ms: \d+"), "duration_ms: <ms>"),
 )
 
 

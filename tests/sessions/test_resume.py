@@ -52,6 +52,18 @@ def test_fork_gets_a_new_id_and_leaves_the_original_untouched(wisp, server):
     assert {e["sessionId"] for e in copied} == {fork_id}
     assert copied[0]["parentUuid"] is None
     assert all(b["parentUuid"] == a["uuid"] for a, b in itertools.pairwise(copied))
+    # Fresh line uuids (one uuid never names lines of two files), each copy naming the
+    # line it copies, as the SDKs' fork_session writes them.
+    source = lines(original)
+    assert not {e["uuid"] for e in copied} & {e["uuid"] for e in source}
+    assert [e["forkedFrom"] for e in copied[:2]] == [
+        {"sessionId": sid, "messageUuid": e["uuid"]} for e in source]
+    server.script(reply.text("again"))
+    resumed = wisp("-p", "more", "--output-format", "json", "--resume", fork_id)
+    assert resumed.returncode == 0, resumed.stderr
+    assert [texts(m["content"]) for m in messages(server.requests[-1])] == [
+        ["first prompt"], ["answer to first prompt"], ["forked prompt"], ["forked answer"],
+        ["more"]]
 
 
 def test_fork_with_session_id_uses_that_id(wisp, server):
@@ -83,6 +95,22 @@ def test_continue_picks_the_newest_session(wisp, server):
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["session_id"] == newer
     assert texts(messages(server.requests[-1])[0]["content"]) == ["newer prompt"]
+
+
+def test_continue_goes_by_the_last_message_not_the_file_time(wisp, server):
+    """Renaming or tagging an old session appends a line to it (the SDKs'
+    rename_session/tag_session do): --continue still resumes the one last talked to."""
+    older = first_run(wisp, server, "older prompt")
+    newer = first_run(wisp, server, "newer prompt")
+    with transcript(wisp, older).open("a") as handle:
+        handle.write(json.dumps({"type": "custom-title", "customTitle": "renamed",
+                                 "sessionId": older}) + "\n")
+    future = transcript(wisp, newer).stat().st_mtime + 60
+    os.utime(transcript(wisp, older), (future, future))
+    server.script(reply.text("continued"))
+    run = wisp("-p", "go on", "--output-format", "json", "--continue")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["session_id"] == newer
 
 
 def test_session_id_is_used_as_given(wisp, server):

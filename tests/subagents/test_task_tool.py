@@ -32,7 +32,9 @@ def test_subagent_runs_and_reports_back(wisp, server):
     assert sub_request["messages"][0]["content"] == "count the files"
     assert "Task" not in {t["name"] for t in sub_request.get("tools", [])}
     parent_followup = server.requests[3].body["messages"][-1]["content"][0]
-    assert parent_followup["content"] == "there are 3 files"
+    # The report, framed as the reference frames it (tests/subagents/test_task_result.py).
+    [framed] = parent_followup["content"]
+    assert "\n  there are 3 files\nagentId: " in framed["text"]
     assert run.result["result"] == "the subagent says 3"
 
 

@@ -56,6 +56,7 @@ FLAGS: dict[str, tuple[str, Arity]] = {
     "-r": ("resume", "optional"),
     "--resume": ("resume", "optional"),
     "--fork-session": ("fork_session", "flag"),
+    "--session-mirror": ("session_mirror", "flag"),
     "--session-id": ("session_id", "value"),
     "--resume-session-at": ("resume_session_at", "value"),
     "--resume-drops-turn": ("resume_drops_turn", "value"),
@@ -72,6 +73,7 @@ FLAGS: dict[str, tuple[str, Arity]] = {
     "--max-thinking-tokens": ("max_thinking_tokens", "value"),
     "--thinking": ("thinking", "value"),
     "--effort": ("effort", "value"),
+    "--thinking-display": ("thinking_display", "value"),
     "--agents": ("agents", "value"),
 }
 

@@ -54,6 +54,7 @@ class Options(NamedTuple):
     resume: str | None = None
     continue_session: bool = False
     fork_session: bool = False
+    session_mirror: bool = False  # transcript lines also go out as transcript_mirror frames
     session_id: str | None = None
     resume_session_at: str | None = None
     resume_drops_turn: str | None = None
@@ -69,6 +70,8 @@ class Options(NamedTuple):
     betas: tuple[str, ...] = ()
     max_thinking_tokens: int | None = None
     effort: str | None = None
+    thinking: str | None = None  # adaptive, enabled or disabled (wisp.models.shape)
+    thinking_display: str | None = None
     cwd: Path = Path("/")  # always given by build_options (the process's cwd)
     unsupported_flags: tuple[str, ...] = ()  # accepted and ignored (wisp.cli.unsupported)
     agents_json: str | None = None  # --agents: JSON text or a file path
@@ -195,6 +198,7 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
         resume=args.get_str("resume"),
         continue_session=args.flag("continue_session"),
         fork_session=args.flag("fork_session"),
+        session_mirror=args.flag("session_mirror"),
         session_id=args.get_str("session_id"),
         resume_session_at=args.get_str("resume_session_at"),
         resume_drops_turn=args.get_str("resume_drops_turn"),
@@ -210,6 +214,8 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
         betas=tuple(args.get_list("betas") or ()),
         max_thinking_tokens=_int(args.get_str("max_thinking_tokens"), "--max-thinking-tokens"),
         effort=args.get_str("effort"),
+        thinking=args.get_str("thinking"),
+        thinking_display=args.get_str("thinking_display"),
         cwd=Path(os.getcwd()),
         unsupported_flags=tuple(args.unsupported),
         agents_json=args.get_str("agents"),

@@ -127,7 +127,7 @@ class EarlyStart:
         # Bad --mcp-config JSON: an error before any frame.
         self.mcp_entries: dict[str, JSON] = configured_mcp_servers(
             opts.mcp_config, opts.strict_mcp_config, self.settings,
-            self.project.plugin_mcp_servers())
+            self.project.plugin_mcp_servers(), cwd=opts.cwd, env=env)
         self.init_fields: JSON = dict(
             session_id=self.start.session_id, cwd=str(opts.cwd),
             tools=offered_tool_names(opts, bool(self.project.skills)),
@@ -211,6 +211,7 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
     # The result waits until SessionEnd hooks have run: they come before it, as ever.
     projection = StreamJson(early.out, early.start.session_id, hold_result=True)
     projection.forward_subagent_text = opts.forward_subagent_text
+    projection.internal_frames = os.environ.get("WISP_PROGRESS_FRAMES") == "1"
     watching = opts.output_format != "stream-json"  # retries are frames there
     runtime = Runtime.open(config, RetryNotices(projection) if watching else projection)
     signalled = _install_interrupt(runtime)

@@ -58,9 +58,7 @@ FROM_HELP: dict[str, UnsupportedArity] = {
 # SDK's process transport, and wisp.sdk, which mirrors them), beyond the help's options.
 FROM_SDKS: dict[str, UnsupportedArity] = {
     "--task-budget": "value",
-    "--thinking-display": "value",
     "--channels": "value",
-    "--session-mirror": "flag",
     "--project-config-root": "value",
     "--await-initialize": "flag",
     "--initialize-fields": "value",

@@ -33,7 +33,8 @@ from wisp.wire.protocol import (
 from wisp.wire.writer import FrameSink
 
 # ControlError and RequestFailed live in wisp.errors; named here too for the callers of old.
-__all__ = ["MAX_UNMATCHED", "ControlError", "Dispatcher", "Handler", "RequestFailed"]
+__all__ = ["MAX_UNMATCHED", "ControlError", "Dispatcher", "Envelope", "Handler",
+           "RequestFailed"]
 JSON = dict[str, Any]
 R = TypeVar("R")
 # An untyped handler takes the request object as it came; a typed one (`on`) its TypedDict.
@@ -43,6 +44,17 @@ MAX_UNMATCHED = 1024
 
 def _untyped(request: Mapping[str, Any]) -> Any:
     return request
+
+
+class Envelope:
+    """A handler's answer with fields beside `response` in the success envelope (the
+    initialize answer's `pending_permission_requests`, which the SDKs read there)."""
+
+    __slots__ = ("body", "fields")
+
+    def __init__(self, body: JSON, fields: JSON) -> None:
+        self.body = body
+        self.fields = fields
 
 
 class Requester(Protocol):
@@ -59,11 +71,13 @@ class Dispatcher:
         self._sink = sink
         self._outbound: PendingRequests[str, JSON] = PendingRequests(MAX_UNMATCHED)
         self._handlers: dict[str, tuple[Callable[[Mapping[str, Any]], Any],
-                                        Callable[[Any], Awaitable[JSON | None]]]] = {}
+                                        Callable[[Any], Awaitable[JSON | Envelope | None]]]] = {}
         self._inbound: dict[str, asyncio.Task[None]] = {}
+        self._sent: dict[str, JSON] = {}  # outbound requests still awaiting their answer
         self.closed = False
 
-    def on(self, kind: RequestType[R], handler: Callable[[R], Awaitable[JSON | None]]) -> None:
+    def on(self, kind: RequestType[R],
+           handler: Callable[[R], Awaitable[JSON | Envelope | None]]) -> None:
         """Routes `kind.subtype` to `handler`, which only ever sees requests that passed
         `kind`'s checks."""
         self._handlers[kind.subtype] = (kind.parse, handler)
@@ -79,7 +93,9 @@ class Dispatcher:
             raise ChannelClosed("the control channel is closed (stdin reached EOF)")
         request_id = str(uuid.uuid4())
         future = self._outbound.expect(request_id)
-        self._sink.write({"type": "control_request", "request_id": request_id, "request": payload})
+        frame: JSON = {"type": "control_request", "request_id": request_id, "request": payload}
+        self._sent[request_id] = frame
+        self._sink.write(frame)
         try:
             return await asyncio.wait_for(future, timeout)
         except (TimeoutError, asyncio.CancelledError):
@@ -87,7 +103,13 @@ class Dispatcher:
             self._sink.write({"type": "control_cancel_request", "request_id": request_id})
             raise
         finally:
+            self._sent.pop(request_id, None)
             self._outbound.release(request_id)
+
+    def unanswered(self, subtype: str) -> list[JSON]:
+        """The `subtype` requests sent and not yet answered, as sent (a host that attaches
+        again gets them once more; its answer settles the same request_id)."""
+        return [f for f in self._sent.values() if f["request"].get("subtype") == subtype]
 
     def _on_response(self, response: Mapping[str, Any]) -> None:
         request_id = request_id_of(response)
@@ -164,9 +186,12 @@ class Dispatcher:
             self._reply_error(request_id, exc)
             return
         response: SuccessResponse = {"subtype": "success", "request_id": request_id}
+        extra: JSON = {}
+        if isinstance(body, Envelope):
+            extra, body = body.fields, body.body
         if body is not None:
             response["response"] = body
-        self._sink.write({"type": "control_response", "response": response})
+        self._sink.write({"type": "control_response", "response": {**response, **extra}})
 
     def _reply_error(self, request_id: str, exc: Exception) -> None:
         response: ErrorResponse = {"subtype": "error", "request_id": request_id,

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from wisp import PROTOCOL_VERSION, __version__
 from wisp.cli.startup import BYPASS, bypass_refusal
-from wisp.duplex.initialize import apply_initialize, initialize_response
+from wisp.control.dispatcher import Envelope
+from wisp.duplex.initialize import apply_initialize, initialize_response, reapply_initialize
 from wisp.errors import ControlError
 from wisp.mcp.client import McpServer
 from wisp.permissions.modes import PermissionMode, is_permission_mode
@@ -47,8 +48,12 @@ def register_handlers(server: DuplexServer) -> None:
     on(p.APPLY_FLAG_SETTINGS, h.apply_flag_settings)
     on(p.RENAME_SESSION, h.rename_session)
     from wisp.duplex.queries import register_queries
+    from wisp.duplex.session_requests import register_session_requests
+    from wisp.duplex.workspace import register_workspace
 
     register_queries(server)
+    register_workspace(server)
+    register_session_requests(server)
 
 
 class Handlers:
@@ -56,12 +61,21 @@ class Handlers:
         self.server = server
         self._connecting: set[asyncio.Future[None]] = set()  # held: the loop's refs are weak
 
-    async def initialize(self, request: p.Initialize) -> JSON:
+    async def initialize(self, request: p.Initialize) -> JSON | Envelope:
+        """The first applies the host's config; a later one (a host attaching again) does
+        not apply it twice, and its answer carries the permission requests still waiting
+        for an answer, which the SDKs deliver to the new host's callback."""
+        server = self.server
+        again = server.initialized
+        server.initialized = True
         try:
-            applied = await apply_initialize(self.server, request)
+            applied = await (reapply_initialize(server, request) if again
+                             else apply_initialize(server, request))
         finally:
-            self.server.ready.set()  # prompts queued behind initialize may run now
-        return initialize_response(self.server, applied)
+            server.ready.set()  # prompts queued behind initialize may run now
+        answer = initialize_response(server, applied)
+        pending = server.dispatcher.unanswered("can_use_tool") if again else []
+        return Envelope(answer, {"pending_permission_requests": pending}) if pending else answer
 
     async def interrupt(self, request: p.Interrupt) -> JSON:
         return self.server.interrupt(cancel_queued=request.get("cancel_queued") is True)
@@ -89,11 +103,13 @@ class Handlers:
         return self.server.runtime.set_model(model)  # a bad spec: an error answer
 
     async def set_max_thinking_tokens(self, request: p.SetMaxThinkingTokens) -> None:
-        tokens = request.get("max_thinking_tokens")
-        self.server.ctx.config.thinking = (
-            {"type": "enabled", "budget_tokens": tokens} if tokens is not None and tokens > 0
-            else None
-        )
+        """An absent `max_thinking_tokens` leaves the budget; `thinking_display` (when
+        sent) replaces the display, null restoring the default."""
+        if "max_thinking_tokens" in request:
+            self.server.runtime.set_max_thinking_tokens(request.get("max_thinking_tokens"))
+        if "thinking_display" in request:
+            display = request.get("thinking_display")
+            self.server.ctx.config.thinking.display = display if isinstance(display, str) else None
 
     async def mcp_status(self, request: p.McpStatus) -> JSON:
         """Each server's real state: SDK-hosted servers not yet asked are connected first

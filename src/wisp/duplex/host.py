@@ -21,7 +21,7 @@ from wisp.permissions.modes import is_permission_mode
 from wisp.permissions.rules import EDIT_TOOLS, Rule
 from wisp.stamps import new_uuid
 from wisp.tools.base import Tool
-from wisp.wire.protocol import CanUseTool, HookCallback, PermissionAnswer
+from wisp.wire.protocol import CanUseTool, Elicitation, HookCallback, PermissionAnswer
 
 JSON = dict[str, Any]
 # Who left the call at "ask" (Verdict.source) → the SDKs' `decision_reason_type` values.
@@ -145,6 +145,34 @@ class HostBridge:
         if answer.get("interrupt"):
             self.on_interrupt()
         return Verdict("deny", message, "host"), tool_input
+
+    async def elicit(self, server: str, params: JSON) -> JSON:
+        """Asks the host what an MCP server's `elicitation/create` wants; a host that
+        fails or answers nonsense declines, as the SDKs do without a handler."""
+        request: Elicitation = {"subtype": "elicitation", "mcp_server_name": server,
+                                "message": str(params.get("message") or "")}
+        if params.get("mode") == "url":
+            request["mode"] = "url"
+            if isinstance(params.get("url"), str):
+                request["url"] = params["url"]
+            if isinstance(params.get("elicitationId"), str):
+                request["elicitation_id"] = params["elicitationId"]
+        elif isinstance(params.get("requestedSchema"), dict):
+            request["mode"] = "form"
+            request["requested_schema"] = params["requestedSchema"]
+        self.state.begin_wait()
+        try:
+            answer = await self.requester.request(request)
+        except RequestFailed:
+            return {"action": "decline"}
+        finally:
+            self.state.end_wait()
+        action = answer.get("action")
+        if action not in ("accept", "decline", "cancel"):
+            return {"action": "decline"}
+        content = answer.get("content")
+        return ({"action": action, "content": content}
+                if action == "accept" and isinstance(content, dict) else {"action": action})
 
     async def hook_callback(
         self, callback_id: str, hook_input: JSON, tool_use_id: str | None, timeout: float | None

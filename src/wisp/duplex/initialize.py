@@ -105,6 +105,26 @@ async def apply_initialize(server: DuplexServer, raw: Mapping[str, Any]) -> JSON
     return applied_flags(request)
 
 
+async def reapply_initialize(server: DuplexServer, raw: Mapping[str, Any]) -> JSON:
+    """A later `initialize` (a host attaching again): the one-time config (hooks, agents,
+    system prompt, schema, settings) stays as the first one set it, so callbacks never
+    fire twice; a title and SDK-hosted servers not known yet are still taken (seed 000).
+    The answer says `hooks_applied: false` when it carried hooks, as the SDKs expect."""
+    request = INITIALIZE.parse(raw)
+    title = request.get("title")
+    if isinstance(title, str) and title.strip():
+        server.title = title
+    names = request.get("sdkMcpServers")
+    if isinstance(names, list):
+        fresh = [str(n) for n in names if server.mcp.get(str(n)) is None]
+        if fresh:
+            server.mcp.add_sdk(fresh, request.get("sdkMcpServerManifests"))
+            await server.connect_mcp()
+            server.refresh_tools()
+    flags = {key: False for key in applied_flags(request) if key != "hooks_applied"}
+    return {**flags, "hooks_applied": not callback_matchers(request.get("hooks"))}
+
+
 def _persist_title(server: DuplexServer, title: str) -> None:
     """A new session's title goes in its transcript at once (a `custom-title` line), as the
     reference writes it; a resumed session keeps the title it has."""

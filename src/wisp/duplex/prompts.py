@@ -54,6 +54,15 @@ class PromptQueue:
         without a uuid still run but can't be named, as in the reference's receipt."""
         return [str(f["uuid"]) for f in self._items if isinstance(f.get("uuid"), str)]
 
+    def cancel(self, uuid: str) -> bool:
+        """`cancel_async_message`: drop the queued prompt with this uuid (the client's, or
+        the one wisp stamped); False when none waits (it ran, or never came)."""
+        for frame in self._items:
+            if uuid in (frame.get("uuid"), frame.get(PROMPT_UUID)):
+                self._items.remove(frame)
+                return True
+        return False
+
     def cancel_all(self) -> list[str]:
         """`interrupt` with `cancel_queued`: drop every queued prompt, naming those we can."""
         named = self.uuids()

@@ -68,7 +68,10 @@ class QueryHandlers:
     async def reload_skills(self, request: p.ReloadSkills) -> JSON:
         from wisp.runtime.project import reload_skills
 
-        return {"skills": reload_skills(self.server.runtime)}
+        before = self.server.commands()
+        answer = {"skills": reload_skills(self.server.runtime)}
+        self.server.commands_changed(before)
+        return answer
 
     async def reload_plugins(self, request: p.ReloadPlugins) -> JSON:
         """Re-reads plugins (and loads `add_plugins`). `refuse_if_busy` is honoured;
@@ -80,8 +83,10 @@ class QueryHandlers:
             raise ControlError("a turn is running; ask again once the session is idle",
                                code="reload_plugins_busy")
         added = [str(e["path"]) for e in request.get("add_plugins") or []]
+        before = server.commands()
         answer = await reload_plugins(server.runtime, added)
         server.refresh_tools()
+        server.commands_changed(before)
         return answer
 
     async def get_plan(self, request: p.GetPlan) -> JSON:

@@ -66,6 +66,7 @@ class DuplexServer:
         settings = settings if settings is not None else load_settings(opts, env)
         self.frames = StreamJson(self.sink, session_id="")
         self.frames.forward_subagent_text = opts.forward_subagent_text
+        self.frames.internal_frames = env.get("WISP_PROGRESS_FRAMES") == "1"
         self.runtime = Runtime.open(runtime_config(opts, env, settings=settings,
                                                    project=project),
                                     self.frames, mcp_send=self.mcp_send)
@@ -84,6 +85,7 @@ class DuplexServer:
         self.runtime.connect_host(
             self.host.can_use_tool if opts.permission_prompt_tool == "stdio" else None,
             self.host.hook_callback)
+        self.runtime.mcp_elicit = self.host.elicit  # an MCP server asking the user
         self.prompts = PromptQueue()
         self.ready = asyncio.Event()  # set once no initialize is being processed
         self.ready.set()
@@ -95,6 +97,8 @@ class DuplexServer:
         self.settings_sources: list[JSON] = settings.describe()
         self.settings_errors: list[JSON] = settings.errors
         self._applying: asyncio.Future[None] | None = None
+        self._reader: FrameReader | None = None
+        self.initialized = False  # an initialize was applied: a later one re-attaches
 
     # The runtime's parts, as the control handlers reach them.
 
@@ -126,6 +130,8 @@ class DuplexServer:
 
         early = early or EarlyStart()
         register_handlers(self)
+        if self.opts.session_mirror:
+            self._mirror_transcripts()
         self.start_mcp()
         if early.initialize is not None:
             self._apply_answered(early.initialize)
@@ -136,6 +142,7 @@ class DuplexServer:
                 first_line=early.first_line,
                 eof=early.eof,
             )
+        self._reader = reader
         reader.start()
         worker = asyncio.ensure_future(self.turns.work(self.prompts))
         keepalive = asyncio.ensure_future(self._keepalive())
@@ -152,6 +159,19 @@ class DuplexServer:
         keepalive.cancel()
         return self.turns.exit_code()
 
+    def _mirror_transcripts(self) -> None:
+        """`--session-mirror` (the SDKs' `session_store`): every transcript line this
+        session writes, subagents' included, also goes out as a `transcript_mirror` frame,
+        which the SDK appends to the host's store. Set in this task's context, which the
+        session's tasks inherit."""
+        from wisp.sessions.transcript import mirror_to
+
+        def send(path: str, entries: list[JSON]) -> None:
+            self.sink.write({"type": "transcript_mirror", "filePath": path,
+                             "entries": entries})
+
+        mirror_to.set(send)
+
     def _apply_answered(self, request: JSON) -> None:
         """Applies an initialize answered early, as its handler would have: concurrently
         with later frames (an MCP handshake needs their answers), prompts waiting."""
@@ -166,11 +186,17 @@ class DuplexServer:
                 self.ready.set()
 
         self.ready.clear()
+        self.initialized = True
         self._applying = asyncio.ensure_future(apply())
 
     async def _read(self, reader: FrameReader) -> None:
         while (line := await reader.queue.get()) is not None:
             self.receive(line)
+
+    def end_input(self) -> None:
+        """`end_session`: read no further, as at stdin EOF (queued prompts still run)."""
+        if self._reader is not None:
+            self._reader.queue.put_nowait(None)
 
     def receive(self, line: Line) -> None:
         """Handles one input line now (the reader's loop, or an in-process host that has
@@ -198,6 +224,10 @@ class DuplexServer:
             if isinstance(request, dict) and request.get("subtype") == "initialize":
                 self.ready.clear()  # prompts wait until initialize's config is applied
             self.dispatcher.receive(frame)
+        elif kind == "update_environment_variables":
+            from wisp.duplex.env_updates import apply_env_update
+
+            apply_env_update(self, frame)
         # Anything else (keep_alive, future frame types) is ignored, as the reference does.
 
     def _enqueue(self, number: int, frame: JSON) -> None:
@@ -239,6 +269,20 @@ class DuplexServer:
         if not self.turns.busy and not self.prompts and not self.runtime.tasks.agents_busy():
             self.state.set("idle")
         return receipt
+
+    def commands(self) -> list[JSON]:
+        """The slash commands a prompt may name now (initialize's `commands`)."""
+        from wisp.duplex.init_answer import commands
+
+        return commands(self.runtime.config.cwd, self.env, self.runtime.project)
+
+    def commands_changed(self, before: list[JSON]) -> None:
+        """After a reload: `system/commands_changed` with the whole new list when it is not
+        `before`, as the reference sends it (ahead of the reload's answer)."""
+        now = self.commands()
+        if now != before:
+            self.sink.write(frames.system("commands_changed", self.session.session_id,
+                                          commands=now))
 
     def start_mcp(self) -> None:
         """Starts the servers wisp runs itself in the background: the first turn (or

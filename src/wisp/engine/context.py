@@ -12,6 +12,7 @@ from wisp.engine.session import Session
 from wisp.engine.usage import UsageLedger
 from wisp.hooks.runner import HookRunner
 from wisp.models.base import Model
+from wisp.models.shape import Thinking
 from wisp.tools.base import Tool
 
 if TYPE_CHECKING:
@@ -40,7 +41,11 @@ class EngineConfig:
     include_partial_messages: bool = False
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     max_tokens: int | None = None
-    thinking: JSON | None = None
+    # --thinking, --max-thinking-tokens, --thinking-display, --effort: how each request
+    # asks for thinking and effort (`wisp.models.shape`), with the --betas given.
+    thinking: Thinking = field(default_factory=Thinking)
+    betas: tuple[str, ...] = ()
+    device_id: str = ""  # metadata.user_id's device (`wisp.models.identity`)
     json_schema: JSON | None = None
     api_key_source: str = "none"
     extra_tool_definitions: list[JSON] = field(default_factory=list)

@@ -446,6 +446,93 @@ class RunStats(_Event):  # not an event itself: a RunFinished field
         _set(self, "session_usage", session_usage)
 
 
+class ToolProgress(_Event):
+    """A tool call still running (sent every few seconds while it runs, so a UI can show
+    it is alive)."""
+
+    __slots__ = ("elapsed_s", "tool_name", "tool_use_id")
+    kind: ClassVar[Literal["tool_progress"]] = "tool_progress"
+    tool_use_id: str
+    tool_name: str
+    elapsed_s: int
+
+    def __init__(self, tool_use_id: str, tool_name: str, elapsed_s: int) -> None:
+        _set(self, "tool_use_id", tool_use_id)
+        _set(self, "tool_name", tool_name)
+        _set(self, "elapsed_s", elapsed_s)
+
+
+class TurnDuration(_Event):
+    """How long a prompt's turn took, how many messages the conversation has, and how much
+    background work it left running."""
+
+    __slots__ = ("duration_ms", "message_count", "pending_agents")
+    kind: ClassVar[Literal["turn_duration"]] = "turn_duration"
+    duration_ms: int
+    message_count: int
+    pending_agents: int
+
+    def __init__(self, duration_ms: int, message_count: int, pending_agents: int) -> None:
+        _set(self, "duration_ms", duration_ms)
+        _set(self, "message_count", message_count)
+        _set(self, "pending_agents", pending_agents)
+
+
+class StopHookSummary(_Event):
+    """What the Stop (or SubagentStop) hooks did at a turn's end: which ran and how long,
+    their errors and feedback, and whether one kept the turn going or stopped it."""
+
+    __slots__ = ("context", "duration_ms", "errors", "event", "infos", "prevented",
+                 "stop_reason")
+    kind: ClassVar[Literal["stop_hook_summary"]] = "stop_hook_summary"
+    event: str
+    infos: list[JSON]
+    errors: list[str]
+    context: list[str]
+    prevented: bool
+    stop_reason: str | None
+    duration_ms: int
+
+    def __init__(self, event: str, infos: list[JSON], errors: list[str], context: list[str],
+                 *, prevented: bool, stop_reason: str | None, duration_ms: int) -> None:
+        _set(self, "event", event)
+        _set(self, "infos", infos)
+        _set(self, "errors", errors)
+        _set(self, "context", context)
+        _set(self, "prevented", prevented)
+        _set(self, "stop_reason", stop_reason)
+        _set(self, "duration_ms", duration_ms)
+
+
+class RefusalRetry(_Event):
+    """The model refused; the note the model reads before its one retry (`text`), naming
+    the refused message."""
+
+    __slots__ = ("refused_message_id", "text")
+    kind: ClassVar[Literal["refusal_retry"]] = "refusal_retry"
+    text: str
+    refused_message_id: str | None
+
+    def __init__(self, text: str, refused_message_id: str | None) -> None:
+        _set(self, "text", text)
+        _set(self, "refused_message_id", refused_message_id)
+
+
+class RefusalFinal(_Event):
+    """The model refused again after its retry, and no other model is tried."""
+
+    __slots__ = ("model", "prompt_uuid", "request_id")
+    kind: ClassVar[Literal["refusal_final"]] = "refusal_final"
+    model: str
+    request_id: str | None
+    prompt_uuid: str | None
+
+    def __init__(self, model: str, request_id: str | None, prompt_uuid: str | None) -> None:
+        _set(self, "model", model)
+        _set(self, "request_id", request_id)
+        _set(self, "prompt_uuid", prompt_uuid)
+
+
 class RunFinished(_Event):
     """The end of one prompt's run, with how it ended and what it cost. `local_command`
     names the built-in slash command that ran instead of the model (`compact`)."""
@@ -470,6 +557,7 @@ Event = (BlockShown | StreamDelta | ToolResultReady | Interrupted | ApiErrorShow
          | ConversationReset | LocalCommandOutput | HookEvent | Informational | TaskStarted
          | TaskProgress
          | TaskFinished | TaskStep | TaskUpdated | TaskNotified | BackgroundTasksChanged
+         | ToolProgress | TurnDuration | StopHookSummary | RefusalRetry | RefusalFinal
          | RunFinished)
 
 

@@ -27,7 +27,9 @@ from wisp.engine.events import (
     Informational,
     Interrupted,
     RunFinished,
+    StopHookSummary,
     ToolResultReady,
+    TurnDuration,
 )
 from wisp.engine.hook_points import fire
 from wisp.engine.model_call import Completed, ModelCaller, close_abandoned, flush_aborted
@@ -52,6 +54,7 @@ from wisp.errors import ModelAPIError
 from wisp.hooks.model import HookEvent, HookOutcome
 from wisp.models import catalog
 from wisp.models.base import ModelRequest
+from wisp.models.shape import request_fields, user_id
 from wisp.stamps import new_uuid
 
 # The error type providers give a request the model's context cannot hold.
@@ -68,16 +71,28 @@ __all__ = ["AgentLoop", "build_request"]
 
 
 def build_request(ctx: RunContext) -> ModelRequest:
+    """The next request, shaped as the reference shapes it (`wisp.models.shape`)."""
     config, session = ctx.config, ctx.session
     tools = [t.api_definition() for t in config.tools.values()] + config.extra_tool_definitions
+    max_tokens = config.max_tokens or catalog.max_output_tokens(session.model)
+    fields, betas = request_fields(session.model, max_tokens, config.thinking, config.betas)
+    shaped = bool(fields)  # a Claude model: the reference's shape, metadata included
+    if shaped and not config.device_id:
+        from wisp.models.identity import device_id
+
+        config.device_id = device_id(config.env)
+    thinking = fields.pop("thinking", None)
     return ModelRequest(
         model=session.model,
         messages=with_context(session.history, config.context_blocks),
-        max_tokens=config.max_tokens or catalog.max_output_tokens(session.model),
+        max_tokens=max_tokens,
         system=config.system_blocks,
         tools=tools,
-        thinking=config.thinking,
+        thinking=thinking,
+        metadata={"user_id": user_id(config.device_id, session.session_id)} if shaped else None,
         session_id=session.session_id,
+        extra=fields,
+        betas=betas if shaped else (),
     )
 
 
@@ -108,6 +123,8 @@ class AgentLoop:
         self.raw_tool_inputs: dict[str, str] = {}
         self.finished: RunFinished | None = None
         self.origin: JSON | None = None
+        self.prompt_uuid: str | None = None
+        self.refusal_retried = False  # a refusal in this turn was retried once already
 
     async def run(self, prompt: str | list[JSON], uuid: str | None = None, *,
                   origin: JSON | None = None) -> Outcome:
@@ -116,21 +133,47 @@ class AgentLoop:
         says what prompted a run no user did (a task's notification: no UserPromptSubmit
         hooks, and its result carries it)."""
         self.origin = origin
+        self.prompt_uuid = uuid
+        self.refusal_retried = False
         self.tools.denials = self.state.denials
         self.ctx.run_usage = UsageLedger()
         self.ctx.session.abort.clear()
         self.ctx.hook_stop = None
         self.structured = StructuredRun.for_config(self.ctx.config)
+        started = time.monotonic()
         try:
             outcome = await self._submit(prompt, uuid)
             if outcome is None:
                 outcome = await self._drive()
         except asyncio.CancelledError:
             outcome = self._abort()
+        if self.ctx.parent_tool_use_id is None:
+            self._turn_duration(started)
         stats = run_stats(self.state, self.ctx.run_usage, self.ctx.session.usage)
         self.finished = RunFinished(outcome, stats, origin=origin)
         self.ctx.emit(self.finished)
         return outcome
+
+    def _refused(self, message: JSON, request_id: str | None) -> Outcome | None:
+        """One retry per turn after a refusal, then the reference's error
+        (`wisp.engine.refusal`)."""
+        from wisp.engine.refusal import refused_again, refused_once
+
+        message_id = message.get("id")
+        if not self.refusal_retried:
+            self.refusal_retried = True
+            refused_once(self.ctx, message_id if isinstance(message_id, str) else None)
+            return None
+        return refused_again(self.ctx, request_id,
+                             message_id if isinstance(message_id, str) else None,
+                             self.prompt_uuid)
+
+    def _turn_duration(self, started: float) -> None:
+        tasks = self.ctx.tasks
+        pending = sum(1 for t in tasks.tasks.values() if t.backgrounded and t.running
+                      and t.task_type == "local_agent") if tasks is not None else 0
+        self.ctx.emit(TurnDuration(round((time.monotonic() - started) * 1000),
+                                   len(self.ctx.session.history), pending))
 
     async def _submit(self, prompt: str | list[JSON], uuid: str | None = None
                       ) -> Outcome | None:
@@ -185,6 +228,7 @@ class AgentLoop:
                 return limit
             state.num_turns += 1
             self._deliver_notices()
+            self._deliver_background_hooks()
             if await maybe_compact(ctx, ctx.session.last_usage):
                 ctx.session.last_usage = None
             state.phase = "streaming"
@@ -202,6 +246,11 @@ class AgentLoop:
                                       block_uuids=completed.block_uuids)
             self.raw_tool_inputs = completed.raw_tool_inputs
             state.stop_reason = message.get("stop_reason")
+            if state.stop_reason == "refusal":
+                refused = self._refused(message, completed.request_id)
+                if refused is not None:
+                    return refused
+                continue
             # The budget is checked after every call: one that overshoots ends the run
             # here, its tools unrun (docs/protocol.md, "Limits").
             outcome = self._limit(0) or await self._after_message(message)
@@ -264,8 +313,14 @@ class AgentLoop:
         event: HookEvent = "SubagentStop" if self.ctx.parent_tool_use_id else "Stop"
         agent = ({"agent_transcript_path": self.ctx.agent_transcript_path or ""}
                  if event == "SubagentStop" else {})
+        started = time.monotonic()
         hooked = await fire(self.ctx, event, stop_hook_active=self.stop_hook_active,
                             last_assistant_message=final_text(message), **agent)
+        if hooked.ran:
+            self.ctx.emit(StopHookSummary(
+                event, hooked.ran, hooked.errors, hooked.additional_context,
+                prevented=hooked.stop, stop_reason=hooked.stop_reason,
+                duration_ms=round((time.monotonic() - started) * 1000)))
         if hooked.stop:
             return HookStopped(final_text(message), reason=hooked.stop_reason or "",
                                terminal_reason="stop_hook_prevented")
@@ -283,6 +338,20 @@ class AgentLoop:
             return
         for notice in tasks.take_notices():
             self.ctx.session.add_user(notice.text)
+
+    def _deliver_background_hooks(self) -> None:
+        """Hooks that went on in the background and have ended: the model reads their
+        context in this request, the user sees their message (`wisp.hooks.background`)."""
+        hooks = self.ctx.hooks
+        if hooks is None or self.ctx.parent_tool_use_id is not None:
+            return
+        for name, answer in hooks.background.take():
+            outcome = HookOutcome()
+            outcome.merge(answer, name.split(":", 1)[0])
+            for message in outcome.system_messages:
+                self.ctx.emit(Informational(f"{name} says: {message}", "notice"))
+            if outcome.additional_context:
+                self.ctx.session.add_user("\n".join(outcome.additional_context))
 
     async def _run_tools(self, tool_uses: list[JSON]) -> None:
         self.state.phase = "tools"

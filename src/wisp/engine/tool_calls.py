@@ -4,13 +4,16 @@ inside a tool, becomes a tool_result the model can read; the loop never dies of 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
 import traceback
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from wisp.engine.context import RunContext
-from wisp.engine.events import PermissionDenied, ToolResultReady
+from wisp.engine.events import PermissionDenied, ToolProgress, ToolResultReady
 from wisp.engine.hook_points import fire
 from wisp.hooks.model import HookEvent, HookOutcome
 from wisp.permissions.engine import Behavior, PermissionPolicy, Verdict, evaluate
@@ -21,6 +24,8 @@ JSON = dict[str, Any]
 # Asks a host (the SDK's can_use_tool) about a call the rules left at "ask".
 # Returns the final verdict and possibly rewritten input.
 AskHost = Callable[[Tool, JSON, str, Verdict], Awaitable[tuple[Verdict, JSON]]]
+# How often a running tool call is reported alive: the reference's heartbeat period.
+PROGRESS_INTERVAL_S = 30.0
 
 
 @dataclass
@@ -219,7 +224,35 @@ async def _run_tool(ctx: RunContext, state: ToolRunState, tool: Tool, tool_input
     if ctx.config.checkpoints is not None:
         ctx.config.checkpoints.before_tool(tool, tool_input, session.cwd)
     try:
-        return await tool.run(tool_input, tool_ctx)
+        return await _with_progress(ctx, tool, tool.run(tool_input, tool_ctx), tool_use_id)
     except Exception as exc:  # a bug in one tool must not end the session
         detail = "".join(traceback.format_exception_only(exc)).strip()
         return ToolResult.error(f"{tool.name} failed unexpectedly: {detail}")
+
+
+async def _with_progress(ctx: RunContext, tool: Tool, running: Awaitable[ToolResult],
+                         tool_use_id: str) -> ToolResult:
+    """The tool's result; while it runs, a `ToolProgress` every few seconds
+    (`WISP_TOOL_PROGRESS_INTERVAL_S`), so a UI sees the call is alive."""
+    task = asyncio.ensure_future(running)
+    interval = progress_interval(ctx.config.env)
+    started = time.monotonic()
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=interval)
+            if done:
+                return task.result()
+            ctx.emit(ToolProgress(tool_use_id, tool.name, int(time.monotonic() - started)))
+    finally:
+        if not task.done():
+            task.cancel()  # the call was interrupted: its tool stops with it
+            with contextlib.suppress(BaseException):
+                await task
+
+
+def progress_interval(env: Mapping[str, str]) -> float:
+    try:
+        value = float(env.get("WISP_TOOL_PROGRESS_INTERVAL_S", PROGRESS_INTERVAL_S))
+    except ValueError:
+        return PROGRESS_INTERVAL_S
+    return value if value > 0 else PROGRESS_INTERVAL_S

@@ -58,6 +58,9 @@ class CommandHook:
     command: str
     timeout_s: float = DEFAULT_TIMEOUT_S
     source: str = "settings"
+    # `"async": true` in its settings: it runs in the background from the start, and what
+    # it says when it ends reaches the model on its next request (`wisp.hooks.background`).
+    background: bool = False
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,9 @@ class HookOutcome:
     # `suppressOutput`: keep the hook's stdout out of the conversation record (docs/protocol.md,
     # "Hooks": the frames and what the model reads are the same either way).
     suppress_output: bool = False
+    # Each hook that ran ({command, duration_ms}) and each failure: a Stop hook summary.
+    ran: list[JSON] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
     def merge(self, output: JSON, event: str) -> None:
         if output.get("continue") is False:

@@ -14,11 +14,13 @@ import asyncio
 import codecs
 import json
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from wisp.diagnostics import warn
 from wisp.errors import ChannelClosed
+from wisp.hooks.background import AsyncAnswer, BackgroundHooks, finish_later
 from wisp.hooks.model import (
     CallbackHook,
     CommandHook,
@@ -56,6 +58,7 @@ class HookRunner:
         self.callback = callback
         self.emit = emit
         self.include_events = include_events
+        self.background = BackgroundHooks()
 
     def add(self, matchers: list[HookMatcher]) -> None:
         self.matchers.extend(matchers)
@@ -70,13 +73,17 @@ class HookRunner:
             if matcher.event != event or not matcher.matches(target):
                 continue
             for action in matcher.actions:
-                output = await self._run_action(action, event, payload, tool_use_id)
+                started = time.monotonic()
+                output = await self._run_action(action, event, payload, tool_use_id,
+                                                outcome.errors)
+                outcome.ran.append({"command": _label(action),
+                                    "duration_ms": round((time.monotonic() - started) * 1000)})
                 if output is not None:
                     outcome.merge(output, event)
         return outcome
 
     async def _run_action(self, action: HookAction, event: HookEvent, payload: JSON,
-                          tool_use_id: str | None) -> JSON | None:
+                          tool_use_id: str | None, errors: list[str]) -> JSON | None:
         hook_id = new_uuid()
         name = f"{event}:{_label(action)}"
         self._event("hook_started", hook_id=hook_id, hook_name=name, hook_event=event)
@@ -93,12 +100,15 @@ class HookRunner:
                             stdout=line)
 
             try:
-                output, report = await run_command_hook(action, payload, self.cwd, progress,
-                                                        env=self.env)
+                output, report = await run_command_hook(
+                    action, payload, self.cwd, progress, env=self.env,
+                    on_background=lambda done: self.background.adopt(done, name))
             except OSError as exc:  # e.g. no /bin/sh: report it, never end the run
                 output, report = None, {"outcome": "error", "error": str(exc)}
         self._event("hook_response", hook_id=hook_id, hook_name=name, hook_event=event,
                     **report)
+        if report.get("outcome") in ("error", "timeout"):
+            errors.append(f"{name}: {report.get('error') or report['outcome']}")
         return output
 
     async def _callback(self, action: CallbackHook, payload: JSON, tool_use_id: str | None
@@ -142,20 +152,33 @@ def _label(action: HookAction) -> str:
 
 async def run_command_hook(hook: CommandHook, payload: JSON, cwd: str,
                            on_progress: Callable[[str], None] | None = None, *,
-                           env: Mapping[str, str] | None = None) -> tuple[JSON | None, JSON]:
+                           env: Mapping[str, str] | None = None,
+                           on_background: Callable[[Awaitable[JSON | None]], None] | None = None
+                           ) -> tuple[JSON | None, JSON]:
     """Runs one shell hook. Returns (hook JSON output or None, report for hook_response).
-    Each stdout line is also passed to `on_progress` as it arrives (hook_progress)."""
+    Each stdout line is also passed to `on_progress` as it arrives (hook_progress). A hook
+    configured `async`, or whose first line is `{"async": true, "asyncTimeout": ms}`, is
+    handed to `on_background` to finish (when given): it answers nothing now."""
     proc = await asyncio.create_subprocess_exec(
         "/bin/sh", "-c", hook.command, cwd=cwd, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
         env={**(os.environ if env is None else env), "CLAUDE_PROJECT_DIR": cwd,
              "WISP_PROJECT_DIR": cwd})
     out, err = CappedText(MAX_CAPTURE // 2), CappedText(MODEL_TEXT_LIMIT)
-    lines = _Lines(on_progress) if on_progress is not None else None
+    watch = AsyncAnswer(on_progress)
+    io = asyncio.ensure_future(asyncio.gather(
+        _feed(proc, payload), _drain(proc.stdout, out, _Lines(watch.line)),
+        _drain(proc.stderr, err)))
+    started = time.monotonic()
+    if on_background is not None and (hook.background
+                                      or await watch.first(io, hook.timeout_s)):
+        # The hook goes on in the background: it must not hold the event up.
+        timeout = hook.timeout_s if hook.background else watch.timeout_s
+        on_background(finish_later(proc, io, out, timeout, hook.command))
+        return None, {"outcome": "async", "exit_code": None, "stdout": _for_model(out)}
     try:
-        await asyncio.wait_for(asyncio.gather(
-            _feed(proc, payload), _drain(proc.stdout, out, lines), _drain(proc.stderr, err)),
-            hook.timeout_s)
+        left = hook.timeout_s - (time.monotonic() - started)
+        await asyncio.wait_for(asyncio.shield(io), max(left, 0.001))
         await proc.wait()
     except TimeoutError:
         return None, {"outcome": "timeout", "exit_code": None, "stdout": _for_model(out),
@@ -164,6 +187,7 @@ async def run_command_hook(hook: CommandHook, payload: JSON, cwd: str,
         if proc.returncode is None:
             kill_group(proc.pid)
             await proc.wait()
+        io.cancel()
     output, note = _interpret(proc.returncode, out, err, hook.command)
     report: JSON = {"exit_code": proc.returncode, "stdout": _for_model(out),
                     "stderr": _for_model(err),

@@ -14,7 +14,7 @@ import asyncio
 import itertools
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar
 
 from wisp import __version__
@@ -25,6 +25,8 @@ __all__ = ["JSON", "PROTOCOL", "McpAuthRequired", "McpError", "McpServer", "McpT
            "mcp_tool_name", "timeout_s"]
 
 JSON = dict[str, Any]
+# (server name, the elicitation's params) → the user's answer: {action, content?}
+Elicit = Callable[[str, JSON], Awaitable[JSON]]
 PROTOCOL = "2025-06-18"
 # A server that pages its tool list forever must not hang the handshake.
 _MAX_LIST_PAGES = 50
@@ -48,7 +50,11 @@ def timeout_s(environ: Mapping[str, str], key: str, default_ms: int) -> float:
 
 class McpAuthRequired(McpError):
     """The server wants a credential wisp does not have (an HTTP 401): its status becomes
-    "needs-auth" rather than "failed"."""
+    "needs-auth" rather than "failed". `challenge` is its `WWW-Authenticate`."""
+
+    def __init__(self, message: str, challenge: str | None = None) -> None:
+        super().__init__(message)
+        self.challenge = challenge
 
 
 class McpServer:
@@ -71,6 +77,9 @@ class McpServer:
         self.enabled = True
         # Called when the server's tool list changed after the handshake.
         self.on_tools_changed: Callable[[], None] | None = None
+        self.auth_challenge: str | None = None  # a 401's WWW-Authenticate (wisp.mcp.oauth)
+        # Asks the user what an `elicitation/create` wants (the hub's; None: decline).
+        self.on_elicit: Elicit | None = None
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak refs
 
@@ -114,6 +123,7 @@ class McpServer:
             self.status = "connected"
         except Exception as exc:
             self.status = "needs-auth" if isinstance(exc, McpAuthRequired) else "failed"
+            self.auth_challenge = exc.challenge if isinstance(exc, McpAuthRequired) else None
             self.error = str(exc) or type(exc).__name__
             await self.close()
 
@@ -122,7 +132,8 @@ class McpServer:
             "initialize",
             {
                 "protocolVersion": PROTOCOL,
-                "capabilities": {},
+                # Servers may ask the user mid-call (forms; URLs by `mode`).
+                "capabilities": {"elicitation": {}},
                 "clientInfo": {"name": "wisp", "version": __version__},
             },
             self.startup_timeout,
@@ -155,6 +166,15 @@ class McpServer:
         """Back to pending (for `mcp_reconnect`): the next connect starts afresh."""
         await self.close()
         self.status, self.error, self.server_info, self.tools = "pending", None, None, []
+
+    async def requested(self, method: str, params: Any) -> JSON | None:
+        """A request from the server: an elicitation goes to the user (declined when no
+        one can answer); anything else is not served (None)."""
+        if method != "elicitation/create":
+            return None
+        if self.on_elicit is None or not isinstance(params, dict):
+            return {"action": "decline"}
+        return await self.on_elicit(self.name, params)
 
     def notified(self, method: str, params: Any) -> None:
         """A notification from the server. Only a changed tool list matters to wisp."""

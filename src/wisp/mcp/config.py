@@ -121,11 +121,26 @@ def _remote_fields(entry: JSON, environ: Mapping[str, str]) -> tuple[str, dict[s
         raise ValueError("missing environment variable(s): " + ", ".join(sorted(set(missing))))
     if not url.lower().startswith(("http://", "https://")):
         raise ValueError(f"`url` must be an http:// or https:// URL, not {url!r}")
+    if not any(k.lower() == "authorization" for k in headers):
+        headers.update(stored_authorization(url, environ))
     for key, value in headers.items():
         # A line break would let a header smuggle another one (or a second request) in.
         if not key or any(c in key for c in ":\r\n ") or "\r" in value or "\n" in value:
             raise ValueError(f"header {key!r} has a name or value HTTP can't carry")
     return url, headers
+
+
+def stored_authorization(url: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """The token an earlier OAuth flow stored for `url` (`wisp.mcp.oauth`), if any; read
+    only when a file holds any (a plain run pays one stat)."""
+    from wisp.sessions.paths import config_dir
+
+    if not (config_dir(environ) / "mcp-oauth.json").is_file():
+        return {}
+    from wisp.mcp.oauth import TokenStore
+
+    token = TokenStore(environ).bearer(url)
+    return {"Authorization": f"Bearer {token}"} if token else {}
 
 
 def expand(text: str, environ: Mapping[str, str], missing: list[str]) -> str:

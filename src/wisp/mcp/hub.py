@@ -16,13 +16,16 @@ import asyncio
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from wisp.mcp.client import McpServer
+from wisp.mcp.client import Elicit, McpServer
 from wisp.mcp.config import build_server
 from wisp.mcp.sdk_bridge import SdkMcpServer, Send
 from wisp.permissions.rules import Rule
 from wisp.tools.base import Tool
+
+if TYPE_CHECKING:
+    from wisp.mcp.auth_flow import OAuthFlows
 
 JSON = dict[str, Any]
 
@@ -39,6 +42,9 @@ class McpHub:
         self._lock = asyncio.Lock()
         self._configs: dict[str, JSON] = {}  # each server's config as given
         self._named: set[str] = set()  # servers an `mcp_set_servers` call named
+        # Who answers a server's elicitation (the SDK host); None: it is declined.
+        self.elicit: Elicit | None = None
+        self._oauth: OAuthFlows | None = None  # made when a host first authorizes
 
     def add_configured(self, entries: dict[str, JSON]) -> None:
         """Servers from `--mcp-config` or initialize's `mcpServers`."""
@@ -58,6 +64,7 @@ class McpHub:
         self.servers[server.name] = server
         self._configs[server.name] = _normalised(config)
         server.on_tools_changed = self._tools_changed
+        server.on_elicit = self._ask
 
     async def set_servers(self, entries: dict[str, JSON]) -> JSON:
         """`mcp_set_servers`: the servers the host manages at run time (every SDK-hosted
@@ -95,6 +102,24 @@ class McpHub:
         server = self.servers.pop(name)
         self._configs.pop(name, None)
         await server.close()
+
+    @property
+    def oauth(self) -> OAuthFlows:
+        """The OAuth flows of this session's remote servers (`wisp.mcp.auth_flow`)."""
+        if self._oauth is None:
+            from wisp.mcp.auth_flow import OAuthFlows
+
+            async def reconnect(server: McpServer) -> None:
+                await self.reconnect(server)
+                self._tools_changed()
+
+            self._oauth = OAuthFlows(self._environ, reconnect)
+        return self._oauth
+
+    async def _ask(self, server: str, params: JSON) -> JSON:
+        if self.elicit is None:
+            return {"action": "decline"}
+        return await self.elicit(server, params)
 
     def _tools_changed(self) -> None:
         if self.on_tools_changed is not None:
@@ -139,6 +164,8 @@ class McpHub:
             await self.reconnect(server)
 
     async def close(self) -> None:
+        if self._oauth is not None:
+            await self._oauth.aclose()
         await asyncio.gather(*(server.close() for server in self.servers.values()))
 
     async def remove(self, name: str) -> None:

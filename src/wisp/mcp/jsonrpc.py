@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from wisp.control.pending import PendingRequests
@@ -28,6 +28,8 @@ from wisp.errors import McpError, McpTimeout
 
 JSON = dict[str, Any]
 METHOD_NOT_FOUND = -32601
+# (method, params) → the result to answer a server's request with, or None: not served.
+ServerRequest = Callable[[str, Any], Awaitable[JSON | None]]
 # A JSON string (escapes included) or one structural character: enough to follow nesting
 # without parsing values, in linear time whatever the depth.
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:]')
@@ -35,9 +37,13 @@ _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:]')
 
 class RpcChannel:
     def __init__(self, write: Callable[[JSON], None],
-                 on_notification: Callable[[str, Any], None]) -> None:
+                 on_notification: Callable[[str, Any], None],
+                 on_request: ServerRequest | None = None) -> None:
         self._write = write  # raises McpError once the stream is gone
         self._on_notification = on_notification
+        # The server's requests wisp serves (elicitation): None from it means "not mine".
+        self._on_request = on_request
+        self._serving: set[asyncio.Task[None]] = set()
         self._pending: PendingRequests[int | str, JSON] = PendingRequests()
 
     @property
@@ -81,7 +87,9 @@ class RpcChannel:
         method = message.get("method")
         key = message.get("id")
         if isinstance(method, str):
-            if "id" in message:
+            if "id" in message and self._on_request is not None:
+                self._serve(key, method, message.get("params"))
+            elif "id" in message:
                 self._answer(key, method)
             else:
                 self._on_notification(method, message.get("params"))
@@ -108,6 +116,29 @@ class RpcChannel:
         """The stream is gone: every waiting request fails with `error`, and so will
         every later one."""
         self._pending.close(error)
+
+    def _serve(self, request_id: Any, method: str, params: Any) -> None:
+        """Answers a server's request once its handler has (it may ask the user)."""
+        assert self._on_request is not None
+        handler = self._on_request
+
+        async def serve() -> None:
+            try:
+                result = await handler(method, params)
+            except Exception as exc:  # a failed handler is the server's error answer
+                with contextlib.suppress(McpError):
+                    self.notify({"jsonrpc": "2.0", "id": request_id,
+                                 "error": {"code": -32603, "message": str(exc)}})
+                return
+            if result is None:
+                self._answer(request_id, method)
+                return
+            with contextlib.suppress(McpError):
+                self.notify({"jsonrpc": "2.0", "id": request_id, "result": result})
+
+        task = asyncio.ensure_future(serve())
+        self._serving.add(task)
+        task.add_done_callback(self._serving.discard)
 
     def _answer(self, request_id: Any, method: str) -> None:
         with contextlib.suppress(McpError):

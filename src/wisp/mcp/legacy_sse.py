@@ -89,7 +89,7 @@ class _Link:
         self.stream = stream
         self.events = events(stream)
         self.endpoint = ""
-        self.channel = RpcChannel(self._write, server.notified)
+        self.channel = RpcChannel(self._write, server.notified, server.requested)
         self.listener: asyncio.Task[None] | None = None
         self.posts: set[asyncio.Task[None]] = set()
 

@@ -12,10 +12,9 @@ Failure. Any failure to reach the server (refused, unresolvable, timed out, a no
 answer, a body that is not JSON-RPC) is an `McpError` that names the URL: the server is
 "failed" with that reason, the run goes on. A 401 is `McpAuthRequired`: "needs-auth".
 
-Authorization. wisp does not run MCP's OAuth flow (metadata discovery from
-`WWW-Authenticate: Bearer resource_metadata=...`, client registration, a browser round
-trip). A server that needs a token gets it through the entry's `headers`, e.g.
-`"Authorization": "Bearer ${MY_TOKEN}"`; without one it reports "needs-auth" and why.
+Authorization. A server that needs a token gets it through the entry's `headers`, e.g.
+`"Authorization": "Bearer ${MY_TOKEN}"`, or from MCP's OAuth flow, which a host starts
+with `mcp_authenticate` (`wisp.mcp.oauth`); without one it reports "needs-auth" and why.
 """
 
 from __future__ import annotations
@@ -149,8 +148,8 @@ async def refusal(url: str, response: HTTPResponse) -> McpError:
         return McpAuthRequired(
             f"authorization required: {url} answered {status}"
             + (f" (WWW-Authenticate: {challenge})" if challenge else "")
-            + "; wisp does not run the OAuth flow: give the server a token in the "
-            "entry's `headers`")
+            + "; authorize it (mcp_authenticate) or give it a token in the entry's "
+            "`headers`", challenge)
     return McpError(f"{url} answered {status}" + (f": {detail}" if detail else ""))
 
 

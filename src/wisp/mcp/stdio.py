@@ -29,7 +29,7 @@ from typing import Any
 
 from wisp.errors import McpError
 from wisp.mcp.client import DEFAULT_STARTUP_MS, DEFAULT_TOOL_MS, JSON, McpServer, timeout_s
-from wisp.mcp.jsonrpc import RpcChannel
+from wisp.mcp.jsonrpc import RpcChannel, ServerRequest
 from wisp.tools._bash_exec import _wait_for_exit as wait_for_exit
 from wisp.tools.processes import SERVICE_PROCESSES, kill_group
 from wisp.tools.reaper import become_subreaper
@@ -87,10 +87,11 @@ class _Child:
 
     def __init__(self, name: str, proc: subprocess.Popen[bytes],
                  on_notification: Callable[[str, Any], None],
-                 on_exit: Callable[[_Child, McpError], None]) -> None:
+                 on_exit: Callable[[_Child, McpError], None],
+                 on_request: ServerRequest | None = None) -> None:
         self.name = name
         self.proc = proc
-        self.channel = RpcChannel(self._write, on_notification)
+        self.channel = RpcChannel(self._write, on_notification, on_request)
         self._on_exit = on_exit
         self._stdin: asyncio.WriteTransport | None = None
         self._transports: list[asyncio.BaseTransport] = []
@@ -111,7 +112,7 @@ class _Child:
         except OSError as exc:
             raise McpError(f"could not start {server.command}: {exc.strerror or exc}") from None
         SERVICE_PROCESSES.add(proc.pid)  # before any await: every exit path can reach it
-        child = cls(server.name, proc, server.notified, server.exited)
+        child = cls(server.name, proc, server.notified, server.exited, server.requested)
         try:
             await child._attach()
         except BaseException:

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import Mapping
+from typing import Any
 
 from wisp.errors import McpError, McpTimeout, ModelAPIError
 from wisp.mcp.client import JSON
@@ -170,13 +171,25 @@ class HttpMcpServer(RemoteMcpServer):
         method = item.get("method")
         if isinstance(method, str):
             if "id" in item:
-                self.spawn(self._post_quietly(reply_to(item["id"], method)))
+                self.spawn(self._serve(item["id"], method, item.get("params")))
             else:
                 self.notified(method, item.get("params"))
             return None
         if item.get("id") == key or (item.get("id") is None and "error" in item):
             return item  # an error without an id: the server could not read the request
         return None
+
+    async def _serve(self, request_id: Any, method: str, params: Any) -> None:
+        """Answers a request of the server's (an elicitation asks the user) by a POST."""
+        try:
+            result = await self.requested(method, params)
+        except Exception as exc:
+            reply: JSON = {"jsonrpc": "2.0", "id": request_id,
+                           "error": {"code": -32603, "message": str(exc)}}
+        else:
+            reply = (reply_to(request_id, method) if result is None
+                     else {"jsonrpc": "2.0", "id": request_id, "result": result})
+        await self._post_quietly(reply)
 
     # Around requests ---------------------------------------------------------------------
 

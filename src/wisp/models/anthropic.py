@@ -143,8 +143,9 @@ def request_headers(config: AnthropicConfig, request: ModelRequest) -> dict[str,
         headers["x-api-key"] = config.api_key
     if config.auth_token:
         headers["authorization"] = f"Bearer {config.auth_token}"
-    if config.betas:
-        headers["anthropic-beta"] = ",".join(config.betas)
+    betas = (*request.betas, *(b for b in config.betas if b not in request.betas))
+    if betas:
+        headers["anthropic-beta"] = ",".join(betas)
     if request.session_id:
         headers["x-claude-code-session-id"] = request.session_id
     for name, value in config.headers:
@@ -227,7 +228,9 @@ class AnthropicStream:
             return self._response
         config = self._config
         try:
-            response = await http.request("POST", config.messages_url,
+            # The beta endpoint spelling, as the reference uses with its betas.
+            url = config.messages_url + ("?beta=true" if self._request.betas else "")
+            response = await http.request("POST", url,
                                           request_headers(config, self._request),
                                           self._body(), read_timeout=config.timeout,
                                           pool=self._pool)

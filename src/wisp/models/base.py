@@ -30,6 +30,10 @@ class ModelRequest:
     thinking: JSON | None = None
     metadata: JSON | None = None
     session_id: str | None = None
+    # More body fields (output_config, context_management: `wisp.models.shape`), and the
+    # betas they need; the Anthropic provider sends these betas with its own.
+    extra: JSON = field(default_factory=dict)
+    betas: tuple[str, ...] = ()
 
     def body(self) -> JSON:
         body: JSON = {
@@ -46,6 +50,7 @@ class ModelRequest:
             body["thinking"] = self.thinking
         if self.metadata is not None:
             body["metadata"] = self.metadata
+        body.update(self.extra)
         return body
 
 

@@ -75,8 +75,8 @@ MAX_OUTPUT_DEFAULT = 32_000
 MAX_OUTPUT: dict[str, int] = {
     "claude-opus-5-5": 128_000,
     "claude-fable-5-2": 128_000,
-    "claude-sonnet-5-5": 64_000,
-    "claude-haiku-5-5": 64_000,
+    "claude-sonnet-5-5": 128_000,  # the reference's max_tokens for each (measured)
+    "claude-haiku-5-5": 128_000,
 }
 
 

@@ -187,6 +187,12 @@ class RoutingModel:
             return self._anthropic.stream(bare)
         return self._other(provider).stream(dataclasses.replace(request, model=name))
 
+    def environment_changed(self) -> None:
+        """The session's environment changed (a host's `update_environment_variables`):
+        the Anthropic provider is made again on the next request, from the new key, token,
+        base URL and proxy. Its connections are left to close as it is dropped."""
+        self._anthropic = None
+
     def _other(self, provider: str) -> Model:
         model = self._others.get(provider)
         if model is None:

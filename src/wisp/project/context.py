@@ -35,7 +35,7 @@ class ProjectContext:
 
     __slots__ = ("agents", "config_dir", "cwd", "env", "granted_reads", "home", "memory",
                  "memory_outside", "plugin_dirs", "plugin_dirs_no_mcp", "plugins", "skills",
-                 "sources", "style", "style_warning", "styles", "warnings")
+                 "sources", "style", "style_wanted", "style_warning", "styles", "warnings")
 
     def __init__(self, cwd: Path, config_dir: Path, sources: Collection[str],
                  plugin_dirs: Sequence[str], plugin_dirs_no_mcp: Sequence[str] = ()) -> None:
@@ -55,6 +55,7 @@ class ProjectContext:
         self.styles: dict[str, OutputStyle] = {}
         self.style: OutputStyle | None = None
         self.style_warning: str | None = None
+        self.style_wanted: str | None = None  # the settings' choice, known or not
         self.plugins: list[Plugin] = []
         self.warnings: list[str] = []
         # Read rules the runtime added for the skills' folders (replaced on reload).
@@ -93,7 +94,12 @@ class ProjectContext:
         return list(self.skills)
 
     def style_name(self) -> str:
-        return self.style.name if self.style is not None else "default"
+        """The style in force; a name the settings chose that matches no style is still
+        reported as chosen (the reference does, and SDK programs compare it), though the
+        default style's instructions apply."""
+        if self.style is not None and not (self.style.is_default and self.style_wanted):
+            return self.style.name
+        return self.style_wanted or "default"
 
     def describe_plugins(self) -> list[JSON]:
         return [p.describe() for p in self.plugins]
@@ -201,8 +207,10 @@ class ProjectContext:
         none of them (`available_styles` reads them when asked)."""
         wanted = settings.scalar("outputStyle") if settings is not None else None
         self.styles, self.style, self.style_warning = {}, None, None
+        self.style_wanted = None
         if not isinstance(wanted, str) or wanted.lower() == "default":
             return
+        self.style_wanted = wanted
         from wisp.project.styles import resolve_style
 
         self.styles = self._read_styles()

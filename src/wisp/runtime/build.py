@@ -16,6 +16,7 @@ from wisp.hooks.model import HookMatcher
 from wisp.hooks.runner import HookRunner
 from wisp.models import catalog
 from wisp.models.base import Model
+from wisp.models.shape import Thinking
 from wisp.permissions.engine import PermissionPolicy
 from wisp.permissions.modes import PermissionMode
 from wisp.permissions.rules import Rule
@@ -67,10 +68,15 @@ def permission_policy(config: RuntimeConfig, mode: PermissionMode, settings: Set
                             extra_dirs=extra_dirs, env=env)
 
 
-def thinking_config(max_thinking_tokens: int | None) -> JSON | None:
-    if max_thinking_tokens:
-        return {"type": "enabled", "budget_tokens": max_thinking_tokens}
-    return None
+def thinking_choices(config: RuntimeConfig, settings: Settings | None) -> Thinking:
+    """The flags that shape thinking and effort; `effortLevel` from settings when no
+    --effort was given."""
+    effort = config.effort
+    if effort is None and settings is not None:
+        chosen = settings.scalar("effortLevel")
+        effort = chosen if isinstance(chosen, str) else None
+    return Thinking(mode=config.thinking, budget=config.max_thinking_tokens or None,
+                    display=config.thinking_display, effort=effort)
 
 
 def new_session(config: RuntimeConfig, env: Mapping[str, str], settings: Settings,
@@ -108,7 +114,8 @@ def engine_config(config: RuntimeConfig, env: Mapping[str, str],
                                      settings) if config.fallback_model else None,
         include_partial_messages=config.include_partial_messages,
         retry=RetryPolicy.from_env(env),
-        thinking=thinking_config(config.max_thinking_tokens),
+        thinking=thinking_choices(config, settings),
+        betas=config.betas,
         api_key_source=api_key_source(env),
         env=env,
     )

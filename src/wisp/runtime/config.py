@@ -36,6 +36,9 @@ class RuntimeConfig:
     max_turns: int | None = None
     max_budget_usd: float | None = None
     max_thinking_tokens: int | None = None
+    thinking: str | None = None
+    thinking_display: str | None = None
+    effort: str | None = None
     include_partial_messages: bool = False
     include_hook_events: bool = False
     forward_subagent_text: bool = False

@@ -219,11 +219,19 @@ def offered_tool_names(flags: LaunchFlags, has_skills: bool = False) -> list[str
 
 
 def configured_mcp_servers(mcp_config: tuple[str, ...], strict: bool, settings: Settings,
-                           plugin_servers: dict[str, Any]) -> dict[str, Any]:
-    """The MCP servers a session starts with: settings' `mcpServers` (unless
-    --strict-mcp-config), the plugins' servers, then `--mcp-config`'s, which win on a name
-    clash. Bad `--mcp-config` JSON raises UsageError."""
-    servers: dict[str, Any] = {} if strict else settings.mcp_servers()
+                           plugin_servers: dict[str, Any], *, cwd: Path | None = None,
+                           env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The MCP servers a session starts with: a trusted project's `.mcp.json` and
+    settings' `mcpServers` (neither with --strict-mcp-config; settings win a name clash),
+    the plugins' servers, then `--mcp-config`'s, which win on a name clash. Bad
+    `--mcp-config` JSON raises UsageError."""
+    servers: dict[str, Any] = {}
+    if not strict and cwd is not None and env is not None:
+        from wisp.settings.project_mcp import project_mcp_servers
+
+        servers.update(project_mcp_servers(cwd, env, settings))
+    if not strict:
+        servers.update(settings.mcp_servers())
     servers.update(plugin_servers)
     if mcp_config:
         from wisp.mcp.config import parse_mcp_configs

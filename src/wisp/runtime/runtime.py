@@ -31,7 +31,7 @@ from wisp.errors import UsageError
 from wisp.hooks.runner import CallbackTransport
 from wisp.models import catalog
 from wisp.permissions.modes import PermissionMode
-from wisp.runtime.build import build_run, thinking_config
+from wisp.runtime.build import build_run
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.facts import checked_model, configured_mcp_servers, env_overlay, load_settings
 from wisp.runtime.project import open_project
@@ -61,6 +61,8 @@ class Runtime:
         self.settings = (config.loaded_settings if config.loaded_settings is not None
                          else load_settings(config, config.env))
         self.env: dict[str, str] = env_overlay(config.env, self.settings)
+        # Who asks the user when an MCP server elicits (the duplex server's host).
+        self.mcp_elicit: Callable[[str, JSON], Awaitable[JSON]] | None = None
         # CLAUDE.md memory, file agents, skills, output style and plugins.
         self.project: ProjectContext = (config.project if config.project is not None
                                         else open_project(config, self.env, self.settings))
@@ -71,7 +73,7 @@ class Runtime:
         self._mcp: McpHub | None = None
         self._configured_mcp = configured_mcp_servers(
             config.mcp_config, config.strict_mcp_config, self.settings,
-            self.project.plugin_mcp_servers())
+            self.project.plugin_mcp_servers(), cwd=config.cwd, env=self.env)
         if self._configured_mcp:
             self._mcp = self.mcp  # configured servers: connected before the first turn
         self._current: asyncio.Task[Outcome] | None = None
@@ -105,7 +107,15 @@ class Runtime:
             self._mcp = McpHub(self._mcp_send, cwd=self.config.cwd, environ=self.env)
             self._mcp.add_configured(self._configured_mcp)
             self._mcp.on_tools_changed = self.tools_changed
+            self._mcp.elicit = self._elicit
         return self._mcp
+
+    async def _elicit(self, server: str, params: JSON) -> JSON:
+        """A server asks the user something: the host answers (`mcp_elicit`, set by a
+        front end that has one), else it is declined, as the SDKs do without a handler."""
+        if self.mcp_elicit is None:
+            return {"action": "decline"}
+        return await self.mcp_elicit(server, params)
 
     def sandbox_status(self) -> JSON | None:
         """The OS sandbox in force for the model's commands (None: off)."""
@@ -394,7 +404,15 @@ class Runtime:
                              context_tokens(last) if last else 0)
 
     def set_max_thinking_tokens(self, tokens: int | None) -> None:
-        self.ctx.config.thinking = thinking_config(tokens if tokens and tokens > 0 else None)
+        """A budget (for classic models; current ones think adaptively, as the
+        reference's do); 0 turns thinking off; None goes back to the default."""
+        choices = self.ctx.config.thinking
+        if tokens is None:
+            choices.budget, choices.mode = None, None
+        elif tokens <= 0:
+            choices.budget, choices.mode = None, "disabled"
+        else:
+            choices.budget, choices.mode = tokens, "enabled"
 
     async def connect_mcp(self, local_only: bool = False) -> None:
         if self._mcp is not None and await self._mcp.connect_pending(local_only):
@@ -432,6 +450,8 @@ class Runtime:
         if self.ctx.tasks is not None:
             await self.ctx.tasks.aclose()  # background work ends with the session
         await self.end_session()
+        if self.ctx.hooks is not None:
+            await self.ctx.hooks.background.aclose()  # their process groups die too
         if self._mcp is not None:
             await self._mcp.close()
         self.session.processes.kill_all()

@@ -17,15 +17,19 @@ import asyncio
 import contextlib
 import os
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable
+from pathlib import Path
 from typing import Any, Protocol
 
 from wisp.sdk._host import HostAnswers
 from wisp.sdk._launch import Launch, plan_launch
 from wisp.sdk._parse import parse_message
+from wisp.sdk._store_mirror import StoreMirror, discard, materialize
 from wisp.sdk.errors import ClaudeSDKError, CLIConnectionError, ProcessError, ResultError
+from wisp.sdk.transport import TransportLink
 from wisp.sdk.types import (
     Message,
 )
+from wisp.sessions import paths
 
 JSON = dict[str, Any]
 END = object()  # the message stream is over
@@ -60,7 +64,7 @@ def initialize_timeout(env: dict[str, str]) -> float:
 
 
 class Conversation:
-    def __init__(self, options: Any) -> None:
+    def __init__(self, options: Any, transport: Any = None) -> None:
         if options.can_use_tool is not None and options.permission_prompt_tool_name:
             raise ValueError(
                 "can_use_tool callback cannot be used with permission_prompt_tool_name. "
@@ -70,7 +74,7 @@ class Conversation:
         self.host = HostAnswers(options)
         self.answer = self.host.answer
         self.server_info: JSON | None = None
-        self.link: Link = self._make_link()
+        self.link: Link = self._make_link() if transport is None else TransportLink(transport)
         self._messages: asyncio.Queue[Any] = asyncio.Queue()
         self._pending: dict[str, asyncio.Future[JSON]] = {}
         self._answering: dict[str, asyncio.Task[None]] = {}
@@ -82,6 +86,8 @@ class Conversation:
         self._run_ended = asyncio.Event()
         self._run_ended.set()  # nothing asked yet
         self._closed = False
+        self.mirror: StoreMirror | None = None  # options.session_store
+        self._store_config: Path | None = None  # a resume's copy of the store's session
 
     def _make_link(self) -> Link:
         cwd = str(self.options.cwd) if self.options.cwd is not None else os.getcwd()
@@ -110,6 +116,8 @@ class Conversation:
     async def open(self) -> JSON:
         if self.options.cwd is not None and not os.path.isdir(self.options.cwd):
             raise CLIConnectionError(f"Working directory does not exist: {self.options.cwd}")
+        if self.options.session_store is not None:
+            await self._use_store(self.options.session_store)
         await self.link.start()
         self._reader = asyncio.ensure_future(self._read())
         answer = await self.request(self._initialize_request(),
@@ -117,6 +125,20 @@ class Conversation:
         self._check_hook_failure_support(answer)
         self.server_info = answer
         return answer
+
+    async def _use_store(self, store: Any) -> None:
+        """Mirror into the store; resume from it (a temporary config folder the agent
+        reads, holding what the store has of the session)."""
+        options = self.options
+        if options.resume or options.continue_conversation:
+            cwd = str(options.cwd) if options.cwd is not None else os.getcwd()
+            found = await materialize(store, os.path.realpath(cwd), options.resume)
+            if found is not None:
+                self._store_config = found[0]
+                self.launch.env["CLAUDE_CONFIG_DIR"] = str(found[0])
+        projects = paths.config_dir(self.launch.env) / "projects"
+        self.mirror = StoreMirror(store, projects, options.session_store_flush == "eager",
+                                  options.stderr)
 
     def _initialize_request(self) -> JSON:
         hooks: JSON = {}
@@ -278,6 +300,8 @@ class Conversation:
             task = self._answering.pop(str(frame.get("request_id")), None)
             if task is not None:
                 task.cancel()
+        elif kind == "transcript_mirror":  # for the store only, never a message
+            self._mirror(frame)
         elif kind == "system" and frame.get("subtype") == "session_state_changed":
             self._on_state(frame.get("state"))
             if frame.get("sdk_host_only") is not True:
@@ -288,6 +312,12 @@ class Conversation:
             elif kind in ("assistant", "user", "stream_event"):
                 self._last_error_result = None  # the conversation moved on
             self._messages.put_nowait(frame)
+
+    def _mirror(self, frame: JSON) -> None:
+        if self.mirror is not None:
+            self.mirror.enqueue(frame.get("filePath"), frame.get("entries"))
+            if self.mirror.eager:
+                self.spawn(self.mirror.flush())
 
     def _settle(self, response: Any) -> None:
         if not isinstance(response, dict):
@@ -322,6 +352,8 @@ class Conversation:
                 return
             if isinstance(item, BaseException):
                 raise item
+            if self.mirror is not None and item.get("type") == "result":
+                await self.mirror.flush()  # the turn's lines are in the store before its end
             message = parse_message(item)
             if message is not None:
                 yield message
@@ -339,7 +371,11 @@ class Conversation:
             task.cancel()
         try:
             await asyncio.shield(self.link.close(force))
+            if self.mirror is not None:
+                await self.mirror.flush()
         finally:
+            if self._store_config is not None:
+                discard(self._store_config)
             for path in self.launch.temp_files:
                 with contextlib.suppress(OSError):
                     path.unlink()

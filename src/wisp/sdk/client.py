@@ -27,17 +27,15 @@ class ClaudeSDKClient:
 
     def __init__(self, options: ClaudeAgentOptions | None = None,
                  transport: Any = None) -> None:
-        if transport is not None:
-            raise NotImplementedError("custom transports are not supported by wisp.sdk; "
-                                      "use options.cli_path to drive a CLI")
         self.options = options if options is not None else ClaudeAgentOptions()
+        self._transport = transport  # `wisp.sdk.transport.Transport`: the agent's link
         self._conversation: Conversation | None = None
 
     async def connect(self, prompt: str | AsyncIterable[dict[str, Any]] | None = None
                       ) -> None:
         if self._conversation is not None:
             return
-        conversation = Conversation(self.options)
+        conversation = Conversation(self.options, self._transport)
         self._conversation = conversation
         try:
             await conversation.open()

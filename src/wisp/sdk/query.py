@@ -21,13 +21,12 @@ async def query(*, prompt: str | AsyncIterable[dict[str, Any]],
                 transport: Any = None) -> AsyncIterator[Message]:
     """Runs `prompt` and yields every message until the run is over.
 
-    In-process by default; with `options.cli_path`, drives that CLI as a subprocess.
+    In-process by default; with `options.cli_path`, drives that CLI as a subprocess; with
+    `transport` (`wisp.sdk.transport.Transport`), speaks over it instead.
     A prompt given as an async iterable of user-message dicts streams them in.
     """
-    if transport is not None:
-        raise NotImplementedError("custom transports are not supported by wisp.sdk; "
-                                  "use options.cli_path to drive a CLI")
-    conversation = Conversation(options if options is not None else ClaudeAgentOptions())
+    conversation = Conversation(options if options is not None else ClaudeAgentOptions(),
+                                transport)
     finished = False
     try:
         await conversation.open()

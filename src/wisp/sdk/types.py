@@ -28,18 +28,10 @@ from typing import (
 
 # Names of the official `types` module that other wisp.sdk modules define.
 _DEFINED_ELSEWHERE: Final = {
-    name: "wisp.sdk.sessions"
-    for name in (
-        "SDKSessionInfo",
-        "SessionMessage",
-        "SessionKey",
-        "SessionStore",
-        "SessionStoreEntry",
-        "SessionStoreListEntry",
-        "SessionSummaryEntry",
-        "SessionListSubkeysKey",
-        "SessionStoreFlushMode",
-    )
+    **{name: "wisp.sdk.sessions" for name in ("SDKSessionInfo", "SessionMessage")},
+    **{name: "wisp.sdk.session_store"
+       for name in ("SessionKey", "SessionStore", "SessionStoreEntry", "SessionStoreListEntry",
+                    "SessionSummaryEntry", "SessionListSubkeysKey", "SessionStoreFlushMode")},
 }
 
 if not TYPE_CHECKING:  # hidden from mypy, which would otherwise accept any attribute

@@ -261,13 +261,15 @@ def _is_prompt(entry: JSON) -> bool:
 
 
 def newest_session(env: Mapping[str, str], cwd: Path) -> Path | None:
-    """The most recently written transcript of `cwd` that holds a conversation."""
+    """The transcript of `cwd` with the most recent conversation in it (its last message's
+    timestamp: renaming or tagging an old session appends a line, and must not make it the
+    one `--continue` resumes) that holds a conversation."""
     from wisp.sessions.load import load_conversation
 
     directory = paths.project_dir(env, cwd)
     try:
         files = [p for p in directory.glob("*.jsonl") if paths.is_uuid(p.stem)]
-        ranked = sorted(files, key=lambda p: p.stat().st_mtime_ns, reverse=True)
+        ranked = sorted(files, key=last_activity, reverse=True)
     except OSError:
         return None
     for path in ranked:
@@ -279,12 +281,45 @@ def newest_session(env: Mapping[str, str], cwd: Path) -> Path | None:
     return None
 
 
+TAIL_BYTES = 64 * 1024  # a transcript's last message is found in its tail
+
+
+def last_activity(path: Path) -> float:
+    """When the session last had a message (the newest `user`/`assistant` line's
+    timestamp, read from the file's tail); the file's mtime when none says."""
+    from datetime import datetime
+
+    with path.open("rb") as handle:
+        size = handle.seek(0, 2)
+        handle.seek(max(0, size - TAIL_BYTES))
+        tail = handle.read().decode("utf-8", errors="replace").splitlines()
+    for line in reversed(tail):
+        try:
+            entry = json.loads(line)
+            if entry.get("type") in ("user", "assistant") and entry.get("timestamp"):
+                stamp = str(entry["timestamp"]).replace("Z", "+00:00")
+                return datetime.fromisoformat(stamp).timestamp()
+        except (ValueError, AttributeError):
+            continue
+    return path.stat().st_mtime
+
+
 def _relinked(conversation: Conversation, session_id: str) -> list[JSON]:
-    """A fork's copy of the chain: same lines, new session id, parents re-linked because
-    lines off the message chain (attachments, ...) are not copied."""
+    """A fork's copy of the chain, as the SDKs' `fork_session` writes one: every line gets
+    a new uuid (one uuid must never name lines of two files), parents re-linked (lines off
+    the message chain, attachments and the like, are not copied), a compaction's
+    `logicalParentUuid` mapped, and `forkedFrom` naming the line it copies."""
+    mapping = {str(entry["uuid"]): new_uuid() for entry in conversation.entries}
     lines: list[JSON] = []
     parent: str | None = None
     for entry in conversation.entries:
-        lines.append({**entry, "parentUuid": parent, "sessionId": session_id})
-        parent = entry["uuid"]
+        fresh = mapping[str(entry["uuid"])]
+        line = {**entry, "uuid": fresh, "parentUuid": parent, "sessionId": session_id,
+                "forkedFrom": {"sessionId": entry.get("sessionId"), "messageUuid": entry["uuid"]}}
+        logical = entry.get("logicalParentUuid")
+        if isinstance(logical, str):
+            line["logicalParentUuid"] = mapping.get(logical, logical)
+        line.pop("sourceToolAssistantUUID", None)
+        lines.append(line)
+        parent = fresh
     return lines

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,11 @@ PROMPT_SUMMARY_MAX = 200
 # The SDKs read metadata from a file's last 64 KiB: a title older than this is re-appended.
 TITLE_REFRESH_BYTES = 32 * 1024
 _HEAD_REF = "ref: refs/heads/"
+# Where written lines are also sent (`--session-mirror`: the duplex server's
+# `transcript_mirror` frames), with the file's path. A context variable, not a global:
+# sessions served in one process (wisp.sdk in-process) each mirror only their own.
+Mirror = Callable[[str, list[JSON]], None]
+mirror_to: ContextVar[Mirror | None] = ContextVar("wisp_transcript_mirror", default=None)
 
 
 def api_block(block: JSON) -> JSON:
@@ -287,6 +293,10 @@ class TranscriptWriter:
             # A full disk or a read-only home must not end the run: warn once, go on.
             self._failed = True
             warn(f"wisp: warning: cannot write transcript {self.path}: {exc}\n")
+            return
+        mirror = mirror_to.get()
+        if mirror is not None:
+            mirror(str(self.path), entries)
 
     def _open(self) -> int:
         if self._fd is not None:

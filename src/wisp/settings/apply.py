@@ -21,7 +21,8 @@ def matchers_from(hooks: dict[str, Any], source: str) -> list[HookMatcher]:
     for event, entries in hooks.items():
         for entry in entries:
             actions = tuple(
-                CommandHook(h["command"], float(h.get("timeout", DEFAULT_TIMEOUT_S)), source)
+                CommandHook(h["command"], float(h.get("timeout", DEFAULT_TIMEOUT_S)), source,
+                            background=h.get("async") is True)
                 for h in entry.get("hooks", []))
             # Validated already (`wisp.settings.schema`): only known event names get here.
             matchers.append(HookMatcher(cast(HookEvent, event), entry.get("matcher"), actions))

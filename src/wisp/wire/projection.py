@@ -22,7 +22,10 @@ if TYPE_CHECKING:
         ConversationReset,
         Event,
         LocalCommandOutput,
+        RefusalFinal,
+        RefusalRetry,
         RunFinished,
+        StopHookSummary,
         TaskProgress,
         TaskStarted,
     )
@@ -50,6 +53,10 @@ class StreamJson:
         # Fields the front end stamps on the next result: what the prompt that started the
         # turn said of itself (`origin`, `user_message_uuid`), unless the run names its own.
         self.turn_stamps: JSON = {}
+        # `system/turn_duration` and `system/stop_hook_summary` are the reference's own
+        # (internal: measured, it never writes them to stdout); wisp writes them when
+        # WISP_PROGRESS_FRAMES=1 asks (docs/protocol.md, "Progress frames").
+        self.internal_frames = False
 
     def emit(self, event: Event) -> None:
         from wisp.engine.events import RunFinished
@@ -125,7 +132,30 @@ class StreamJson:
                 return conversation_reset(event, sid)
             case ev.LocalCommandOutput():
                 return local_command_output(event, sid)
-        return self._system(event)
+        return self._system(event) or self._progress(event, parent)
+
+    def _progress(self, event: Event, parent: str | None) -> JSON | None:
+        """Frames that tell a UI the session is alive and where a turn stands."""
+        from wisp.engine import events as ev
+
+        sid = self.session_id
+        match event:
+            case ev.ToolProgress():
+                return {"type": "tool_progress", "tool_use_id": event.tool_use_id,
+                        "tool_name": event.tool_name, "parent_tool_use_id": parent,
+                        "elapsed_time_seconds": event.elapsed_s, "heartbeat": True,
+                        "uuid": new_uuid(), "session_id": sid}
+            case ev.RefusalRetry() | ev.RefusalFinal():
+                return refusal_frame(event, sid, parent)
+            case ev.TurnDuration() | ev.StopHookSummary() if not self.internal_frames:
+                return None
+            case ev.TurnDuration():
+                return frames.system("turn_duration", sid, duration_ms=event.duration_ms,
+                                     message_count=event.message_count,
+                                     pending_background_agent_count=event.pending_agents)
+            case ev.StopHookSummary():
+                return stop_hook_summary(event, sid)
+        return None
 
     def _system(self, event: Event) -> JSON | None:  # noqa: PLR0911 (one arm per event)
         from wisp.engine import events as ev
@@ -177,6 +207,34 @@ class StreamJson:
             if frame.get(key) is None:
                 frame[key] = value
         return frame
+
+
+def refusal_frame(event: RefusalRetry | RefusalFinal, session_id: str,
+                  parent: str | None) -> JSON:
+    """The reference's frames around a refusal (`wisp.engine.refusal`)."""
+    from wisp.engine.events import RefusalRetry
+
+    if isinstance(event, RefusalRetry):
+        return frames.user([{"type": "text", "text": event.text}], session_id=session_id,
+                           parent_tool_use_id=parent, isSynthetic=True,
+                           refused_message_id=event.refused_message_id, refusal_retry=True)
+    return frames.system("model_refusal_no_fallback", session_id, original_model=event.model,
+                         request_id=event.request_id, api_refusal_category=None,
+                         api_refusal_explanation=None,
+                         refused_user_message_uuid=event.prompt_uuid, content="")
+
+
+def stop_hook_summary(event: StopHookSummary, session_id: str) -> JSON:
+    """`system/stop_hook_summary`, in the reference's schema (seed 000)."""
+    fields: JSON = {"hook_count": len(event.infos), "hook_infos": event.infos,
+                    "hook_errors": event.errors, "hook_additional_context": event.context,
+                    "prevented_continuation": event.prevented,
+                    "has_output": bool(event.errors or event.context),
+                    "level": "warning" if event.errors else "info",
+                    "hook_label": event.event, "total_duration_ms": event.duration_ms}
+    if event.stop_reason is not None:
+        fields["stop_reason"] = event.stop_reason
+    return frames.system("stop_hook_summary", session_id, **fields)
 
 
 def conversation_reset(event: ConversationReset, session_id: str) -> JSON:

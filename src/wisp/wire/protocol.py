@@ -261,10 +261,12 @@ class SetModel(TypedDict):
 
 
 class SetMaxThinkingTokens(TypedDict):
-    """Absent, null or 0 turns extended thinking off."""
+    """A budget (classic models), 0 (thinking off) or null (the default); absent leaves
+    the budget as it is. `thinking_display`: null restores the default display."""
 
     subtype: Literal["set_max_thinking_tokens"]
     max_thinking_tokens: NotRequired[int | None]
+    thinking_display: NotRequired[str | None]
 
 
 class McpStatus(TypedDict):
@@ -409,7 +411,8 @@ SET_PERMISSION_MODE: RequestType[SetPermissionMode] = RequestType(
 SET_MODEL: RequestType[SetModel] = RequestType(
     "set_model", (field("model", str, nullable=True),))
 SET_MAX_THINKING_TOKENS: RequestType[SetMaxThinkingTokens] = RequestType(
-    "set_max_thinking_tokens", (field("max_thinking_tokens", int, nullable=True),))
+    "set_max_thinking_tokens", (field("max_thinking_tokens", int, nullable=True),
+                                field("thinking_display", str, nullable=True)))
 MCP_STATUS: RequestType[McpStatus] = RequestType("mcp_status")
 MCP_RECONNECT: RequestType[McpReconnect] = RequestType(
     "mcp_reconnect", _SERVER_NAME, _names_a_server)
@@ -501,4 +504,18 @@ class McpMessageAnswer(TypedDict, total=False):
     mcp_response: JSON
 
 
-OutboundRequest = CanUseTool | HookCallback | McpMessage
+class Elicitation(TypedDict):
+    """An MCP server asks the user something mid-call (`elicitation/create`): a form
+    (`requested_schema`) or a page to open (`mode: "url"`). The answer is `{action:
+    accept | decline | cancel, content?}`, as MCP's."""
+
+    subtype: Literal["elicitation"]
+    mcp_server_name: str
+    message: str
+    mode: NotRequired[Literal["form", "url"]]
+    url: NotRequired[str]
+    elicitation_id: NotRequired[str]
+    requested_schema: NotRequired[JSON]
+
+
+OutboundRequest = CanUseTool | HookCallback | McpMessage | Elicitation

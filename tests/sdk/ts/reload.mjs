@@ -21,10 +21,12 @@ mkdirSync(folder, { recursive: true });
 writeFileSync(join(folder, "SKILL.md"),
   "---\nname: late\ndescription: Written after start-up\n---\nLATE-SKILL-BODY\n");
 const skills = await q.reloadSkills();
+// The SDK tracks the commands_changed frame that came ahead of the answer.
+const after = (await q.supportedCommands()).map((c) => c.name);
 const plugins = await q.reloadPlugins({ addPlugins: [{ type: "local", path: process.env.WISP_PLUGIN }] });
 release();
 for await (const message of q) {
   console.log(JSON.stringify({ message }));
   if (message.type === "result") break;
 }
-console.log(JSON.stringify({ summary: { before, skills, plugins } }));
+console.log(JSON.stringify({ summary: { before, after, skills, plugins } }));

@@ -1,0 +1,53 @@
+"""A stdio MCP server (wire protocol alone) whose one tool, `ask`, asks the client for
+input mid-call (`elicitation/create`, form mode with a schema, or URL mode when called with
+`{"url": true}`) and returns the client's answer, with the capabilities the client
+declared at initialize, as JSON text."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+TOOL = {"name": "ask", "description": "Ask the user", "inputSchema": {"type": "object"}}
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def read():
+    line = sys.stdin.readline()
+    if not line:
+        raise SystemExit(0)
+    return json.loads(line)
+
+
+def main():
+    declared = None
+    while True:
+        request = read()
+        method, rid = request.get("method"), request.get("id")
+        if method == "initialize":
+            declared = request["params"].get("capabilities")
+            send({"jsonrpc": "2.0", "id": rid, "result": {
+                "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                "serverInfo": {"name": "elicit", "version": "1"}}})
+        elif method == "tools/list":
+            send({"jsonrpc": "2.0", "id": rid, "result": {"tools": [TOOL]}})
+        elif method == "tools/call":
+            url = request["params"].get("arguments", {}).get("url")
+            params = ({"mode": "url", "url": "https://example.test/login",
+                       "elicitationId": "e-1", "message": "Sign in, please"} if url else
+                      {"message": "Who are you?", "requestedSchema": SCHEMA})
+            send({"jsonrpc": "2.0", "id": "ask-1", "method": "elicitation/create",
+                  "params": params})
+            answer = read()
+            send({"jsonrpc": "2.0", "id": rid, "result": {"content": [{"type": "text", "text":
+                  json.dumps({"answer": answer.get("result"), "declared": declared})}]}})
+        elif rid is not None:
+            send({"jsonrpc": "2.0", "id": rid, "result": {}})
+
+
+main()
