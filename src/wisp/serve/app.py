@@ -37,6 +37,12 @@ class Dispatch(Protocol):
 def _shape_errors(handler: Route) -> Route:
     """A ShapeError (a wrong type, a missing field) is a 400 naming the field."""
     async def checked(request: Request) -> Response | EventStream:
+        if request.headers.get("anthropic-workspace-id"):
+            # The SDK's `workspace_id`: wisp has no workspaces, and would otherwise answer
+            # from the key's resources as if the workspace had been selected.
+            raise HttpError(400, "invalid_request_error",
+                            "workspace_id (anthropic-workspace-id): workspaces are not "
+                            "supported by this server")
         try:
             return await handler(request)
         except shapes.ShapeError as exc:
@@ -88,11 +94,12 @@ class Api:
             raise HttpError(404, "not_found_error", f"{kind} {request.params[key]} not found")
         return doc
 
-    def _listing(self, kind: str, request: Request) -> Response:
-        query = shapes.resources_query(request.query)
+    def _listing(self, kind: str, request: Request, query: JSON | None = None) -> Response:
+        query = query or shapes.resources_query(request.query)
         page = self.store.list(kind, request.owner, limit=query["limit"], page=query["page"],
                                include_archived=query["include_archived"])
-        return Response(200, shapes.list_page(page.items, page.next_page))
+        items = [doc for doc in page.items if shapes.created_within(doc, query)]
+        return Response(200, shapes.list_page(items, page.next_page))
 
     def _archive(self, kind: str, request: Request, key: str) -> Response:
         doc = shapes.archived(self._found(kind, request, key))
@@ -102,7 +109,9 @@ class Api:
     # Agents ---------------------------------------------------------------------------
 
     async def create_agent(self, request: Request) -> Response:
-        doc = shapes.agent_document(shapes.agent_create(request.json()))
+        fields = shapes.agent_create(request.json())
+        shapes.check_agent_fields(fields)
+        doc = shapes.agent_document(fields)
         self.store.create("agent", request.owner, doc)
         self._keep_version(request.owner, doc)
         return Response(200, doc)
@@ -112,7 +121,7 @@ class Api:
         self.store.create("agent_version", owner, {**doc, "id": f"{doc['id']}@{doc['version']}"})
 
     async def list_agents(self, request: Request) -> Response:
-        return self._listing("agent", request)
+        return self._listing("agent", request, shapes.agents_query(request.query))
 
     async def get_agent(self, request: Request) -> Response:
         doc = self._found("agent", request, "agent_id")
@@ -134,6 +143,7 @@ class Api:
                             f"agent is at version {doc['version']}, not {expected}",
                             headers={"x-should-retry": "false"})
         new = shapes.agent_updated(doc, patch)
+        shapes.check_agent_fields(new)
         self.store.update("agent", request.owner, doc["id"], new)
         if new["version"] != doc["version"]:
             self._keep_version(request.owner, new)
@@ -167,13 +177,15 @@ class Api:
 
     async def create_session(self, request: Request) -> Response:
         fields = shapes.session_create(request.json())
+        shapes.check_session_fields(fields)
         agent = self._agent_of(request.owner, fields["agent"])
         environment = self.store.get("environment", request.owner, fields["environment_id"])
         if environment is None:
             raise HttpError(404, "not_found_error",
                             f"environment {fields['environment_id']} not found")
-        doc = shapes.session_document(fields, shapes.session_agent(
-            agent, fields["agent"].get("overrides")))
+        snapshot = shapes.session_agent(agent, fields["agent"].get("overrides"))
+        shapes.check_agent_fields(snapshot, "agent")
+        doc = shapes.session_document(fields, snapshot)
         self.store.create("session", request.owner, doc)
         initial = fields.get("initial_events") or []
         if initial:
@@ -193,10 +205,7 @@ class Api:
         page = self.store.list("session", request.owner, limit=query["limit"],
                                page=query["page"], order=query["order"],
                                include_archived=query["include_archived"])
-        items = [s for s in page.items
-                 if (not query["statuses"] or s.get("status") in query["statuses"])
-                 and (query["agent_id"] is None
-                      or (s.get("agent") or {}).get("id") == query["agent_id"])]
+        items = [s for s in page.items if _session_matches(s, query)]
         return Response(200, shapes.session_list_page(items, page.next_page))
 
     async def get_session(self, request: Request) -> Response:
@@ -204,9 +213,23 @@ class Api:
 
     async def update_session(self, request: Request) -> Response:
         doc = self._found("session", request, "session_id")
-        new = shapes.session_updated(doc, shapes.session_update(request.json()))
+        patch = shapes.session_update(request.json())
+        new = shapes.session_updated(doc, patch)
+        shapes.check_agent_fields(new["agent"], "agent")
         self.store.update("session", request.owner, doc["id"], new)
+        changes = {key: new[key] for key in patch if new.get(key) != doc.get(key)}
+        if changes:
+            self._log_session_event(request.owner, doc["id"], shapes.session_updated_event(
+                _announced(changes)))
         return Response(200, new)
+
+    def _log_session_event(self, owner: str, session_id: str, event: JSON) -> None:
+        """A service event about the session (not of a turn), with its webhooks."""
+        hub = webhooks.hub(self.store)
+        self.store.append(session_id, [event],
+                          deliveries=hub.deliveries(owner, session_id, [event]))
+        self.fanout.wake(session_id)
+        hub.wake()
 
     async def archive_session(self, request: Request) -> Response:
         return self._archive("session", request, "session_id")
@@ -237,8 +260,23 @@ class Api:
         session = self._found("session", request, "session_id")
         if session.get("status") == "terminated":
             raise HttpError(400, "invalid_request_error", "the session has terminated")
-        stored = self._queue(session["id"], shapes.send_events(request.json()))
+        events = shapes.send_events(request.json())
+        shapes.check_client_events(events)
+        self._check_answers(request.owner, session, events)
+        stored = self._queue(session["id"], events)
         return Response(200, shapes.send_events_response([public(e) for e in stored]))
+
+    def _check_answers(self, owner: str, session: JSON, events: list[JSON]) -> None:
+        """`user.tool_result` answers a toolset call a client ran: only a self-hosted
+        session's are (a cloud session runs them here)."""
+        if not any(e.get("type") == "user.tool_result" for e in events):
+            return
+        environment = self.store.get("environment", owner, str(session["environment_id"]))
+        if ((environment or {}).get("config") or {}).get("type") != "self_hosted":
+            index = next(i for i, e in enumerate(events) if e.get("type") == "user.tool_result")
+            raise HttpError(400, "invalid_request_error",
+                            f"events[{index}]: user.tool_result is only accepted by a session "
+                            "in a self_hosted environment (a cloud session runs its tools)")
 
     def _queue(self, session_id: str, events: list[JSON]) -> list[JSON]:
         """Client events into the log (queued, processed_at null), then the worker is
@@ -311,6 +349,24 @@ def _preview_filter(kinds: list[str], queue: asyncio.Queue[JSON], wake: asyncio.
         queue.put_nowait(event)
         wake.set()
     return offer
+
+
+def _session_matches(session: JSON, query: JSON) -> bool:
+    agent = session.get("agent") or {}
+    stores = {str(r.get("memory_store_id")) for r in session.get("resources") or []
+              if r.get("type") == "memory_store"}
+    return ((not query["statuses"] or session.get("status") in query["statuses"])
+            and query["agent_id"] in (None, agent.get("id"))
+            and query["agent_version"] in (None, agent.get("version"))
+            and query["deployment_id"] in (None, session.get("deployment_id"))
+            and (query["memory_store_id"] is None or query["memory_store_id"] in stores)
+            and shapes.created_within(session, query))
+
+
+def _announced(changes: JSON) -> JSON:
+    """What `session.updated` carries: metadata only when non-empty (the event's
+    documented form; cleared metadata is absent)."""
+    return {k: v for k, v in changes.items() if not (k == "metadata" and not v)}
 
 
 def _last_event_id(request: Request) -> int:

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from wisp.serve import shapes
+from wisp.serve import budget, shapes
 from wisp.serve.projection import SessionProjection
 from wisp.serve.recovery import result_of
 from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
@@ -67,6 +67,7 @@ class SessionDriver:
         self.waiting: dict[str, asyncio.Future[JSON]] = {}  # event id → answer
         self.answers: dict[str, JSON] = {}  # answers that came before anyone waited
         self._report_due = False
+        self.stop_reason = "end_turn"  # how the turn in progress will end
         self.status = str(session.get("status") or "idle")
         self.seen: set[str] = set()  # client events already taken in hand
         self.changed = asyncio.Event()  # set at each status change (see `settle`)
@@ -96,19 +97,16 @@ class SessionDriver:
         return runtime
 
     def _tools(self) -> dict[str, Tool]:
+        from wisp.serve.toolset import DESCRIPTIONS, SCHEMAS
         from wisp.tools.registry import builtin_tools
 
-        names = list(self.plan.toolset)
-        tools: dict[str, Tool] = {}
-        if self.plan.self_hosted:
-            from wisp.serve.toolset import DESCRIPTIONS, SCHEMAS
-
-            for name in names:
+        here = [n for n in self.plan.toolset if self.plan.route(n)[0] == "cloud"]
+        tools: dict[str, Tool] = dict(cloud_tools(builtin_tools(), here, self.plan.web_fetch))
+        for name in self.plan.toolset:
+            if name not in here:
                 tools[name] = ClientTool({"name": name, "description": DESCRIPTIONS[name],
                                           "input_schema": SCHEMAS[name]}, "toolset",
                                          self.client_call)
-        else:
-            tools.update(cloud_tools(builtin_tools(), names))
         for custom in self.plan.custom:
             tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
         return {name: self._gated(name, tool) for name, tool in tools.items()}
@@ -174,6 +172,11 @@ class SessionDriver:
     async def _run(self, prompt: JSON | list[JSON] | str) -> None:
         if self.runtime is None:
             self.runtime = self._open()
+        if not self._within_budget(self.runtime):
+            if isinstance(prompt, dict):
+                self.log.consumed([prompt])  # taken up, and answered by budget_reached
+            self._end_turn()
+            return
         content = prompt
         if isinstance(prompt, dict):
             content = prompt.get("content") or []
@@ -186,6 +189,9 @@ class SessionDriver:
         except Exception as exc:  # the session reports it; the service goes on
             self.log.emit(shapes.session_error("unknown_error", str(exc)))
         else:
+            if _budget_hit(outcome):
+                self.stop_reason = "budget_reached"
+                budget.settle_unrun_calls(self.runtime)
             error = _error_of(outcome)
             if self.log.fenced:  # the loop failed on a fenced write: it said nothing
                 raise LeaseLost(self.session_id, self.log.holder or "")
@@ -194,6 +200,24 @@ class SessionDriver:
         if self.projection is not None:
             self.projection.request_failed()  # a span left open by an error or interrupt
         self._end_turn()
+
+    def _within_budget(self, runtime: Runtime) -> bool:
+        """Gives the turn what the session's budget leaves (the engine stops before a
+        model request past it); False, with `budget_reached` due, when nothing is left."""
+        doc = self._document()
+        left = None if doc is None else budget.remaining(doc)
+        if left is None:
+            runtime.ctx.config.max_budget_usd = None
+            return True
+        if left <= 0:
+            self.stop_reason = "budget_reached"
+            return False
+        runtime.ctx.config.max_budget_usd = runtime.ctx.session.usage.cost_usd + left
+        return True
+
+    def _document(self) -> JSON | None:
+        owner = self.store.owner_of("session", self.session_id)
+        return self.store.get("session", owner, self.session_id) if owner else None
 
     def _fenced(self) -> None:
         """Another worker took the session (this one was thought dead): stop, writing
@@ -211,7 +235,8 @@ class SessionDriver:
         if self.queue:
             self.turn = asyncio.ensure_future(self.run(self.queue.pop(0)))
             return
-        self.set_status("idle", {"type": "end_turn"})
+        reason, self.stop_reason = self.stop_reason, "end_turn"
+        self.set_status("idle", {"type": reason})
 
     def _account_usage(self) -> None:
         """The turn's model usage added to the session's totals: the document's `usage`
@@ -225,6 +250,7 @@ class SessionDriver:
             return
         for usage in usages:
             doc = shapes.session_usage_added(doc, usage)
+        doc = budget.with_cost(doc, _model_id(self.agent) or "", usages)
         self.store.update("session", owner, self.session_id, doc)
         self.log.emit(shapes.session_usage(doc["usage"], doc.get("budget")))
 
@@ -330,6 +356,13 @@ def _error_of(outcome: Outcome) -> tuple[str, str] | None:
     if isinstance(outcome, Failed):
         return "unknown_error", outcome.message
     return None
+
+
+def _budget_hit(outcome: Outcome) -> bool:
+    from wisp.engine.decide import BudgetExhausted
+    from wisp.engine.outcome import LimitHit
+
+    return isinstance(outcome, LimitHit) and isinstance(outcome.limit, BudgetExhausted)
 
 
 def _model_id(agent: JSON) -> str | None:

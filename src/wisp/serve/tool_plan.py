@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wisp.serve.toolset import BUILTIN_NAMES, TOOLSET_NAMES, TOOLSET_TYPE
+from wisp.serve.toolset import BUILTIN_NAMES, SERVER_RUN, TOOLSET_NAMES, TOOLSET_TYPE
 
 JSON = dict[str, Any]
 
@@ -18,15 +18,19 @@ class ToolPlan:
         self.self_hosted = config.get("type") == "self_hosted"
         self.toolset: dict[str, str] = {}  # name → "allow" | "ask"
         self.custom: list[JSON] = []
+        self.web_fetch: JSON = {}  # web_fetch's options (domains, max_content_tokens)
         for tool in agent.get("tools") or []:
             if tool.get("type") == TOOLSET_TYPE:
                 self.toolset.update(_toolset_policies(tool))
+                self.web_fetch = next((c for c in tool.get("configs") or []
+                                       if c.get("name") == "web_fetch"), {})
             elif tool.get("type") == "custom":
                 self.custom.append(tool)
 
     def route(self, name: str) -> tuple[str, str]:
         if name in self.toolset:
-            return ("client" if self.self_hosted else "cloud"), self.toolset[name]
+            here = not self.self_hosted or name in SERVER_RUN
+            return ("cloud" if here else "client"), self.toolset[name]
         return "custom", "allow"
 
     def allow_rules(self) -> tuple[str, ...]:
@@ -34,9 +38,8 @@ class ToolPlan:
         (`always_ask` ones after the client's confirmation). Rules name wisp's tools
         (`Bash`, `Read`…), which the toolset's calls are judged as; the working-folder
         boundary, protected paths and the server's deny rules still hold."""
-        if self.self_hosted:
-            return ()
-        return tuple(BUILTIN_NAMES[name] for name in self.toolset)
+        return tuple(BUILTIN_NAMES[name] for name in self.toolset
+                     if not self.self_hosted or name in SERVER_RUN)
 
 
 def _toolset_policies(tool: JSON) -> dict[str, str]:

@@ -25,6 +25,7 @@ One module per concern, each importing only those below it:
   sessions       the session requests, its agent snapshot and documents
   server_events  agent_message, status_idle, model_request_*, previews, ...
   queries        list envelopes and query strings
+  support        what this server refuses rather than store and ignore
   wire           error bodies and SSE frames
 Callers use this package (`shapes.X`), not the modules: where a name lives may change.
 """
@@ -74,6 +75,8 @@ from wisp.serve.shapes.environments import (
 from wisp.serve.shapes.queries import (
     EVENT_TYPES,
     Query,
+    agents_query,
+    created_within,
     events_query,
     list_page,
     resources_query,
@@ -116,6 +119,11 @@ from wisp.serve.shapes.sessions import (
     session_updated,
     session_usage_added,
 )
+from wisp.serve.shapes.support import (
+    check_agent_fields,
+    check_client_events,
+    check_session_fields,
+)
 from wisp.serve.shapes.wire import SSE_PING, error_body, sse_error, sse_frame
 
 __all__ = [
@@ -147,9 +155,14 @@ __all__ = [
     "agent_tool_use",
     "agent_update",
     "agent_updated",
+    "agents_query",
     "archived",
+    "check_agent_fields",
+    "check_client_events",
+    "check_session_fields",
     "client_event",
     "client_event_record",
+    "created_within",
     "custom_tool_names",
     "deleted_environment",
     "deleted_session",
