@@ -13,10 +13,11 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from wisp.serve import shapes, webhooks
+from wisp.serve import shapes, webhooks, work_routes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
 from wisp.serve.store.base import Store
+from wisp.serve.work import WorkQueue
 
 JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
@@ -57,6 +58,7 @@ class Api:
         self.store = store
         self.fanout = fanout
         self.worker = worker
+        self.work = WorkQueue(store)
         self.router = Router()
         self._routes()
 
@@ -66,11 +68,13 @@ class Api:
             ("POST", "/v1/agents", self.create_agent),
             ("GET", "/v1/agents", self.list_agents),
             ("GET", "/v1/agents/{agent_id}", self.get_agent),
+            ("GET", "/v1/agents/{agent_id}/versions", self.list_agent_versions),
             ("POST", "/v1/agents/{agent_id}", self.update_agent),
             ("POST", "/v1/agents/{agent_id}/archive", self.archive_agent),
             ("POST", "/v1/environments", self.create_environment),
             ("GET", "/v1/environments", self.list_environments),
             ("GET", "/v1/environments/{environment_id}", self.get_environment),
+            ("POST", "/v1/environments/{environment_id}", self.update_environment),
             ("POST", "/v1/environments/{environment_id}/archive", self.archive_environment),
             ("DELETE", "/v1/environments/{environment_id}", self.delete_environment),
             ("POST", "/v1/sessions", self.create_session),
@@ -85,6 +89,7 @@ class Api:
         ):
             add(method, path, _shape_errors(handler))
         webhooks.add_routes(self.router, self.store, _shape_errors)
+        work_routes.add_routes(self.router, self.store, self.work, _shape_errors)
 
     # Common ---------------------------------------------------------------------------
 
@@ -134,6 +139,22 @@ class Api:
             return Response(200, {**old, "id": doc["id"]})
         return Response(200, doc)
 
+    async def list_agent_versions(self, request: Request) -> Response:
+        """Every version, newest first; the cursor is the version a page stopped above."""
+        doc = self._found("agent", request, "agent_id")
+        query = shapes.resources_query(request.query, allowed=("limit", "page"))
+        top = int(doc["version"])
+        if query["page"] is not None:
+            if not query["page"].startswith("v") or not query["page"][1:].isdigit():
+                raise HttpError(400, "invalid_request_error", "page: invalid page cursor")
+            top = min(top, int(query["page"][1:]) - 1)
+        numbers = list(range(top, max(top - query["limit"], 0), -1))
+        versions = [self.store.get("agent_version", request.owner, f"{doc['id']}@{n}")
+                    for n in numbers]
+        items = [{**v, "id": doc["id"]} for v in versions if v is not None]
+        more = bool(numbers) and numbers[-1] > 1
+        return Response(200, shapes.list_page(items, f"v{numbers[-1]}" if more else None))
+
     async def update_agent(self, request: Request) -> Response:
         doc = self._found("agent", request, "agent_id")
         patch = shapes.agent_update(request.json())
@@ -165,6 +186,17 @@ class Api:
     async def get_environment(self, request: Request) -> Response:
         return Response(200, self._found("environment", request, "environment_id"))
 
+    async def update_environment(self, request: Request) -> Response:
+        doc = self._found("environment", request, "environment_id")
+        patch = shapes.environment_update(request.json())
+        if "config" in patch and patch["config"]["type"] != doc["config"]["type"]:
+            # Its sessions' tools run where the type says: switching would strand them.
+            raise HttpError(400, "invalid_request_error", "config.type: an environment's "
+                            f"type cannot change (it is {doc['config']['type']})")
+        new = shapes.environment_updated(doc, patch)
+        self.store.update("environment", request.owner, doc["id"], new)
+        return Response(200, new)
+
     async def archive_environment(self, request: Request) -> Response:
         return self._archive("environment", request, "environment_id")
 
@@ -190,7 +222,13 @@ class Api:
         initial = fields.get("initial_events") or []
         if initial:
             self._queue(doc["id"], initial)
+        self._offer_work(request.owner, doc, environment)
         return Response(200, doc)
+
+    def _offer_work(self, owner: str, session: JSON, environment: JSON | None) -> None:
+        """A self-hosted session needs a worker of its environment (the work queue)."""
+        if ((environment or {}).get("config") or {}).get("type") == "self_hosted":
+            self.work.offer(owner, str(session["environment_id"]), str(session["id"]))
 
     def _agent_of(self, owner: str, ref: JSON) -> JSON:
         agent = self.store.get("agent", owner, ref["id"])
@@ -232,7 +270,14 @@ class Api:
         hub.wake()
 
     async def archive_session(self, request: Request) -> Response:
-        return self._archive("session", request, "session_id")
+        answer = self._archive("session", request, "session_id")
+        self._stop_work(request.owner, answer.body)
+        return answer
+
+    def _stop_work(self, owner: str, session: Any) -> None:
+        """A session archived or deleted: its environment's worker lets it go."""
+        if isinstance(session, dict):
+            self.work.request_stop(owner, str(session["environment_id"]), str(session["id"]))
 
     async def delete_session(self, request: Request) -> Response:
         doc = self._found("session", request, "session_id")
@@ -244,6 +289,7 @@ class Api:
         hub.wake()
         if self.worker is not None:
             self.worker.forget(doc["id"])
+        self._stop_work(request.owner, doc)
         self.store.delete("session", request.owner, doc["id"])
         return Response(200, shapes.deleted_session(doc["id"]))
 
@@ -262,21 +308,12 @@ class Api:
             raise HttpError(400, "invalid_request_error", "the session has terminated")
         events = shapes.send_events(request.json())
         shapes.check_client_events(events)
-        self._check_answers(request.owner, session, events)
+        environment = self.store.get("environment", request.owner,
+                                     str(session["environment_id"]))
+        _check_answers(environment, events)
         stored = self._queue(session["id"], events)
+        self._offer_work(request.owner, session, environment)
         return Response(200, shapes.send_events_response([public(e) for e in stored]))
-
-    def _check_answers(self, owner: str, session: JSON, events: list[JSON]) -> None:
-        """`user.tool_result` answers a toolset call a client ran: only a self-hosted
-        session's are (a cloud session runs them here)."""
-        if not any(e.get("type") == "user.tool_result" for e in events):
-            return
-        environment = self.store.get("environment", owner, str(session["environment_id"]))
-        if ((environment or {}).get("config") or {}).get("type") != "self_hosted":
-            index = next(i for i, e in enumerate(events) if e.get("type") == "user.tool_result")
-            raise HttpError(400, "invalid_request_error",
-                            f"events[{index}]: user.tool_result is only accepted by a session "
-                            "in a self_hosted environment (a cloud session runs its tools)")
 
     def _queue(self, session_id: str, events: list[JSON]) -> list[JSON]:
         """Client events into the log (queued, processed_at null), then the worker is
@@ -349,6 +386,18 @@ def _preview_filter(kinds: list[str], queue: asyncio.Queue[JSON], wake: asyncio.
         queue.put_nowait(event)
         wake.set()
     return offer
+
+
+def _check_answers(environment: JSON | None, events: list[JSON]) -> None:
+    """`user.tool_result` answers a toolset call a client ran: only a self-hosted
+    session's are (a cloud session runs them here)."""
+    if ((environment or {}).get("config") or {}).get("type") == "self_hosted":
+        return
+    for index, event in enumerate(events):
+        if event.get("type") == "user.tool_result":
+            raise HttpError(400, "invalid_request_error",
+                            f"events[{index}]: user.tool_result is only accepted by a session "
+                            "in a self_hosted environment (a cloud session runs its tools)")
 
 
 def _session_matches(session: JSON, query: JSON) -> bool:

@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve import harness, test_sdk_basic, test_sdk_settings, test_sdk_tools
+from tests.serve import (
+    harness,
+    test_sdk_basic,
+    test_sdk_environments,
+    test_sdk_settings,
+    test_sdk_tools,
+)
 from wisp.testing import ScriptedServer
 
 pytest.importorskip("dbos", reason="DBOS Transact is not installed (pip install dbos)")
@@ -34,6 +40,11 @@ CASES: list[Case] = [
     test_sdk_settings.test_a_budget_stops_the_session_and_its_cost_is_reported,
     test_sdk_settings.test_session_updated_is_logged_with_the_changed_fields,
     test_sdk_settings.test_web_fetch_is_offered_and_honours_the_agents_domains,
+    test_sdk_environments.test_agent_versions_are_listed_newest_first_and_page,
+    test_sdk_environments.test_an_environment_is_updated,
+    test_sdk_environments.test_the_work_queue_leases_heartbeats_and_stops,
+    test_sdk_environments.test_the_sdks_environment_worker_serves_a_session_and_honours_a_stop,
+    test_sdk_environments.test_a_killed_environment_worker_is_replaced_and_the_session_completes,
 ]
 
 
@@ -41,6 +52,6 @@ CASES: list[Case] = [
 def test_on_an_api_and_a_worker_process(case: Case, tmp_path: Path, server: ScriptedServer,
                                         dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
     split = functools.partial(harness.split_serving, dsn=dsn)
-    for module in (test_sdk_basic, test_sdk_tools, test_sdk_settings):
+    for module in (test_sdk_basic, test_sdk_tools, test_sdk_settings, test_sdk_environments):
         monkeypatch.setattr(module, "serving", split)
     case(tmp_path, server)
