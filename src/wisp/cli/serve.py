@@ -147,8 +147,8 @@ async def _serve(args: argparse.Namespace, env: dict[str, str], path: Path | str
     fanout = Fanout()
     data_dir = Path(args.data_dir).expanduser() if args.data_dir else _data_dir(path, env)
     worker = Worker(store, fanout, env=env, data_dir=data_dir, poll_s=args.poll)
-    server = Server(Api(store, fanout, worker).router, args.host, args.port,
-                    ApiKeys.from_env(env))
+    server = Server(Api(store, fanout, worker, files_dir=data_dir / "files").router,
+                    args.host, args.port, ApiKeys.from_env(env))
     await server.start()
     worker.start()
     # Every process sends the shared outbox (claims keep two from sending one delivery).

@@ -11,9 +11,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, Protocol
 
-from wisp.serve import shapes, webhooks, work_routes
+from wisp.serve import files, shapes, webhooks, work_routes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
 from wisp.serve.store.base import Store
@@ -54,11 +55,14 @@ def _shape_errors(handler: Route) -> Route:
 
 
 class Api:
-    def __init__(self, store: Store, fanout: Fanout, worker: Dispatch | None) -> None:
+    def __init__(self, store: Store, fanout: Fanout, worker: Dispatch | None, *,
+                 files_dir: Path | None = None) -> None:
         self.store = store
         self.fanout = fanout
         self.worker = worker
         self.work = WorkQueue(store)
+        # Uploaded files' bytes; None: a service without a data folder (the HTTP tests).
+        self.files = None if files_dir is None else files.Files(store, files_dir)
         self.router = Router()
         self._routes()
 
@@ -90,6 +94,8 @@ class Api:
             add(method, path, _shape_errors(handler))
         webhooks.add_routes(self.router, self.store, _shape_errors)
         work_routes.add_routes(self.router, self.store, self.work, _shape_errors)
+        if self.files is not None:
+            files.add_routes(self.router, self.files, _shape_errors)
 
     # Common ---------------------------------------------------------------------------
 

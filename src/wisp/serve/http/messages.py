@@ -51,6 +51,7 @@ class Request:
     __slots__ = (
         "_json",
         "body",
+        "body_stream",
         "client",
         "headers",
         "keep_alive",
@@ -81,6 +82,9 @@ class Request:
         self.query = query
         self.headers = headers
         self.body = body
+        # A route added with `stream_body=True` reads its body here (`BodyStream`) instead
+        # of from `body`, which stays empty.
+        self.body_stream: Any = None
         self.segments = segments  # the path's percent-decoded segments, for routing
         self.params: dict[str, str] = {}
         self.client = client
@@ -124,9 +128,10 @@ class Response:
     def __init__(
         self,
         status: int = 200,
-        body: JSON | bytes | None = None,
+        body: JSON | bytes | Any | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
+        # body: dict/list (JSON), bytes, None, or a `FileBody` sent from its file.
         self.status = status
         self.body = body
         self.headers = _checked_headers(headers)

@@ -133,6 +133,19 @@ def sessions_query(query: Query) -> JSON:
     return out
 
 
+def files_query(query: Query) -> JSON:
+    """The files list's query: `limit` (default 20, at most 1000), `page`, `scope_id`, or
+    `ids[]` (at most 100; then neither `limit` nor `page`)."""
+    _known(query, ("limit", "page", "scope_id", "ids"))
+    ids = list(dict.fromkeys(_many(query, "ids"))) or None
+    if ids is not None and (_one(query, "limit") or _one(query, "page")):
+        raise ShapeError("ids", "cannot be combined with limit or page")
+    if ids is not None and len(ids) > 100:
+        raise ShapeError("ids", "at most 100 ids")
+    return {"limit": _limit(query, 20, 1000), "page": _one(query, "page"),
+            "scope_id": _one(query, "scope_id"), "ids": ids}
+
+
 def events_query(query: Query) -> JSON:
     """The events list's query: `limit` (default and ceiling 1000: the SDK's tool runner
     asks for 1000), `page`, `order` (default asc), `types[]`, `created_at[...]`."""
