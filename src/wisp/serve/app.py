@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from wisp.serve import files, shapes, webhooks, work_routes
+from wisp.serve import files, resources, shapes, webhooks, work_routes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
 from wisp.serve.store.base import Store
@@ -96,6 +96,7 @@ class Api:
         work_routes.add_routes(self.router, self.store, self.work, _shape_errors)
         if self.files is not None:
             files.add_routes(self.router, self.files, _shape_errors)
+        resources.add_routes(self.router, self.store, _shape_errors)
 
     # Common ---------------------------------------------------------------------------
 
@@ -221,6 +222,7 @@ class Api:
         if environment is None:
             raise HttpError(404, "not_found_error",
                             f"environment {fields['environment_id']} not found")
+        resources.check_files(self.store, request.owner, fields["resources"], "resources")
         snapshot = shapes.session_agent(agent, fields["agent"].get("overrides"))
         shapes.check_agent_fields(snapshot, "agent")
         doc = shapes.session_document(fields, snapshot)

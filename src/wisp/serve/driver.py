@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, cast
 from wisp.serve import budget, shapes
 from wisp.serve.projection import SessionProjection
 from wisp.serve.recovery import result_of
+from wisp.serve.resources import mount
 from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
 from wisp.serve.store.base import LeaseLost
 from wisp.serve.tool_plan import ToolPlan
@@ -172,6 +173,7 @@ class SessionDriver:
     async def _run(self, prompt: JSON | list[JSON] | str) -> None:
         if self.runtime is None:
             self.runtime = self._open()
+        self._mount()
         if not self._within_budget(self.runtime):
             if isinstance(prompt, dict):
                 self.log.consumed([prompt])  # taken up, and answered by budget_reached
@@ -214,6 +216,13 @@ class SessionDriver:
             return False
         runtime.ctx.config.max_budget_usd = runtime.ctx.session.usage.cost_usd + left
         return True
+
+    def _mount(self) -> None:
+        """The session's file resources into its workspace, as they are now."""
+        owner = self.store.owner_of("session", self.session_id)
+        doc = self._document()
+        if owner is not None and doc is not None:
+            mount(self.store, owner, doc, self.workspace)
 
     def _document(self) -> JSON | None:
         owner = self.store.owner_of("session", self.session_id)

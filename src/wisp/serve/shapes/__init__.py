@@ -22,6 +22,7 @@ One module per concern, each importing only those below it:
   environments   the environment requests and documents
   content        content blocks
   client_events  send_events, client_event_record, processed
+  resources      session resources (files mounted in the workspace)
   sessions       the session requests, its agent snapshot and documents
   server_events  agent_message, status_idle, model_request_*, previews, ...
   queries        list envelopes and query strings
@@ -84,6 +85,11 @@ from wisp.serve.shapes.queries import (
     session_list_page,
     sessions_query,
     stream_query,
+)
+from wisp.serve.shapes.resources import (
+    resource_document,
+    resource_param,
+    resource_params,
 )
 from wisp.serve.shapes.server_events import (
     SESSION_ERROR_TYPES,
@@ -182,6 +188,9 @@ __all__ = [
     "model_request_start",
     "new_id",
     "processed",
+    "resource_document",
+    "resource_param",
+    "resource_params",
     "resources_query",
     "send_events",
     "send_events_response",
