@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -45,6 +46,9 @@ def _shape_errors(handler: Route) -> Route:
             raise HttpError(400, "invalid_request_error",
                             "workspace_id (anthropic-workspace-id): workspaces are not "
                             "supported by this server")
+        if request.body and not _is_json(request.headers.get("content-type", "")):
+            raise HttpError(400, "invalid_request_error",
+                            "content-type: expected application/json")
         try:
             return await handler(request)
         except shapes.ShapeError as exc:
@@ -221,7 +225,15 @@ class Api:
         environment = self.store.get("environment", request.owner, fields["environment_id"])
         if environment is None:
             raise HttpError(404, "not_found_error",
-                            f"environment {fields['environment_id']} not found")
+                            f"environment {fields['environment_id']} not found",
+                            details={"error_code": "environment_not_found"})
+        if environment.get("archived_at"):
+            raise HttpError(400, "invalid_request_error",
+                            f"environment {environment['id']} is archived",
+                            details={"error_code": "environment_archived"})
+        latest = self.store.get("agent", request.owner, agent["id"]) or agent
+        if latest.get("archived_at"):  # an archived agent's versions are archived too
+            raise HttpError(400, "invalid_request_error", f"agent {agent['id']} is archived")
         resources.check_files(self.store, request.owner, fields["resources"], "resources")
         snapshot = shapes.session_agent(agent, fields["agent"].get("overrides"))
         shapes.check_agent_fields(snapshot, "agent")
@@ -232,6 +244,15 @@ class Api:
             self._queue(doc["id"], initial)
         self._offer_work(request.owner, doc, environment)
         return Response(200, doc)
+
+    def _environment_of(self, owner: str, session: JSON) -> JSON | None:
+        """The session's environment, for what its type decides. A document that cannot
+        be read must not stop a client's events from being logged: the turn that needs
+        it fails on it and reports that."""
+        try:
+            return self.store.get("environment", owner, str(session["environment_id"]))
+        except json.JSONDecodeError:
+            return None
 
     def _offer_work(self, owner: str, session: JSON, environment: JSON | None) -> None:
         """A self-hosted session needs a worker of its environment (the work queue)."""
@@ -314,10 +335,11 @@ class Api:
         session = self._found("session", request, "session_id")
         if session.get("status") == "terminated":
             raise HttpError(400, "invalid_request_error", "the session has terminated")
+        if session.get("archived_at"):
+            raise HttpError(400, "invalid_request_error", "the session is archived")
         events = shapes.send_events(request.json())
         shapes.check_client_events(events)
-        environment = self.store.get("environment", request.owner,
-                                     str(session["environment_id"]))
+        environment = self._environment_of(request.owner, session)
         _check_answers(environment, events)
         stored = self._queue(session["id"], events)
         self._offer_work(request.owner, session, environment)
@@ -394,6 +416,11 @@ def _preview_filter(kinds: list[str], queue: asyncio.Queue[JSON], wake: asyncio.
         queue.put_nowait(event)
         wake.set()
     return offer
+
+
+def _is_json(content_type: str) -> bool:
+    kind = content_type.split(";", 1)[0].strip().lower()
+    return kind == "application/json" or kind.endswith("+json")
 
 
 def _check_answers(environment: JSON | None, events: list[JSON]) -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from wisp.serve import budget, shapes
-from wisp.serve.projection import SessionProjection
+from wisp.serve.projection import SessionProjection, error_kind
 from wisp.serve.recovery import result_of
 from wisp.serve.resources import mount
 from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
@@ -194,14 +194,28 @@ class SessionDriver:
             if _budget_hit(outcome):
                 self.stop_reason = "budget_reached"
                 budget.settle_unrun_calls(self.runtime)
-            error = _error_of(outcome)
             if self.log.fenced:  # the loop failed on a fenced write: it said nothing
                 raise LeaseLost(self.session_id, self.log.holder or "")
-            if error is not None:
-                self.log.emit(shapes.session_error(*error))
+            self._report_failure(outcome)
         if self.projection is not None:
             self.projection.request_failed()  # a span left open by an error or interrupt
         self._end_turn()
+
+    def _report_failure(self, outcome: Outcome) -> None:
+        """A failed turn's `session.error`; a model request that failed for good (its
+        retries spent) also ends the turn with `retries_exhausted`."""
+        from wisp.engine.outcome import ApiFailed
+
+        error = _error_of(outcome)
+        if error is None:
+            return
+        if isinstance(outcome, ApiFailed):
+            assert self.projection is not None
+            self.projection.failed_request()
+            self.stop_reason = "retries_exhausted"
+            self.log.emit(shapes.session_error(*error, retry_status="exhausted"))
+        else:
+            self.log.emit(shapes.session_error(*error))
 
     def _within_budget(self, runtime: Runtime) -> bool:
         """Gives the turn what the session's budget leaves (the engine stops before a
@@ -358,10 +372,7 @@ def _error_of(outcome: Outcome) -> tuple[str, str] | None:
     from wisp.engine.outcome import ApiFailed, Failed, api_error_text
 
     if isinstance(outcome, ApiFailed):
-        kind = ("model_overloaded_error" if outcome.error.status == 529
-                else "model_rate_limited_error" if outcome.error.status == 429
-                else "model_request_failed_error")
-        return kind, api_error_text(outcome.error)
+        return error_kind(outcome.error.status), api_error_text(outcome.error)
     if isinstance(outcome, Failed):
         return "unknown_error", outcome.message
     return None

@@ -31,7 +31,11 @@ class ToolPlan:
         if name in self.toolset:
             here = not self.self_hosted or name in SERVER_RUN
             return ("cloud" if here else "client"), self.toolset[name]
-        return "custom", "allow"
+        if any(tool.get("name") == name for tool in self.custom):
+            return "custom", "allow"
+        # A name the agent has no tool for: the engine answers the model with an error
+        # here; no client could run it (an `agent.custom_tool_use` would wait forever).
+        return "cloud", "allow"
 
     def allow_rules(self) -> tuple[str, ...]:
         """Cloud toolset tools the agent config enables run without a question here

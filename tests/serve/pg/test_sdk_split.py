@@ -14,6 +14,7 @@ from tests.serve import (
     harness,
     test_sdk_basic,
     test_sdk_environments,
+    test_sdk_errors,
     test_sdk_files,
     test_sdk_resources,
     test_sdk_settings,
@@ -48,6 +49,9 @@ CASES: list[Case] = [
     test_sdk_environments.test_the_sdks_environment_worker_serves_a_session_and_honours_a_stop,
     test_sdk_environments.test_a_killed_environment_worker_is_replaced_and_the_session_completes,
     test_sdk_files.test_files_are_uploaded_listed_downloaded_and_deleted,
+    test_sdk_errors.test_failed_model_requests_are_retried_visibly_then_exhausted,
+    test_sdk_errors.test_an_unknown_tool_is_answered_to_the_model_as_an_error,
+    test_sdk_errors.test_the_apis_validation_rules,
     test_sdk_resources.test_a_file_resource_is_read_at_its_mount_path_by_its_session_only,
 ]
 
@@ -57,6 +61,6 @@ def test_on_an_api_and_a_worker_process(case: Case, tmp_path: Path, server: Scri
                                         dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
     split = functools.partial(harness.split_serving, dsn=dsn)
     for module in (test_sdk_basic, test_sdk_tools, test_sdk_settings, test_sdk_environments,
-                   test_sdk_files, test_sdk_resources):
+                   test_sdk_files, test_sdk_resources, test_sdk_errors):
         monkeypatch.setattr(module, "serving", split)
     case(tmp_path, server)
