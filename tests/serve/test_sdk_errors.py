@@ -77,7 +77,7 @@ def test_the_apis_validation_rules(tmp_path: Path, server: ScriptedServer) -> No
             client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
         other = client.beta.environments.create(name="other")
         client.beta.agents.archive(agent.id)
-        with pytest.raises(anthropic.BadRequestError, match="agent .* is archived"):
+        with pytest.raises(anthropic.BadRequestError, match=r"agent .* is archived"):
             client.beta.sessions.create(agent={"type": "agent", "id": agent.id, "version": 1},
                                         environment_id=other.id)
         for _ in range(3):
