@@ -235,8 +235,13 @@ class SessionDriver:
         """The session's file resources into its workspace, as they are now."""
         owner = self.store.owner_of("session", self.session_id)
         doc = self._document()
-        if owner is not None and doc is not None:
+        if owner is None or doc is None:
+            return
+        try:
             mount(self.store, owner, doc, self.workspace)
+        except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink
+            self.log.emit(shapes.session_error(
+                "unknown_error", f"the session's files could not be mounted: {exc}"))
 
     def _document(self) -> JSON | None:
         owner = self.store.owner_of("session", self.session_id)
