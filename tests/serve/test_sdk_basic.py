@@ -46,8 +46,9 @@ def test_a_turn_ends_with_the_agents_message(tmp_path: Path, server: ScriptedSer
         assert usage["usage"]["output_tokens"] == retrieved.usage.output_tokens
     sent_to_model = server.requests[0].body
     assert sent_to_model["messages"][-1]["content"] == [{"type": "text", "text": "hi"}]
+    # The whole toolset but web_search, which has no backend here (docs/serve.md).
     assert {t["name"] for t in sent_to_model["tools"]} == {
-        "bash", "read", "write", "edit", "glob", "grep"}
+        "bash", "read", "write", "edit", "glob", "grep", "web_fetch"}
 
 
 def test_keys_authenticate_and_resources_belong_to_their_key(

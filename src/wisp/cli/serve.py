@@ -184,10 +184,10 @@ async def _serve(args: argparse.Namespace, env: dict[str, str], path: Path | str
 
     store = open_store(path)
     fanout = Fanout()
-    worker = Worker(store, fanout, env=env, housing=_housing(args, env, path),
-                    poll_s=args.poll)
-    server = Server(Api(store, fanout, worker).router, args.host, args.port,
-                    ApiKeys.from_env(env))
+    housing = _housing(args, env, path)
+    worker = Worker(store, fanout, env=env, housing=housing, poll_s=args.poll)
+    server = Server(Api(store, fanout, worker, files_dir=housing.data_dir / "files").router,
+                    args.host, args.port, ApiKeys.from_env(env))
     await server.start()
     worker.start()
     # Every process sends the shared outbox (claims keep two from sending one delivery).

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any, Protocol
 
-from wisp.serve import shapes, webhooks
+from wisp.serve import files, resources, shapes, webhooks, work_routes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
 from wisp.serve.store.base import Store
+from wisp.serve.work import WorkQueue
 
 JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
@@ -37,6 +40,15 @@ class Dispatch(Protocol):
 def _shape_errors(handler: Route) -> Route:
     """A ShapeError (a wrong type, a missing field) is a 400 naming the field."""
     async def checked(request: Request) -> Response | EventStream:
+        if request.headers.get("anthropic-workspace-id"):
+            # The SDK's `workspace_id`: wisp has no workspaces, and would otherwise answer
+            # from the key's resources as if the workspace had been selected.
+            raise HttpError(400, "invalid_request_error",
+                            "workspace_id (anthropic-workspace-id): workspaces are not "
+                            "supported by this server")
+        if request.body and not _is_json(request.headers.get("content-type", "")):
+            raise HttpError(400, "invalid_request_error",
+                            "content-type: expected application/json")
         try:
             return await handler(request)
         except shapes.ShapeError as exc:
@@ -47,10 +59,14 @@ def _shape_errors(handler: Route) -> Route:
 
 
 class Api:
-    def __init__(self, store: Store, fanout: Fanout, worker: Dispatch | None) -> None:
+    def __init__(self, store: Store, fanout: Fanout, worker: Dispatch | None, *,
+                 files_dir: Path | None = None) -> None:
         self.store = store
         self.fanout = fanout
         self.worker = worker
+        self.work = WorkQueue(store)
+        # Uploaded files' bytes; None: a service without a data folder (the HTTP tests).
+        self.files = None if files_dir is None else files.Files(store, files_dir)
         self.router = Router()
         self._routes()
 
@@ -60,11 +76,13 @@ class Api:
             ("POST", "/v1/agents", self.create_agent),
             ("GET", "/v1/agents", self.list_agents),
             ("GET", "/v1/agents/{agent_id}", self.get_agent),
+            ("GET", "/v1/agents/{agent_id}/versions", self.list_agent_versions),
             ("POST", "/v1/agents/{agent_id}", self.update_agent),
             ("POST", "/v1/agents/{agent_id}/archive", self.archive_agent),
             ("POST", "/v1/environments", self.create_environment),
             ("GET", "/v1/environments", self.list_environments),
             ("GET", "/v1/environments/{environment_id}", self.get_environment),
+            ("POST", "/v1/environments/{environment_id}", self.update_environment),
             ("POST", "/v1/environments/{environment_id}/archive", self.archive_environment),
             ("DELETE", "/v1/environments/{environment_id}", self.delete_environment),
             ("POST", "/v1/sessions", self.create_session),
@@ -79,6 +97,10 @@ class Api:
         ):
             add(method, path, _shape_errors(handler))
         webhooks.add_routes(self.router, self.store, _shape_errors)
+        work_routes.add_routes(self.router, self.store, self.work, _shape_errors)
+        if self.files is not None:
+            files.add_routes(self.router, self.files, _shape_errors)
+        resources.add_routes(self.router, self.store, _shape_errors)
 
     # Common ---------------------------------------------------------------------------
 
@@ -88,11 +110,12 @@ class Api:
             raise HttpError(404, "not_found_error", f"{kind} {request.params[key]} not found")
         return doc
 
-    def _listing(self, kind: str, request: Request) -> Response:
-        query = shapes.resources_query(request.query)
+    def _listing(self, kind: str, request: Request, query: JSON | None = None) -> Response:
+        query = query or shapes.resources_query(request.query)
         page = self.store.list(kind, request.owner, limit=query["limit"], page=query["page"],
                                include_archived=query["include_archived"])
-        return Response(200, shapes.list_page(page.items, page.next_page))
+        items = [doc for doc in page.items if shapes.created_within(doc, query)]
+        return Response(200, shapes.list_page(items, page.next_page))
 
     def _archive(self, kind: str, request: Request, key: str) -> Response:
         doc = shapes.archived(self._found(kind, request, key))
@@ -102,7 +125,9 @@ class Api:
     # Agents ---------------------------------------------------------------------------
 
     async def create_agent(self, request: Request) -> Response:
-        doc = shapes.agent_document(shapes.agent_create(request.json()))
+        fields = shapes.agent_create(request.json())
+        shapes.check_agent_fields(fields)
+        doc = shapes.agent_document(fields)
         self.store.create("agent", request.owner, doc)
         self._keep_version(request.owner, doc)
         return Response(200, doc)
@@ -112,7 +137,7 @@ class Api:
         self.store.create("agent_version", owner, {**doc, "id": f"{doc['id']}@{doc['version']}"})
 
     async def list_agents(self, request: Request) -> Response:
-        return self._listing("agent", request)
+        return self._listing("agent", request, shapes.agents_query(request.query))
 
     async def get_agent(self, request: Request) -> Response:
         doc = self._found("agent", request, "agent_id")
@@ -125,6 +150,22 @@ class Api:
             return Response(200, {**old, "id": doc["id"]})
         return Response(200, doc)
 
+    async def list_agent_versions(self, request: Request) -> Response:
+        """Every version, newest first; the cursor is the version a page stopped above."""
+        doc = self._found("agent", request, "agent_id")
+        query = shapes.resources_query(request.query, allowed=("limit", "page"))
+        top = int(doc["version"])
+        if query["page"] is not None:
+            if not query["page"].startswith("v") or not query["page"][1:].isdigit():
+                raise HttpError(400, "invalid_request_error", "page: invalid page cursor")
+            top = min(top, int(query["page"][1:]) - 1)
+        numbers = list(range(top, max(top - query["limit"], 0), -1))
+        versions = [self.store.get("agent_version", request.owner, f"{doc['id']}@{n}")
+                    for n in numbers]
+        items = [{**v, "id": doc["id"]} for v in versions if v is not None]
+        more = bool(numbers) and numbers[-1] > 1
+        return Response(200, shapes.list_page(items, f"v{numbers[-1]}" if more else None))
+
     async def update_agent(self, request: Request) -> Response:
         doc = self._found("agent", request, "agent_id")
         patch = shapes.agent_update(request.json())
@@ -134,6 +175,7 @@ class Api:
                             f"agent is at version {doc['version']}, not {expected}",
                             headers={"x-should-retry": "false"})
         new = shapes.agent_updated(doc, patch)
+        shapes.check_agent_fields(new)
         self.store.update("agent", request.owner, doc["id"], new)
         if new["version"] != doc["version"]:
             self._keep_version(request.owner, new)
@@ -155,6 +197,17 @@ class Api:
     async def get_environment(self, request: Request) -> Response:
         return Response(200, self._found("environment", request, "environment_id"))
 
+    async def update_environment(self, request: Request) -> Response:
+        doc = self._found("environment", request, "environment_id")
+        patch = shapes.environment_update(request.json())
+        if "config" in patch and patch["config"]["type"] != doc["config"]["type"]:
+            # Its sessions' tools run where the type says: switching would strand them.
+            raise HttpError(400, "invalid_request_error", "config.type: an environment's "
+                            f"type cannot change (it is {doc['config']['type']})")
+        new = shapes.environment_updated(doc, patch)
+        self.store.update("environment", request.owner, doc["id"], new)
+        return Response(200, new)
+
     async def archive_environment(self, request: Request) -> Response:
         return self._archive("environment", request, "environment_id")
 
@@ -167,18 +220,44 @@ class Api:
 
     async def create_session(self, request: Request) -> Response:
         fields = shapes.session_create(request.json())
+        shapes.check_session_fields(fields)
         agent = self._agent_of(request.owner, fields["agent"])
         environment = self.store.get("environment", request.owner, fields["environment_id"])
         if environment is None:
             raise HttpError(404, "not_found_error",
-                            f"environment {fields['environment_id']} not found")
-        doc = shapes.session_document(fields, shapes.session_agent(
-            agent, fields["agent"].get("overrides")))
+                            f"environment {fields['environment_id']} not found",
+                            details={"error_code": "environment_not_found"})
+        if environment.get("archived_at"):
+            raise HttpError(400, "invalid_request_error",
+                            f"environment {environment['id']} is archived",
+                            details={"error_code": "environment_archived"})
+        latest = self.store.get("agent", request.owner, agent["id"]) or agent
+        if latest.get("archived_at"):  # an archived agent's versions are archived too
+            raise HttpError(400, "invalid_request_error", f"agent {agent['id']} is archived")
+        resources.check_files(self.store, request.owner, fields["resources"], "resources")
+        snapshot = shapes.session_agent(agent, fields["agent"].get("overrides"))
+        shapes.check_agent_fields(snapshot, "agent")
+        doc = shapes.session_document(fields, snapshot)
         self.store.create("session", request.owner, doc)
         initial = fields.get("initial_events") or []
         if initial:
             self._queue(doc["id"], initial)
+        self._offer_work(request.owner, doc, environment)
         return Response(200, doc)
+
+    def _environment_of(self, owner: str, session: JSON) -> JSON | None:
+        """The session's environment, for what its type decides. A document that cannot
+        be read must not stop a client's events from being logged: the turn that needs
+        it fails on it and reports that."""
+        try:
+            return self.store.get("environment", owner, str(session["environment_id"]))
+        except json.JSONDecodeError:
+            return None
+
+    def _offer_work(self, owner: str, session: JSON, environment: JSON | None) -> None:
+        """A self-hosted session needs a worker of its environment (the work queue)."""
+        if ((environment or {}).get("config") or {}).get("type") == "self_hosted":
+            self.work.offer(owner, str(session["environment_id"]), str(session["id"]))
 
     def _agent_of(self, owner: str, ref: JSON) -> JSON:
         agent = self.store.get("agent", owner, ref["id"])
@@ -193,10 +272,7 @@ class Api:
         page = self.store.list("session", request.owner, limit=query["limit"],
                                page=query["page"], order=query["order"],
                                include_archived=query["include_archived"])
-        items = [s for s in page.items
-                 if (not query["statuses"] or s.get("status") in query["statuses"])
-                 and (query["agent_id"] is None
-                      or (s.get("agent") or {}).get("id") == query["agent_id"])]
+        items = [s for s in page.items if _session_matches(s, query)]
         return Response(200, shapes.session_list_page(items, page.next_page))
 
     async def get_session(self, request: Request) -> Response:
@@ -204,12 +280,33 @@ class Api:
 
     async def update_session(self, request: Request) -> Response:
         doc = self._found("session", request, "session_id")
-        new = shapes.session_updated(doc, shapes.session_update(request.json()))
+        patch = shapes.session_update(request.json())
+        new = shapes.session_updated(doc, patch)
+        shapes.check_agent_fields(new["agent"], "agent")
         self.store.update("session", request.owner, doc["id"], new)
+        changes = {key: new[key] for key in patch if new.get(key) != doc.get(key)}
+        if changes:
+            self._log_session_event(request.owner, doc["id"], shapes.session_updated_event(
+                _announced(changes)))
         return Response(200, new)
 
+    def _log_session_event(self, owner: str, session_id: str, event: JSON) -> None:
+        """A service event about the session (not of a turn), with its webhooks."""
+        hub = webhooks.hub(self.store)
+        self.store.append(session_id, [event],
+                          deliveries=hub.deliveries(owner, session_id, [event]))
+        self.fanout.wake(session_id)
+        hub.wake()
+
     async def archive_session(self, request: Request) -> Response:
-        return self._archive("session", request, "session_id")
+        answer = self._archive("session", request, "session_id")
+        self._stop_work(request.owner, answer.body)
+        return answer
+
+    def _stop_work(self, owner: str, session: Any) -> None:
+        """A session archived or deleted: its environment's worker lets it go."""
+        if isinstance(session, dict):
+            self.work.request_stop(owner, str(session["environment_id"]), str(session["id"]))
 
     async def delete_session(self, request: Request) -> Response:
         doc = self._found("session", request, "session_id")
@@ -221,6 +318,7 @@ class Api:
         hub.wake()
         if self.worker is not None:
             self.worker.forget(doc["id"])
+        self._stop_work(request.owner, doc)
         self.store.delete("session", request.owner, doc["id"])
         return Response(200, shapes.deleted_session(doc["id"]))
 
@@ -237,7 +335,14 @@ class Api:
         session = self._found("session", request, "session_id")
         if session.get("status") == "terminated":
             raise HttpError(400, "invalid_request_error", "the session has terminated")
-        stored = self._queue(session["id"], shapes.send_events(request.json()))
+        if session.get("archived_at"):
+            raise HttpError(400, "invalid_request_error", "the session is archived")
+        events = shapes.send_events(request.json())
+        shapes.check_client_events(events)
+        environment = self._environment_of(request.owner, session)
+        _check_answers(environment, events)
+        stored = self._queue(session["id"], events)
+        self._offer_work(request.owner, session, environment)
         return Response(200, shapes.send_events_response([public(e) for e in stored]))
 
     def _queue(self, session_id: str, events: list[JSON]) -> list[JSON]:
@@ -311,6 +416,41 @@ def _preview_filter(kinds: list[str], queue: asyncio.Queue[JSON], wake: asyncio.
         queue.put_nowait(event)
         wake.set()
     return offer
+
+
+def _is_json(content_type: str) -> bool:
+    kind = content_type.split(";", 1)[0].strip().lower()
+    return kind == "application/json" or kind.endswith("+json")
+
+
+def _check_answers(environment: JSON | None, events: list[JSON]) -> None:
+    """`user.tool_result` answers a toolset call a client ran: only a self-hosted
+    session's are (a cloud session runs them here)."""
+    if ((environment or {}).get("config") or {}).get("type") == "self_hosted":
+        return
+    for index, event in enumerate(events):
+        if event.get("type") == "user.tool_result":
+            raise HttpError(400, "invalid_request_error",
+                            f"events[{index}]: user.tool_result is only accepted by a session "
+                            "in a self_hosted environment (a cloud session runs its tools)")
+
+
+def _session_matches(session: JSON, query: JSON) -> bool:
+    agent = session.get("agent") or {}
+    stores = {str(r.get("memory_store_id")) for r in session.get("resources") or []
+              if r.get("type") == "memory_store"}
+    return ((not query["statuses"] or session.get("status") in query["statuses"])
+            and query["agent_id"] in (None, agent.get("id"))
+            and query["agent_version"] in (None, agent.get("version"))
+            and query["deployment_id"] in (None, session.get("deployment_id"))
+            and (query["memory_store_id"] is None or query["memory_store_id"] in stores)
+            and shapes.created_within(session, query))
+
+
+def _announced(changes: JSON) -> JSON:
+    """What `session.updated` carries: metadata only when non-empty (the event's
+    documented form; cleared metadata is absent)."""
+    return {k: v for k, v in changes.items() if not (k == "metadata" and not v)}
 
 
 def _last_event_id(request: Request) -> int:

@@ -25,9 +25,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from wisp.serve import shapes
-from wisp.serve.projection import SessionProjection
+from wisp.serve import budget, shapes
+from wisp.serve.projection import SessionProjection, error_kind
 from wisp.serve.recovery import result_of
+from wisp.serve.resources import mount
 from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
 from wisp.serve.store.base import LeaseLost
 from wisp.serve.tool_plan import ToolPlan
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 ANSWERS = ("user.custom_tool_result", "user.tool_result")
+MOUNT_RANK = -1  # the rank of the deny rules that hold mounted resources read-only
 
 
 class SessionDriver:
@@ -71,6 +73,7 @@ class SessionDriver:
         self.waiting: dict[str, asyncio.Future[JSON]] = {}  # event id → answer
         self.answers: dict[str, JSON] = {}  # answers that came before anyone waited
         self._report_due = False
+        self.stop_reason = "end_turn"  # how the turn in progress will end
         self.status = str(session.get("status") or "idle")
         self.seen: set[str] = set()  # client events already taken in hand
         self.changed = asyncio.Event()  # set at each status change (see `settle`)
@@ -105,21 +108,19 @@ class SessionDriver:
         return runtime
 
     def _tools(self) -> dict[str, Tool]:
+        from wisp.serve.toolset import DESCRIPTIONS, SCHEMAS
         from wisp.tools.registry import builtin_tools
 
-        names = list(self.plan.toolset)
-        tools: dict[str, Tool] = {}
-        if self.plan.self_hosted:
-            from wisp.serve.toolset import DESCRIPTIONS, SCHEMAS
+        here = [n for n in self.plan.toolset if self.plan.route(n)[0] == "cloud"]
+        from wisp.serve.fence import fenced
 
-            for name in names:
+        tools: dict[str, Tool] = fenced(cloud_tools(builtin_tools(), here, self.plan.web_fetch),
+                                        self.workspace)
+        for name in self.plan.toolset:
+            if name not in here:
                 tools[name] = ClientTool({"name": name, "description": DESCRIPTIONS[name],
                                           "input_schema": SCHEMAS[name]}, "toolset",
                                          self.client_call)
-        else:
-            from wisp.serve.fence import fenced
-
-            tools.update(fenced(cloud_tools(builtin_tools(), names), self.workspace))
         for custom in self.plan.custom:
             tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
         return {name: self._gated(name, tool) for name, tool in tools.items()}
@@ -185,6 +186,12 @@ class SessionDriver:
     async def _run(self, prompt: JSON | list[JSON] | str) -> None:
         if self.runtime is None:
             self.runtime = self._open()
+        self._mount()
+        if not self._within_budget(self.runtime):
+            if isinstance(prompt, dict):
+                self.log.consumed([prompt])  # taken up, and answered by budget_reached
+            self._end_turn()
+            return
         content = prompt
         if isinstance(prompt, dict):
             content = prompt.get("content") or []
@@ -197,14 +204,74 @@ class SessionDriver:
         except Exception as exc:  # the session reports it; the service goes on
             self.log.emit(shapes.session_error("unknown_error", str(exc)))
         else:
-            error = _error_of(outcome)
+            if _budget_hit(outcome):
+                self.stop_reason = "budget_reached"
+                budget.settle_unrun_calls(self.runtime)
             if self.log.fenced:  # the loop failed on a fenced write: it said nothing
                 raise LeaseLost(self.session_id, self.log.holder or "")
-            if error is not None:
-                self.log.emit(shapes.session_error(*error))
+            self._report_failure(outcome)
         if self.projection is not None:
             self.projection.request_failed()  # a span left open by an error or interrupt
         self._end_turn()
+
+    def _report_failure(self, outcome: Outcome) -> None:
+        """A failed turn's `session.error`; a model request that failed for good (its
+        retries spent) also ends the turn with `retries_exhausted`."""
+        from wisp.engine.outcome import ApiFailed
+
+        error = _error_of(outcome)
+        if error is None:
+            return
+        if isinstance(outcome, ApiFailed):
+            assert self.projection is not None
+            self.projection.failed_request()
+            self.stop_reason = "retries_exhausted"
+            self.log.emit(shapes.session_error(*error, retry_status="exhausted"))
+        else:
+            self.log.emit(shapes.session_error(*error))
+
+    def _within_budget(self, runtime: Runtime) -> bool:
+        """Gives the turn what the session's budget leaves (the engine stops before a
+        model request past it); False, with `budget_reached` due, when nothing is left."""
+        doc = self._document()
+        left = None if doc is None else budget.remaining(doc)
+        if left is None:
+            runtime.ctx.config.max_budget_usd = None
+            return True
+        if left <= 0:
+            self.stop_reason = "budget_reached"
+            return False
+        runtime.ctx.config.max_budget_usd = runtime.ctx.session.usage.cost_usd + left
+        return True
+
+    def _mount(self) -> None:
+        """The session's file resources into its workspace, as they are now."""
+        owner = self.store.owner_of("session", self.session_id)
+        doc = self._document()
+        if owner is None or doc is None:
+            return
+        try:
+            mounted = mount(self.store, owner, doc, self.workspace)
+        except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink
+            self.log.emit(shapes.session_error(
+                "unknown_error", f"the session's files could not be mounted: {exc}"))
+            return
+        self._hold_read_only(mounted)
+
+    def _hold_read_only(self, mounted: list[str]) -> None:
+        """Mounted files stay as they were given, whoever runs as root: an Edit deny rule
+        each, which the file tools obey and the sandbox turns into a read-only mount."""
+        if self.runtime is None:
+            return
+        from wisp.permissions.rules import Rule
+
+        policy = self.runtime.session.policy
+        policy.deny = [r for r in policy.deny if r.rank != MOUNT_RANK]
+        policy.deny += [Rule.parse(f"Edit(/{path})", rank=MOUNT_RANK) for path in mounted]
+
+    def _document(self) -> JSON | None:
+        owner = self.store.owner_of("session", self.session_id)
+        return self.store.get("session", owner, self.session_id) if owner else None
 
     def _fenced(self) -> None:
         """Another worker took the session (this one was thought dead): stop, writing
@@ -222,7 +289,8 @@ class SessionDriver:
         if self.queue:
             self.turn = asyncio.ensure_future(self.run(self.queue.pop(0)))
             return
-        self.set_status("idle", {"type": "end_turn"})
+        reason, self.stop_reason = self.stop_reason, "end_turn"
+        self.set_status("idle", {"type": reason})
 
     def _account_usage(self) -> None:
         """The turn's model usage added to the session's totals: the document's `usage`
@@ -236,6 +304,7 @@ class SessionDriver:
             return
         for usage in usages:
             doc = shapes.session_usage_added(doc, usage)
+        doc = budget.with_cost(doc, _model_id(self.agent) or "", usages)
         self.store.update("session", owner, self.session_id, doc)
         self.log.emit(shapes.session_usage(doc["usage"], doc.get("budget")))
 
@@ -334,13 +403,17 @@ def _error_of(outcome: Outcome) -> tuple[str, str] | None:
     from wisp.engine.outcome import ApiFailed, Failed, api_error_text
 
     if isinstance(outcome, ApiFailed):
-        kind = ("model_overloaded_error" if outcome.error.status == 529
-                else "model_rate_limited_error" if outcome.error.status == 429
-                else "model_request_failed_error")
-        return kind, api_error_text(outcome.error)
+        return error_kind(outcome.error.status), api_error_text(outcome.error)
     if isinstance(outcome, Failed):
         return "unknown_error", outcome.message
     return None
+
+
+def _budget_hit(outcome: Outcome) -> bool:
+    from wisp.engine.decide import BudgetExhausted
+    from wisp.engine.outcome import LimitHit
+
+    return isinstance(outcome, LimitHit) and isinstance(outcome.limit, BudgetExhausted)
 
 
 def _model_id(agent: JSON) -> str | None:

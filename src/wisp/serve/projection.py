@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from wisp.engine.events import BlockShown, Event, StreamDelta, ToolResultReady
+from wisp.engine.events import ApiRetry, BlockShown, Event, StreamDelta, ToolResultReady
 from wisp.serve import shapes
 from wisp.serve.session_log import SessionLog, event_id, public, tool_event_id
 
@@ -56,6 +56,16 @@ class SessionProjection:
             self._blocks(event)
         elif isinstance(event, ToolResultReady):
             self._tool_result(event)
+        elif isinstance(event, ApiRetry):
+            self._retry(event)
+
+    def _retry(self, retry: ApiRetry) -> None:
+        """A failed model request the engine sends again: its span ends in error, and
+        `session.error` (retrying) says why."""
+        self.failed_request()
+        kind = error_kind(retry.status)
+        message = f"{retry.message} (attempt {retry.attempt} of {retry.max_retries})"
+        self.log.emit(shapes.session_error(kind, message, retry_status="retrying"))
 
     def _stream(self, raw: JSON) -> None:
         kind = raw.get("type")
@@ -172,3 +182,18 @@ class SessionProjection:
 
     def request_failed(self) -> None:
         self._end_request(_ZERO_USAGE, is_error=True)
+
+    def failed_request(self) -> None:
+        """A model request that failed: its span, opened now if the failure came before
+        any of its stream did, ends in error."""
+        if self.request_start is None:
+            [start] = self.log.emit(shapes.model_request_start())
+            self.request_start = start["id"]
+        self._end_request(_ZERO_USAGE, is_error=True)
+
+
+def error_kind(status: int | None) -> str:
+    """The `session.error` type of a failed model request's HTTP status."""
+    return ("model_overloaded_error" if status == 529
+            else "model_rate_limited_error" if status == 429
+            else "model_request_failed_error")

@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wisp.serve.toolset import BUILTIN_NAMES, TOOLSET_NAMES, TOOLSET_TYPE
+from wisp.serve.toolset import BUILTIN_NAMES, SERVER_RUN, TOOLSET_NAMES, TOOLSET_TYPE
 
 JSON = dict[str, Any]
 # The rule family each file tool is judged under; Bash has none (see `allow_rules`).
 FAMILY_OF = {"Read": "Read", "Glob": "Read", "Grep": "Read", "Write": "Edit",
-             "Edit": "Edit", "Bash": ""}
+             "Edit": "Edit", "Bash": "", "WebFetch": "WebFetch"}
 
 
 class ToolPlan:
@@ -22,30 +22,39 @@ class ToolPlan:
         self.self_hosted = config.get("type") == "self_hosted"
         self.toolset: dict[str, str] = {}  # name → "allow" | "ask"
         self.custom: list[JSON] = []
+        self.web_fetch: JSON = {}  # web_fetch's options (domains, max_content_tokens)
         for tool in agent.get("tools") or []:
             if tool.get("type") == TOOLSET_TYPE:
                 self.toolset.update(_toolset_policies(tool))
+                self.web_fetch = next((c for c in tool.get("configs") or []
+                                       if c.get("name") == "web_fetch"), {})
             elif tool.get("type") == "custom":
                 self.custom.append(tool)
 
     def route(self, name: str) -> tuple[str, str]:
         if name in self.toolset:
-            return ("client" if self.self_hosted else "cloud"), self.toolset[name]
-        return "custom", "allow"
+            here = not self.self_hosted or name in SERVER_RUN
+            return ("cloud" if here else "client"), self.toolset[name]
+        if any(tool.get("name") == name for tool in self.custom):
+            return "custom", "allow"
+        # A name the agent has no tool for: the engine answers the model with an error
+        # here; no client could run it (an `agent.custom_tool_use` would wait forever).
+        return "cloud", "allow"
 
     def allow_rules(self, workspace: Path) -> tuple[str, ...]:
         """Cloud toolset tools the agent config enables run without a question here
         (`always_ask` ones after the client's confirmation), on the session's workspace
         only. Rules name wisp's tools (`Read`, `Edit`…), which the toolset's calls are
         judged as; Bash needs none (the session's sandbox allows what it holds); the
-        server's deny rules and protected paths still hold."""
-        if self.self_hosted:
-            return ()
+        server's deny rules and protected paths still hold. `web_fetch` runs here in
+        every environment."""
         from wisp.serve.containment import workspace_rules
 
-        families = {FAMILY_OF[BUILTIN_NAMES[name]] for name in self.toolset}
-        return tuple(rule for rule in workspace_rules(workspace)
-                     if rule.split("(", 1)[0] in families)
+        here = [n for n in self.toolset if not self.self_hosted or n in SERVER_RUN]
+        families = {FAMILY_OF[BUILTIN_NAMES[name]] for name in here}
+        rules = [rule for rule in workspace_rules(workspace)
+                 if rule.split("(", 1)[0] in families]
+        return (*rules, *(["WebFetch"] if "WebFetch" in families else []))
 
 
 def _toolset_policies(tool: JSON) -> dict[str, str]:

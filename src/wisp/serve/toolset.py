@@ -2,8 +2,10 @@
 
 An agent's `tools` may hold the `agent_toolset_20260401` toolset (`bash`, `read`, `write`,
 `edit`, `glob`, `grep`, with the input schemas of the official SDK's
-`beta_agent_toolset_20260401`, so a client-side runner can execute any call) and `custom`
-tools. Where a call runs depends on the session's environment:
+`beta_agent_toolset_20260401`, so a client-side runner can execute any call, and
+`web_fetch`) and `custom` tools. `web_fetch` always runs here, through wisp's WebFetch (a
+server tool, as in the API); `web_search` is never offered (no search backend). Where
+the other calls run depends on the session's environment:
 
 - `cloud`: toolset calls run here, in the session's workspace, through wisp's own tools
   (`CloudTool` maps each call onto Bash, Read, Write, Edit, Glob or Grep, so the
@@ -26,7 +28,10 @@ from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
 JSON = dict[str, Any]
 TOOLSET_TYPE = "agent_toolset_20260401"
-TOOLSET_NAMES = ("bash", "read", "write", "edit", "glob", "grep")
+TOOLSET_NAMES = ("bash", "read", "write", "edit", "glob", "grep", "web_fetch")
+# Run by the service whatever the environment (the SDK's client-side toolset has no web
+# tools: in the API they are server tools).
+SERVER_RUN = frozenset({"web_fetch"})
 
 _STRING: JSON = {"type": "string"}
 SCHEMAS: dict[str, JSON] = {
@@ -52,6 +57,9 @@ SCHEMAS: dict[str, JSON] = {
     "grep": {"type": "object", "required": ["pattern"], "properties": {
         "pattern": {"type": "string", "description": "A regular expression."},
         "path": {"type": "string", "description": "The folder or file to search."}}},
+    "web_fetch": {"type": "object", "required": ["url"], "properties": {
+        "url": {"type": "string", "description": "The http(s) URL to fetch."},
+        "prompt": {"type": "string", "description": "What to look for in the page."}}},
 }
 DESCRIPTIONS = {
     "bash": "Run a shell command in the session's workspace and return its output.",
@@ -60,13 +68,14 @@ DESCRIPTIONS = {
     "edit": "Replace text in a file: old_string must occur once unless replace_all.",
     "glob": "List files matching a glob pattern, newest first.",
     "grep": "Search file contents for a regular expression; returns matching lines.",
+    "web_fetch": "Fetch a web page and return its readable text.",
 }
 # Calls that change nothing: after a crash, a call of these without a result is run again;
 # any other is recorded as interrupted instead (it may have run in part).
-IDEMPOTENT = frozenset({"read", "glob", "grep"})
+IDEMPOTENT = frozenset({"read", "glob", "grep", "web_fetch"})
 # What each toolset tool becomes in the cloud: wisp's built-in, and its input mapped.
 BUILTIN_NAMES = {"bash": "Bash", "read": "Read", "write": "Write", "edit": "Edit",
-            "glob": "Glob", "grep": "Grep"}
+            "glob": "Glob", "grep": "Grep", "web_fetch": "WebFetch"}
 
 
 def to_builtin_input(name: str, tool_input: JSON) -> JSON:
@@ -80,6 +89,9 @@ def to_builtin_input(name: str, tool_input: JSON) -> JSON:
         return _read_input(tool_input)
     if name == "grep":
         return {**_only(tool_input, "pattern", "path"), "output_mode": "content", "-n": True}
+    if name == "web_fetch":
+        return {"url": tool_input.get("url"),
+                "prompt": tool_input.get("prompt") or "Read the page."}
     return dict(tool_input)
 
 
@@ -139,8 +151,47 @@ class CloudTool(Tool):
         return await self.builtin.run(self._mapped(tool_input), ctx)
 
 
-def cloud_tools(builtins: dict[str, Tool], names: list[str]) -> dict[str, Tool]:
-    return {name: CloudTool(name, builtins[BUILTIN_NAMES[name]]) for name in names}
+class WebFetchTool(CloudTool):
+    """`web_fetch` with the agent config's `allowed_domains` / `blocked_domains` (a
+    domain also covers its subdomains) and `max_content_tokens` (about 4 characters a
+    token, as the result is cut)."""
+
+    def __init__(self, builtin: Tool, options: JSON) -> None:
+        super().__init__("web_fetch", builtin)
+        self.allowed = [d.lower().strip(".") for d in options.get("allowed_domains") or []]
+        self.blocked = [d.lower().strip(".") for d in options.get("blocked_domains") or []]
+        limit = options.get("max_content_tokens")
+        self.max_chars = int(limit) * 4 if isinstance(limit, int) else None
+
+    def _refusal(self, tool_input: JSON) -> str | None:
+        host = self.builtin.subject(self._mapped(tool_input))
+        if any(_within(host, d) for d in self.blocked):
+            return f"web_fetch: {host} is a blocked domain for this agent"
+        if self.allowed and not any(_within(host, d) for d in self.allowed):
+            return f"web_fetch: {host} is not among this agent's allowed domains"
+        return None
+
+    async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        refusal = self._refusal(tool_input)
+        if refusal is not None:
+            return ToolResult.error(refusal)
+        result = await self.builtin.run(self._mapped(tool_input), ctx)
+        if (self.max_chars is not None and isinstance(result.content, str)
+                and len(result.content) > self.max_chars):
+            return ToolResult(result.content[:self.max_chars] + "\n[cut at max_content_tokens]",
+                              result.is_error, result.data)
+        return result
+
+
+def _within(host: str, domain: str) -> bool:
+    return host == domain or host.endswith("." + domain)
+
+
+def cloud_tools(builtins: dict[str, Tool], names: list[str],
+                web_fetch: JSON | None = None) -> dict[str, Tool]:
+    """The service-run tools of `names`; `web_fetch` holds its agent config's options."""
+    return {name: WebFetchTool(builtins["WebFetch"], web_fetch or {}) if name == "web_fetch"
+            else CloudTool(name, builtins[BUILTIN_NAMES[name]]) for name in names}
 
 
 # A client-run call: (kind, name, input, tool_use_id) → the client's result. `kind` is

@@ -101,8 +101,8 @@ class Scaled:
         from wisp.serve.webhooks import Deliverer
 
         self.dispatch = TurnDispatch(self.store, self.client)
-        self.server = Server(Api(self.store, self.fanout, self.dispatch).router, host, port,
-                             ApiKeys.from_env(self.env))
+        api = Api(self.store, self.fanout, self.dispatch, files_dir=self.housing.data_dir / "files")
+        self.server = Server(api.router, host, port, ApiKeys.from_env(self.env))
         await self.server.start()
         self.url = self.server.url
         self.deliverer = Deliverer(self.store, env=self.env, poll_s=self.poll_s)

@@ -29,7 +29,8 @@ API
                ((host, port) or None), owner (set by auth), request_id, keep_alive,
                segments (the percent-decoded path segments the router matched).
   Response(status=200, body=None, headers=None)   body: dict/list -> application/json,
-               bytes -> as given (application/octet-stream unless headers say), None -> empty.
+               bytes -> as given (application/octet-stream unless headers say), None -> empty,
+               FileBody(path, size, content_type) -> the file, sent a piece at a time.
   EventStream(producer, *, headers=None, ping_s=None, on_close=None)   a `text/event-stream`
                answer: `await producer(writer)` runs in its own task; the stream ends when it
                returns. `on_close()` runs once afterwards whatever happened (even if the
@@ -37,7 +38,9 @@ API
   SseWriter    send(data, event=None, id=None), send_json(obj, event=None, id=None),
                comment(text), disconnected, wait_disconnected(). Raises Disconnected once
                the client is gone.
-  Router       add(method, "/v1/sessions/{session_id}/events", handler); unknown path 404,
+  Router       add(method, "/v1/sessions/{session_id}/events", handler, stream_body=False);
+               with stream_body the body is left unread for the handler to read from
+               `request.body_stream.chunks()` (up to Limits.max_upload_bytes); unknown path 404,
                known path with another method 405 (with `allow`). Literal segments win over
                `{params}`; a param matches one non-empty, percent-decoded segment.
   HttpError(status, type, message, *, headers=None)   raised by a handler, answered as the
@@ -74,6 +77,7 @@ Modules, each importing only those above it:
   messages  Request, Response, EventStream, HttpError, error_body
   router    Router and the splitting of a path into segments
   parse     the request head, content-length and chunk sizes
+  body      BodyStream (a request body read as it arrives), FileBody (a file answer)
   encode    the response head and a whole answer's bytes
   server    Server, Limits: connections, reading, dispatch, streams
 Import from this package: where a name lives inside it may change.
@@ -81,14 +85,17 @@ Import from this package: where a name lives inside it may change.
 
 from __future__ import annotations
 
+from wisp.serve.http.body import BodyStream, FileBody
 from wisp.serve.http.messages import EventStream, Handler, HttpError, Request, Response, error_body
 from wisp.serve.http.router import Router
 from wisp.serve.http.server import Limits, Server
 from wisp.serve.http.sse import Disconnected, SseWriter, format_event
 
 __all__ = [
+    "BodyStream",
     "Disconnected",
     "EventStream",
+    "FileBody",
     "Handler",
     "HttpError",
     "Limits",

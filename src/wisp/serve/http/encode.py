@@ -68,4 +68,5 @@ _RESERVED = frozenset(("content-length", "transfer-encoding", "connection", "req
 
 
 def _error_response(err: HttpError, request_id: str) -> Response:
-    return Response(err.status, error_body(err.type, err.message, request_id), err.headers)
+    return Response(err.status, error_body(err.type, err.message, request_id, err.details),
+                    err.headers)

@@ -19,18 +19,25 @@ class HttpError(Exception):
     request_too_large, rate_limit_error, api_error, overloaded_error, …)."""
 
     def __init__(
-        self, status: int, type: str, message: str, *, headers: Mapping[str, str] | None = None
+        self, status: int, type: str, message: str, *, headers: Mapping[str, str] | None = None,
+        details: dict[str, Any] | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.type = type
         self.message = message
         self.headers = dict(headers) if headers else {}
+        self.details = details  # `error.details` (its `error_code` picks the SDK's class)
 
 
-def error_body(type: str, message: str, request_id: str | None) -> JSON:
-    """The body the anthropic SDK parses into APIStatusError (`.type`, `.api_message`)."""
-    return {"type": "error", "error": {"type": type, "message": message}, "request_id": request_id}
+def error_body(type: str, message: str, request_id: str | None,
+               details: dict[str, Any] | None = None) -> JSON:
+    """The body the anthropic SDK parses into APIStatusError (`.type`, `.api_message`,
+    `.error_code` from `details`)."""
+    error: dict[str, Any] = {"type": type, "message": message}
+    if details is not None:
+        error["details"] = details
+    return {"type": "error", "error": error, "request_id": request_id}
 
 
 def _bad_request(message: str) -> HttpError:
@@ -44,6 +51,7 @@ class Request:
     __slots__ = (
         "_json",
         "body",
+        "body_stream",
         "client",
         "headers",
         "keep_alive",
@@ -74,6 +82,9 @@ class Request:
         self.query = query
         self.headers = headers
         self.body = body
+        # A route added with `stream_body=True` reads its body here (`BodyStream`) instead
+        # of from `body`, which stays empty.
+        self.body_stream: Any = None
         self.segments = segments  # the path's percent-decoded segments, for routing
         self.params: dict[str, str] = {}
         self.client = client
@@ -117,9 +128,10 @@ class Response:
     def __init__(
         self,
         status: int = 200,
-        body: JSON | bytes | None = None,
+        body: JSON | bytes | Any | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
+        # body: dict/list (JSON), bytes, None, or a `FileBody` sent from its file.
         self.status = status
         self.body = body
         self.headers = _checked_headers(headers)

@@ -57,8 +57,14 @@ class Router:
     def __init__(self) -> None:
         self._static: dict[tuple[str, ...], dict[str, Handler]] = {}
         self._dynamic: list[_Route] = []
+        self._streamed: set[Handler] = set()
 
-    def add(self, method: str, pattern: str, handler: Handler) -> None:
+    def add(self, method: str, pattern: str, handler: Handler, *,
+            stream_body: bool = False) -> None:
+        """`stream_body`: the server leaves the body unread and the handler reads it from
+        `request.body_stream` (an upload that must not be held in memory whole)."""
+        if stream_body:
+            self._streamed.add(handler)
         segments = _compile(pattern)
         if not any(is_param for _, is_param in segments):
             self._static.setdefault(tuple(seg for seg, _ in segments), {})[method] = handler
@@ -71,6 +77,16 @@ class Router:
         # Literal segments win over params, position by position (".../events/stream"
         # before ".../events/{event_id}").
         self._dynamic.sort(key=lambda r: tuple(is_param for _, is_param in r.segments))
+
+    def streams_body(self, method: str, segments: tuple[str, ...]) -> bool:
+        """Whether the route of this request reads its body as a stream."""
+        if not self._streamed:
+            return False
+        try:
+            handler, _ = self.match(method, segments)
+        except HttpError:
+            return False
+        return handler in self._streamed
 
     def match(self, method: str, segments: tuple[str, ...]) -> tuple[Handler, dict[str, str]]:
         """The handler and params for a request; HttpError 404 or 405 when there is none."""

@@ -12,6 +12,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from wisp.serve.auth import ApiKeys, presented_key, refuse_open
+from wisp.serve.http.body import CHUNK, BodyStream, FileBody
 from wisp.serve.http.encode import _RESERVED, _encode_response, _error_response, _head
 from wisp.serve.http.messages import (
     EventStream,
@@ -36,6 +37,7 @@ class _Gone(Exception):
 class Limits:
     max_header_bytes: int = 64 * 1024
     max_body_bytes: int = 32 * 1024 * 1024
+    max_upload_bytes: int = 500 * 1024 * 1024  # a streamed body (`stream_body` routes)
     max_query_fields: int = 1000
     header_timeout_s: float = 10.0  # from a request's first byte to its blank line
     body_timeout_s: float = 60.0  # for the whole body
@@ -171,7 +173,10 @@ class Server:
             request = parse_head(head, self.limits.max_query_fields)
             request.request_id = request_id
             request.client = conn.peer
-            request.body = await self._read_body(conn, request)
+            if self.router.streams_body(request.method, request.segments):
+                request.body_stream = self._body_stream(conn, request)
+            else:
+                request.body = await self._read_body(conn, request)
         except _Gone:
             return False
         except HttpError as err:
@@ -220,6 +225,12 @@ class Server:
             return b"", b""
         finally:
             conn.idle = False
+
+    def _body_stream(self, conn: _Conn, request: Request) -> BodyStream:
+        headers = request.headers
+        return BodyStream(conn.reader, headers, max_bytes=self.limits.max_upload_bytes,
+                          read_timeout_s=self.limits.body_timeout_s,
+                          on_first_read=lambda: self._continue(conn, headers))
 
     async def _read_body(self, conn: _Conn, request: Request) -> bytes:
         headers = request.headers
@@ -293,7 +304,10 @@ class Server:
         result = await self._handle(request)
         if isinstance(result, EventStream):
             return await self._stream(conn, request, result)
-        keep = request.keep_alive and not self._closing
+        unread = request.body_stream is not None and not request.body_stream.done
+        keep = request.keep_alive and not self._closing and not unread
+        if isinstance(result.body, FileBody):
+            return await self._send_file(conn, request, result, result.body, keep)
         try:
             data = _encode_response(result, request.request_id, keep)
         except Exception:  # a body JSON cannot encode (a datetime, a set, …): a handler bug
@@ -301,10 +315,44 @@ class Server:
             rid = request.request_id
             internal = _error_response(HttpError(500, "api_error", _INTERNAL), rid)
             data = _encode_response(internal, rid, keep)
+        if unread:  # a streamed body the handler refused part-way: answer, then close
+            await self._refuse_after(conn, data)
+            return False
         conn.writer.write(data)
         try:
             await _drain(conn.writer, self.limits.write_timeout_s)
         except (ConnectionError, TimeoutError):
+            return False
+        return keep
+
+    async def _refuse_after(self, conn: _Conn, data: bytes) -> None:
+        conn.writer.write(data)
+        with contextlib.suppress(ConnectionError, TimeoutError, OSError):
+            async with asyncio.timeout(self.limits.linger_s):
+                await conn.writer.drain()
+                if conn.writer.can_write_eof():
+                    conn.writer.write_eof()
+                while await conn.reader.read(65536):
+                    pass
+
+    async def _send_file(self, conn: _Conn, request: Request, response: Response,
+                         body: FileBody, keep: bool) -> bool:
+        """A file body, read and written a piece at a time (never whole in memory)."""
+        headers = {"content-type": body.content_type,
+                   **{k: v for k, v in response.headers.items() if k not in _RESERVED},
+                   "content-length": str(body.size), "request-id": request.request_id}
+        conn.writer.write(_head(response.status, headers, keep))
+        try:
+            with body.path.open("rb") as source:
+                sent = 0
+                while sent < body.size:
+                    piece = await asyncio.to_thread(source.read, min(CHUNK, body.size - sent))
+                    if not piece:
+                        return False  # shorter than announced: the client sees a cut body
+                    conn.writer.write(piece)
+                    sent += len(piece)
+                    await _drain(conn.writer, self.limits.write_timeout_s)
+        except (ConnectionError, TimeoutError, OSError):
             return False
         return keep
 

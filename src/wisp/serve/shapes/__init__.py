@@ -22,9 +22,11 @@ One module per concern, each importing only those below it:
   environments   the environment requests and documents
   content        content blocks
   client_events  send_events, client_event_record, processed
+  resources      session resources (files mounted in the workspace)
   sessions       the session requests, its agent snapshot and documents
   server_events  agent_message, status_idle, model_request_*, previews, ...
   queries        list envelopes and query strings
+  support        what this server refuses rather than store and ignore
   wire           error bodies and SSE frames
 Callers use this package (`shapes.X`), not the modules: where a name lives may change.
 """
@@ -74,12 +76,20 @@ from wisp.serve.shapes.environments import (
 from wisp.serve.shapes.queries import (
     EVENT_TYPES,
     Query,
+    agents_query,
+    created_within,
     events_query,
+    files_query,
     list_page,
     resources_query,
     session_list_page,
     sessions_query,
     stream_query,
+)
+from wisp.serve.shapes.resources import (
+    resource_document,
+    resource_param,
+    resource_params,
 )
 from wisp.serve.shapes.server_events import (
     SESSION_ERROR_TYPES,
@@ -116,6 +126,11 @@ from wisp.serve.shapes.sessions import (
     session_updated,
     session_usage_added,
 )
+from wisp.serve.shapes.support import (
+    check_agent_fields,
+    check_client_events,
+    check_session_fields,
+)
 from wisp.serve.shapes.wire import SSE_PING, error_body, sse_error, sse_frame
 
 __all__ = [
@@ -147,9 +162,14 @@ __all__ = [
     "agent_tool_use",
     "agent_update",
     "agent_updated",
+    "agents_query",
     "archived",
+    "check_agent_fields",
+    "check_client_events",
+    "check_session_fields",
     "client_event",
     "client_event_record",
+    "created_within",
     "custom_tool_names",
     "deleted_environment",
     "deleted_session",
@@ -161,12 +181,16 @@ __all__ = [
     "event_delta",
     "event_start",
     "events_query",
+    "files_query",
     "instant",
     "list_page",
     "model_request_end",
     "model_request_start",
     "new_id",
     "processed",
+    "resource_document",
+    "resource_param",
+    "resource_params",
     "resources_query",
     "send_events",
     "send_events_response",

@@ -75,18 +75,54 @@ def _created(query: Query) -> JSON:
     return bounds
 
 
-def resources_query(query: Query, *, default_limit: int = 20, max_limit: int = 100) -> JSON:
-    """`limit`, `page`, `include_archived` (and the created_at bounds) of an agents or
-    environments list, newest first."""
+# Sent by the SDK on every beta call (`?beta=true`): not a filter.
+_ALWAYS: Final = frozenset({"beta"})
+_CREATED: Final = ("created_at[gt]", "created_at[gte]", "created_at[lt]", "created_at[lte]")
+
+
+def _known(query: Query, allowed: Sequence[str]) -> None:
+    """A parameter this endpoint does not read is refused, not ignored: a filter that
+    silently does nothing returns wrong results."""
+    expected = _ALWAYS | set(allowed) | {f"{key}[]" for key in allowed}
+    for key in query:
+        if key not in expected:
+            raise ShapeError(key, "this list does not support this parameter")
+
+
+def resources_query(query: Query, *, default_limit: int = 20, max_limit: int = 100,
+                    allowed: Sequence[str] = ("limit", "page", "include_archived")) -> JSON:
+    """`limit`, `page`, `include_archived` (and the created_at bounds, where `allowed`)
+    of an agents or environments list, newest first."""
+    _known(query, allowed)
     return {"limit": _limit(query, default_limit, max_limit), "page": _one(query, "page"),
             "include_archived": _flag(query, "include_archived"), "order": "desc",
             **_created(query)}
 
 
+def agents_query(query: Query) -> JSON:
+    """The agents list's query: also `created_at[gte]` and `created_at[lte]`."""
+    return resources_query(query, allowed=("limit", "page", "include_archived",
+                                           "created_at[gte]", "created_at[lte]"))
+
+
+def created_within(doc: JSON, bounds: JSON) -> bool:
+    """Whether a document's `created_at` is within a query's `created_*` bounds (both
+    in the stored form, so strings compare as times)."""
+    created = str(doc.get("created_at") or "")
+    return (("created_gt" not in bounds or created > bounds["created_gt"])
+            and ("created_gte" not in bounds or created >= bounds["created_gte"])
+            and ("created_lt" not in bounds or created < bounds["created_lt"])
+            and ("created_lte" not in bounds or created <= bounds["created_lte"]))
+
+
 def sessions_query(query: Query) -> JSON:
     """The sessions list's query: also `order` (default desc), `statuses[]`, `agent_id`,
     `agent_version`."""
-    out = resources_query(query)
+    out = resources_query(query, allowed=(
+        "limit", "page", "include_archived", "order", "statuses", "agent_id",
+        "agent_version", "memory_store_id", "deployment_id", *_CREATED))
+    out["memory_store_id"] = _one(query, "memory_store_id")
+    out["deployment_id"] = _one(query, "deployment_id")
     out["order"] = _choice(_one(query, "order") or "desc", "order", ("asc", "desc"))
     out["statuses"] = [_choice(s, "statuses", SESSION_STATUSES) for s in _many(query, "statuses")]
     out["agent_id"] = _one(query, "agent_id")
@@ -97,9 +133,23 @@ def sessions_query(query: Query) -> JSON:
     return out
 
 
+def files_query(query: Query) -> JSON:
+    """The files list's query: `limit` (default 20, at most 1000), `page`, `scope_id`, or
+    `ids[]` (at most 100; then neither `limit` nor `page`)."""
+    _known(query, ("limit", "page", "scope_id", "ids"))
+    ids = list(dict.fromkeys(_many(query, "ids"))) or None
+    if ids is not None and (_one(query, "limit") or _one(query, "page")):
+        raise ShapeError("ids", "cannot be combined with limit or page")
+    if ids is not None and len(ids) > 100:
+        raise ShapeError("ids", "at most 100 ids")
+    return {"limit": _limit(query, 20, 1000), "page": _one(query, "page"),
+            "scope_id": _one(query, "scope_id"), "ids": ids}
+
+
 def events_query(query: Query) -> JSON:
     """The events list's query: `limit` (default and ceiling 1000: the SDK's tool runner
     asks for 1000), `page`, `order` (default asc), `types[]`, `created_at[...]`."""
+    _known(query, ("limit", "page", "order", "types", *_CREATED))
     return {"limit": _limit(query, 1000, 1000), "page": _one(query, "page"),
             "order": _choice(_one(query, "order") or "asc", "order", ("asc", "desc")),
             "types": [_choice(t, "types", EVENT_TYPES) for t in _many(query, "types")] or None,
@@ -108,5 +158,6 @@ def events_query(query: Query) -> JSON:
 
 def stream_query(query: Query) -> list[str]:
     """The `event_deltas[]` of a stream request: the event types to preview."""
+    _known(query, ("event_deltas",))
     return [_choice(t, "event_deltas", ("agent.message", "agent.thinking"))
             for t in _many(query, "event_deltas")]

@@ -19,7 +19,6 @@ from wisp.serve.shapes.common import (
     _get,
     _int,
     _items,
-    _list,
     _metadata,
     _obj,
     _opt_str,
@@ -30,6 +29,7 @@ from wisp.serve.shapes.common import (
     new_id,
     timestamp,
 )
+from wisp.serve.shapes.resources import resource_document, resource_params
 
 SESSION_STATUSES: Final = ("rescheduling", "running", "idle", "terminated")
 
@@ -99,12 +99,6 @@ def _initial_events(value: object, path: str) -> list[JSON]:
     return events
 
 
-def _no_resources(value: object, path: str) -> list[JSON]:
-    if _list(value, path):
-        raise ShapeError(path, "session resources are not supported by this server")
-    return []
-
-
 def session_create(body: object) -> JSON:
     """The body of `POST /v1/sessions`, normalised. `agent` is a reference the caller
     resolves (then `session_agent`); `initial_events` are client events to append."""
@@ -117,7 +111,7 @@ def session_create(body: object) -> JSON:
         "metadata": _get(obj, "metadata", "", _metadata, {}),
         "vault_ids": _get(obj, "vault_ids", "", _strs, []),
         "budget": _get(obj, "budget", "", _budget),
-        "resources": _get(obj, "resources", "", _no_resources, []),
+        "resources": _get(obj, "resources", "", resource_params, []),
         "initial_events": _get(obj, "initial_events", "", _initial_events, []),
     }
 
@@ -163,7 +157,8 @@ def session_document(fields: JSON, agent: JSON, *, session_id: str | None = None
         "metadata": dict(fields.get("metadata") or {}),
         "vault_ids": list(fields.get("vault_ids") or []),
         "budget": copy.deepcopy(fields.get("budget")), "status": "idle",
-        "resources": [], "outcome_evaluations": [],
+        "resources": [resource_document(r, now=now) for r in fields.get("resources") or []],
+        "outcome_evaluations": [],
         "stats": {"active_seconds": 0.0, "duration_seconds": 0.0}, "usage": _zero_usage(),
         "deployment_id": None, "created_at": now, "updated_at": now, "archived_at": None,
     }

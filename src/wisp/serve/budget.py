@@ -1,0 +1,82 @@
+"""A session's `budget` (`{"type": "limit", "max_list_cost": {"amount", "currency"}}`):
+its list cost kept in the document's `usage.list_cost`, and the ceiling a turn may spend.
+
+The API's rule: the session stops issuing model requests once the tracked list cost
+reaches the limit, and idles with `budget_reached`. The engine checks its own ledger
+before each model request (`max_budget_usd`), so a turn is given the ledger's cost so
+far plus what the budget leaves; a turn that would start over budget does not start.
+Costs are list prices from `wisp.models.catalog` (a model it does not know costs 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wisp.runtime.runtime import Runtime
+
+JSON = dict[str, Any]
+NOT_RUN = "Not run: the session's budget was reached before this call could run."
+
+
+def list_cost(doc: Mapping[str, Any]) -> Decimal:
+    """The session's cost so far, from its document."""
+    cost = (doc.get("usage") or {}).get("list_cost") or {}
+    return Decimal(str(cost.get("amount") or "0"))
+
+
+def limit_of(doc: Mapping[str, Any]) -> Decimal | None:
+    """The budget's `max_list_cost` in USD, or None without a budget."""
+    budget = doc.get("budget") or {}
+    amount = (budget.get("max_list_cost") or {}).get("amount")
+    return None if amount is None else Decimal(str(amount))
+
+
+def reached(doc: Mapping[str, Any]) -> bool:
+    limit = limit_of(doc)
+    return limit is not None and list_cost(doc) >= limit
+
+
+def remaining(doc: Mapping[str, Any]) -> float | None:
+    """What the budget still allows (never below 0), or None without a budget."""
+    limit = limit_of(doc)
+    return None if limit is None else float(max(limit - list_cost(doc), Decimal(0)))
+
+
+def with_cost(doc: JSON, model: str, usages: list[JSON]) -> JSON:
+    """`doc` with the list cost of these model requests added to `usage.list_cost`."""
+    from wisp.models import catalog
+
+    total = list_cost(doc)
+    for usage in usages:
+        tokens = {key: int(usage.get(key) or 0) for key in (
+            "input_tokens", "output_tokens", "cache_creation_input_tokens",
+            "cache_read_input_tokens")}
+        total += Decimal(repr(catalog.cost_usd(model, tokens)))
+    amount = format(total.quantize(Decimal("0.000001")), "f")
+    return {**doc, "usage": {**doc["usage"],
+                             "list_cost": {"amount": amount, "currency": "USD"}}}
+
+
+def settle_unrun_calls(runtime: Runtime) -> None:
+    """The engine stops a run whose model request overshot the budget before running
+    that request's tool calls. Each is answered as not run (an `agent.tool_result` for
+    the calls run here), so the conversation stays valid for the next turn."""
+    from wisp.engine.events import ToolResultReady
+    from wisp.engine.session import append_user
+
+    history = runtime.session.history
+    if not history or history[-1].get("role") != "assistant":
+        return
+    blocks = [{"type": "tool_result", "tool_use_id": block.get("id"), "is_error": True,
+               "content": NOT_RUN}
+              for block in history[-1].get("content") or []
+              if isinstance(block, dict) and block.get("type") == "tool_use"]
+    if not blocks:
+        return
+    for block in blocks:
+        runtime.ctx.emit(ToolResultReady(block, NOT_RUN, {"id": block["tool_use_id"]}, ""))
+    append_user(history, blocks)
+    runtime.session.record_user(blocks)

@@ -1,0 +1,77 @@
+"""What this server does not do, refused rather than accepted and ignored: each check
+raises `ShapeError` naming the field, which the API answers as a 400.
+
+The request parsers (`agents`, `sessions`, `client_events`) accept every shape the
+official SDK can send, so the documents stay the API's; these checks run after them, on
+the normalised fields, and say which setting wisp would otherwise have stored and never
+acted on (MCP servers it does not connect, skills it does not load, outcomes it does not
+grade, vaults it does not have, a web search it has no backend for).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from wisp.serve.shapes.agent_tools import AGENT_TOOLSET
+from wisp.serve.shapes.common import JSON, ShapeError, _at
+
+_NOT_HERE: Final = "is not supported by this server"
+
+
+def check_agent_fields(fields: JSON, path: str = "") -> None:
+    """The fields of an agent (a create, the result of an update, or a session's
+    overrides): refuses those wisp would store and never act on."""
+    if fields.get("mcp_servers"):
+        raise ShapeError(_at(path, "mcp_servers"),
+                         f"MCP servers {_NOT_HERE} yet (they would never be connected)")
+    for i, tool in enumerate(fields.get("tools") or []):
+        where = _at(path, f"tools[{i}]")
+        if tool.get("type") == "mcp_toolset":
+            raise ShapeError(where, f"mcp_toolset {_NOT_HERE} yet")
+        if tool.get("type") == AGENT_TOOLSET:
+            _check_toolset(tool, where)
+    if fields.get("skills"):
+        raise ShapeError(_at(path, "skills"), f"agent skills {_NOT_HERE} yet "
+                         "(they would never be loaded)")
+    identity = fields.get("execution_identity") or {}
+    if identity.get("type") == "aws_role":
+        raise ShapeError(_at(path, "execution_identity"), f"aws_role {_NOT_HERE}")
+    model = fields.get("model")
+    if isinstance(model, dict):
+        _check_model(model, _at(path, "model"))
+
+
+def _check_model(model: JSON, path: str) -> None:
+    if model.get("speed") == "fast":
+        raise ShapeError(_at(path, "speed"), f'"fast" {_NOT_HERE}')
+    if model.get("inference_geo") is not None:
+        raise ShapeError(_at(path, "inference_geo"), _NOT_HERE)
+
+
+def _check_toolset(tool: JSON, path: str) -> None:
+    """web_search has no backend here: an agent that asks for it by name is refused (the
+    default configuration's web_search is left out of the model's tools, as docs/serve.md
+    says). web_fetch's `url_sources` is not implemented."""
+    for i, config in enumerate(tool.get("configs") or []):
+        where = _at(path, f"configs[{i}]")
+        if config.get("name") == "web_search" and config.get("enabled"):
+            raise ShapeError(where, "web_search needs a search backend, and this server "
+                             'has none configured: disable it ("enabled": false)')
+        if config.get("name") == "web_fetch" and config.get("url_sources") is not None:
+            raise ShapeError(_at(where, "url_sources"), _NOT_HERE)
+
+
+def check_session_fields(fields: JSON) -> None:
+    """The fields of `POST /v1/sessions` beyond the agent's."""
+    if fields.get("vault_ids"):
+        raise ShapeError("vault_ids", f"vaults {_NOT_HERE} yet")
+    check_client_events(fields.get("initial_events") or [], "initial_events")
+
+
+def check_client_events(events: Sequence[JSON], path: str = "events") -> None:
+    """Client events this server would log and never act on."""
+    for i, event in enumerate(events):
+        if event.get("type") == "user.define_outcome":
+            raise ShapeError(f"{path}[{i}].type", "outcomes are not graded by this server "
+                             "yet: user.define_outcome is refused")

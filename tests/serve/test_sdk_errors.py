@@ -1,0 +1,89 @@
+"""Errors as the API reports them, through the official `anthropic` SDK: retried model
+requests visible, `retries_exhausted` after the last, an unknown tool answered to the
+model as an error, and the API's validation rules."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from tests.serve.harness import (
+    KEYS,
+    anthropic,
+    cloud_setup,
+    idle_end_turn,
+    serving,
+    types,
+    user_message,
+    wait_for,
+)
+from wisp.testing import ScriptedServer, reply
+
+
+def test_failed_model_requests_are_retried_visibly_then_exhausted(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    server.script(*(reply.error(500, "backend down") for _ in range(3)))
+    with serving(tmp_path, server, env={"WISP_MAX_RETRIES": "2"}) as served:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[user_message("hi")])
+        events = wait_for(client, session.id, lambda es: "session.status_idle" in types(es))
+    assert len(server.requests) == 3
+    starts = [e for e in events if e["type"] == "span.model_request_start"]
+    ends = [e for e in events if e["type"] == "span.model_request_end"]
+    assert len(starts) == len(ends) == 3  # one span per failed request
+    assert all(e["is_error"] for e in ends)
+    assert [e["model_request_start_id"] for e in ends] == [e["id"] for e in starts]
+    errors = [e["error"] for e in events if e["type"] == "session.error"]
+    assert [e["retry_status"]["type"] for e in errors] == ["retrying", "retrying", "exhausted"]
+    assert {e["type"] for e in errors} == {"model_request_failed_error"}
+    idle = next(e for e in events if e["type"] == "session.status_idle")
+    assert idle["stop_reason"]["type"] == "retries_exhausted"
+
+
+def test_an_unknown_tool_is_answered_to_the_model_as_an_error(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    server.script(reply.tool_use("teleport", {"to": "mars"}), reply.text("cannot"))
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[user_message("go")])
+        events = wait_for(client, session.id, idle_end_turn)
+    assert "agent.custom_tool_use" not in types(events)
+    use = next(e for e in events if e["type"] == "agent.tool_use")
+    result = next(e for e in events if e["type"] == "agent.tool_result")
+    assert use["name"] == "teleport" and result["tool_use_id"] == use["id"]
+    assert result["is_error"]
+    sent = server.requests[1].body["messages"][-1]["content"]
+    assert any(b.get("type") == "tool_result" and b.get("is_error") for b in sent)
+
+
+def test_the_apis_validation_rules(tmp_path: Path, server: ScriptedServer) -> None:
+    from anthropic.types.beta import BetaEnvironmentArchivedError
+
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        client.beta.sessions.archive(session.id)
+        with pytest.raises(anthropic.BadRequestError, match="archived"):
+            client.beta.sessions.events.send(session.id, events=[user_message("hi")])
+        client.beta.environments.archive(environment.id)
+        with pytest.raises(BetaEnvironmentArchivedError):
+            client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        other = client.beta.environments.create(name="other")
+        client.beta.agents.archive(agent.id)
+        with pytest.raises(anthropic.BadRequestError, match=r"agent .* is archived"):
+            client.beta.sessions.create(agent={"type": "agent", "id": agent.id, "version": 1},
+                                        environment_id=other.id)
+        for _ in range(3):
+            client.beta.agents.create(name="more", model="claude-sonnet-4-5")
+        capped = client.beta.agents.list(limit=500, include_archived=True)
+        wrong = httpx2.post(f"{served.url}/v1/agents", content=b'{"name": "x"}',
+                            headers={"x-api-key": KEYS[0], "content-type": "text/plain"})
+    assert len(capped.data) == 4
+    assert wrong.status_code == 400 and "content-type" in wrong.json()["error"]["message"]
