@@ -87,7 +87,7 @@ def _after_async_line(text: str) -> list[str]:
 def _json(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting deeper than the parser goes: not ours
         return None
 
 
