@@ -160,11 +160,6 @@ class SessionCgroup:
             _empty_and_remove(path)
 
 
-def pids_cgroup(root: str, limit: int) -> SessionCgroup:
-    """The sandbox's cgroup for root: a process limit only."""
-    return SessionCgroup({"pids": root}, {"pids": limit})
-
-
 def _empty_and_remove(path: str) -> None:
     procs = os.path.join(path, "cgroup.procs")
     for _ in range(50):

@@ -12,6 +12,7 @@ import atexit
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from wisp.permissions.rules import EDIT_FAMILY, READ_FAMILY, Rule, rule_path_pattern
 from wisp.sandbox.config import SandboxConfig
@@ -92,18 +93,25 @@ def build_sandbox(config: SandboxConfig, *, cwd: Path, working: Sequence[str],
                   env: Mapping[str, str], allow: Callable[[], Sequence[Rule]],
                   deny: Callable[[], Sequence[Rule]]) -> CommandSandbox:
     """One session's sandbox. `allow`/`deny` return the session's current rules."""
+    found = probe(env, weaker_nested=config.weaker_nested)
+    profile = build_profile(config, cwd, working, env)
+    sandbox = CommandSandbox(config, profile, found, rules=rule_patterns(deny, cwd))
+    return started(sandbox, policy_fields(config.network, allow(), deny()))
+
+
+def started(sandbox: CommandSandbox, network: dict[str, Any]) -> CommandSandbox:
+    """What every session's sandbox needs once made (a CLI session's or a served
+    one's): closing at exit, the sweep of dead processes' leftovers, and its network
+    gate for the `NetworkPolicy` fields `network`."""
     global _EXIT_HOOKED
     if not _EXIT_HOOKED:
         _EXIT_HOOKED = True
         atexit.register(close_all)
-    found = probe(env, weaker_nested=config.weaker_nested)
-    profile = build_profile(config, cwd, working, env)
     from wisp.sandbox.sweep import sweep
 
-    sweep(os.path.dirname(profile.temp_dir), found.pids_cgroup)
-    sandbox = CommandSandbox(config, profile, found, rules=rule_patterns(deny, cwd))
-    fields = policy_fields(config.network, allow(), deny())
-    run_dir = profile.temp_dir + "-run"  # the network gate's sockets, outside the view
+    temp_dir = sandbox.profile.temp_dir
+    sweep(os.path.dirname(temp_dir), sandbox.probe.pids_cgroup)
+    run_dir = temp_dir + "-run"  # the network gate's sockets, outside the view
     os.makedirs(run_dir, mode=0o700, exist_ok=True)
-    sandbox.network = network_setup(fields, run_dir, sandbox.refused_host)
+    sandbox.network = network_setup(network, run_dir, sandbox.refused_host)
     return sandbox

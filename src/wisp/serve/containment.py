@@ -143,14 +143,15 @@ def command_env(workspace: Path, env: Mapping[str, str]) -> dict[str, str]:
     return fresh
 
 
-def hidden_places(data_dir: Path, env: Mapping[str, str], store: str | None) -> list[str]:
-    """Everything of the host's data a session's commands must not see."""
-    from wisp.sandbox.runner import new_temp_dir
+def hidden_places(data_dir: Path, env: Mapping[str, str], store: str | None,
+                  temp_dir: str) -> list[str]:
+    """Everything of the host's data a session's commands must not see. `temp_dir` is
+    the session's own, whose parent holds every session's (re-bound for this one)."""
     from wisp.sandbox.session import config_folders, shared_places
 
     home = env.get("HOME") or os.path.expanduser("~")
     places = [str(data_dir), home, *HOST_DATA, *config_folders(env, home),
-              *shared_places(env, all_sockets=False), os.path.dirname(new_temp_dir())]
+              *shared_places(env, all_sockets=False), os.path.dirname(temp_dir)]
     if store:
         places.append(os.path.dirname(store))
     cwd = os.getcwd()
@@ -210,18 +211,20 @@ def session_sandbox(workspace: Path, *, data_dir: Path, env: Mapping[str, str],
                     store: str | None = None) -> CommandSandbox:
     """The sandbox every command of one served session runs in."""
     from wisp.sandbox.cgroups import controller_roots
-    from wisp.sandbox.netgate import network_setup, policy_fields
+    from wisp.sandbox.netgate import policy_fields
     from wisp.sandbox.probe import probe
     from wisp.sandbox.runner import new_temp_dir
+    from wisp.sandbox.session import started
 
     config = sandbox_config(environment)
     found = probe(env)
     roots, _missing = controller_roots("pids", "memory", "cpu")
-    hidden = hidden_places(data_dir, env, store)
+    temp_dir = new_temp_dir()
+    hidden = hidden_places(data_dir, env, store, temp_dir)
     home = env.get("HOME") or os.path.expanduser("~")
     secret = [str(data_dir), home, *((store and [os.path.dirname(store)]) or [])]
     profile = SandboxProfile(
-        writable=(str(workspace),), temp_dir=new_temp_dir(), home=home, hide=hidden,
+        writable=(str(workspace),), temp_dir=temp_dir, home=home, hide=hidden,
         allow_read=granted_back(hidden, env, secret),
         limits=Limits(limits.processes, limits.file_mb,
                       cpu_seconds=limits.command_cpu_seconds,
@@ -230,13 +233,10 @@ def session_sandbox(workspace: Path, *, data_dir: Path, env: Mapping[str, str],
                      "memory": float(limits.memory_mb) * 1024 * 1024, "cpu": limits.cpus}
     sandbox = CommandSandbox(config, profile, found, confinement=Confinement(
         command_env(workspace, env), roots, cgroup_limits))
-    run_dir = profile.temp_dir + "-run"
-    os.makedirs(run_dir, mode=0o700, exist_ok=True)
     fields = policy_fields(config.network, (), ())
     if fields["allowed_domains"] == ("*",):
         fields.update(allowed_domains=(), any_public_host=True)
-    sandbox.network = network_setup(fields, run_dir, sandbox.refused_host)
-    return sandbox
+    return started(sandbox, fields)
 
 
 def workspace_rules(workspace: Path) -> tuple[str, ...]:

@@ -57,21 +57,8 @@ class FencedTool(DelegatingTool):
         mapped, refusal = self.resolved(tool_input)
         if refusal is not None:
             return ToolResult.error(refusal)
-        return await self.inner.run(mapped, self._listing_fenced(ctx))
-
-    def _listing_fenced(self, ctx: ToolContext) -> ToolContext:
-        """`ctx` whose read filter also drops what resolves outside the workspace (glob
-        and grep apply it to every file they list)."""
-        earlier = ctx.read_filter
-
-        def may_read(path: str) -> bool:
-            return self.inside(path) and (earlier is None or earlier(path))
-
-        return ToolContext(ctx.cwd, abort=ctx.abort, processes=ctx.processes, state=ctx.state,
-                           env=ctx.env, run_subagent=ctx.run_subagent,
-                           tool_use_id=ctx.tool_use_id,
-                           allowed_internal_hosts=ctx.allowed_internal_hosts,
-                           read_filter=may_read, tasks=ctx.tasks, sandbox=ctx.sandbox)
+        # glob and grep apply the narrowed read filter to every file they list
+        return await self.inner.run(mapped, ctx.reading_only(self.inside))
 
 
 def fenced(tools: dict[str, Tool], workspace: Path) -> dict[str, Tool]:

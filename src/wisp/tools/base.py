@@ -8,6 +8,7 @@ reads plus `data`, the structured `tool_use_result` that stream-json clients see
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
@@ -120,6 +121,14 @@ class ToolContext:
         self.sandbox = sandbox
         self.files = files
         self.terminals = terminals
+
+    def reading_only(self, may_read: Callable[[str], bool]) -> ToolContext:
+        """This context with its read filter narrowed to `may_read` as well."""
+        narrowed = copy.copy(self)
+        earlier = self.read_filter
+        narrowed.read_filter = (may_read if earlier is None
+                                else lambda path: may_read(path) and earlier(path))
+        return narrowed
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in (
