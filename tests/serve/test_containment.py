@@ -31,9 +31,11 @@ pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None and
                                 os.environ.get("WISP_REQUIRE_SANDBOX") != "1",
                                 reason="bubblewrap is not installed (CI installs it)")
 
-VICTIM_SECRET = "VICTIM-SECRET-5f1c"
-HOME_SECRET = "HOME-SECRET-9a2b"
-SERVICE_SECRET = "SERVICE-SECRET-77d0"
+# Made afresh each run, so no file on the host holds them but the ones planted here (a
+# copy of this source elsewhere on a CI machine would otherwise be a false leak).
+VICTIM_SECRET = f"VICTIM-SECRET-{os.urandom(6).hex()}"
+HOME_SECRET = f"HOME-SECRET-{os.urandom(6).hex()}"
+SERVICE_SECRET = f"SERVICE-SECRET-{os.urandom(6).hex()}"
 
 
 def first_user_text(body: JSON) -> str:
@@ -175,7 +177,8 @@ def test_no_session_reaches_another_the_store_or_the_host(
         events = finished(served, key, session_id, timeout=240)
         seen = model_saw(model, prompt)
         for secret in (VICTIM_SECRET, HOME_SECRET, SERVICE_SECRET, "sk-test", *KEYS):
-            assert secret not in seen, (prompt, secret)
+            at = seen.find(secret)
+            assert at < 0, (prompt, secret, seen[max(0, at - 600):at + 200])
         assert "CONNECTED-TO-SERVICE" not in seen
         own = results(events)[-1]
         assert own["is_error"] is False and "mine" in text(own)
@@ -199,6 +202,38 @@ def test_the_file_tools_say_why_a_path_outside_is_refused(
         assert result["is_error"] is True
         assert "outside" in text(result) and "/etc/hostname" in text(result), text(result)
         assert hostname not in text(result).replace("/etc/hostname", "")
+
+
+# Written out here, not imported: the oracle for what a session may see at the root.
+SYSTEM_FOLDERS = {"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "opt",
+                  "nix", "gnu", "snap", "var", "dev", "proc", "sys"}
+# Each entry one level inside every real folder at the root and in /var.
+LOOK_AROUND = ("for d in /* /var/*; do [ -d \"$d\" ] && [ ! -L \"$d\" ] || continue; "
+               "for e in \"$d\"/* \"$d\"/.*; do case $e in */.|*/..) continue;; esac; "
+               "[ -e \"$e\" ] || [ -L \"$e\" ] && echo \"SHOWN $e\"; done; done; true")
+
+
+def test_of_the_hosts_folders_a_session_sees_only_the_systems(
+        programs: tuple[Programs, ScriptedServer], served: Served) -> None:
+    """Whatever the host keeps at its root (a checkout, a data disk, this test's own
+    folders) and in /var, a session sees nothing of it but the way to the interpreter
+    and the PATH folders it runs programs from."""
+    scripted, _ = programs
+    scripted.steps["look around"] = [("bash", {"command": LOOK_AROUND})]
+    session_id = start_session(served, KEYS[0], "look around")
+    (result,) = results(finished(served, KEYS[0], session_id))
+    shown = [line.split(" ", 1)[1] for line in json.loads(text(result))[0]["text"].splitlines()
+             if line.startswith("SHOWN ")]
+    assert any(p.startswith("/usr/") for p in shown), shown  # the look-around worked
+    programs_from = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix,
+                                                   *served.env["PATH"].split(os.pathsep))]
+    for path in shown:
+        parts = path.split("/")
+        if parts[1] == "var" and len(parts) > 3:
+            pass  # inside a folder of /var: the host's data
+        elif parts[1] in SYSTEM_FOLDERS or parts[1] == "tmp":
+            continue  # /tmp: the session's own temp folder alone (the attack test's reach)
+        assert any(p == path or p.startswith(path + "/") for p in programs_from), path
 
 
 @pytest.mark.timeout(300)

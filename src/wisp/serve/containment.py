@@ -6,11 +6,13 @@ and the fenced file tools (`wisp.serve.fence`). Below: the sandbox package (bubb
 profile, network gate, cgroups).
 
 A served session's commands see the host's system folders read-only and their own
-workspace read-write, and nothing of the host's data: the service's data folder (every
-session's workspace, the SQLite store), home folders, wisp's and Claude Code's
-configuration, temp folders, service sockets, the host's secrets in /etc and /var/lib.
-What they need to run programs stays: the interpreter wisp runs on and the PATH folders
-are granted back read-only when they live in a hidden place. Their environment is a
+workspace read-write, and nothing of the host's data. What they see is an allowlist: of
+the folders at the root only the system's (`SYSTEM_ROOTS`; nothing inside /var), so the
+service's data folder (every session's workspace, the SQLite store), home folders, a
+checkout or data disk anywhere, temp folders and service sockets are hidden, and so are
+wisp's and Claude Code's configuration and the host's secrets in /etc. What they need
+to run programs stays: the interpreter wisp runs on and the PATH folders are granted
+back read-only when they live in a hidden place. Their environment is a
 fresh one (PATH, locale, HOME set to the workspace), never the service's own (its API
 keys, its database URL).
 
@@ -49,11 +51,17 @@ PACKAGE_HOSTS = (
     "rubygems.org", "index.rubygems.org",                              # gem
     "proxy.golang.org", "sum.golang.org", "storage.googleapis.com",    # go
 )
-# Host folders that hold other users' or the system's data, hidden from every session.
-HOST_DATA = ("/home", "/root", "/var/lib", "/var/log", "/var/spool", "/var/mail",
-             "/var/backups", "/var/cache", "/srv", "/mnt", "/media", "/etc/shadow",
-             "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh",
-             "/etc/ssl/private")
+# The folders at the root a session's commands see: what programs need to run. Every
+# other folder there (home folders, a checkout in /work, a data disk in /srv or /data,
+# another service's folder) is hidden whole, and so is every folder in /var: the host's
+# data is whatever is not known to be system, never a list of the places data is known
+# to be. (/run and /tmp are listed here but hidden whole as shared places.)
+SYSTEM_ROOTS = frozenset({"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc",
+                          "opt", "nix", "gnu", "snap", "var", "dev", "proc", "sys", "run",
+                          "tmp"})
+# The host's secrets in /etc, a system folder otherwise shown (programs read it).
+HOST_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh",
+                "/etc/ssl/private")
 # Version managers whose PATH folders (shims) run scripts elsewhere in their folder.
 VERSION_MANAGERS = frozenset({".pyenv", ".rbenv", ".nodenv", ".asdf", ".cargo", ".rustup",
                               ".nvm", ".volta", ".bun", ".deno", ".sdkman", ".goenv"})
@@ -150,7 +158,8 @@ def hidden_places(data_dir: Path, env: Mapping[str, str], store: str | None,
     from wisp.sandbox.session import config_folders, shared_places
 
     home = env.get("HOME") or os.path.expanduser("~")
-    places = [str(data_dir), home, *HOST_DATA, *config_folders(env, home),
+    places = [str(data_dir), home, *HOST_SECRETS, *unknown_folders("/", SYSTEM_ROOTS),
+              *unknown_folders("/var", frozenset()), *config_folders(env, home),
               *shared_places(env, all_sockets=False), os.path.dirname(temp_dir)]
     if store:
         places.append(os.path.dirname(store))
@@ -158,6 +167,17 @@ def hidden_places(data_dir: Path, env: Mapping[str, str], store: str | None,
     if cwd.count("/") >= 2 and not cwd.startswith(("/usr/", "/opt/")):
         places.append(cwd)  # the service's own folder (its checkout, its configuration)
     return [p for p in dict.fromkeys(os.path.realpath(p) for p in places) if p != "/"]
+
+
+def unknown_folders(parent: str, known: frozenset[str]) -> list[str]:
+    """The real folders in `parent` not named in `known`. A link is left alone: what it
+    names is shown or hidden where it really is."""
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return []
+    return [e.path for e in entries
+            if e.name not in known and e.is_dir(follow_symlinks=False)]
 
 
 def granted_back(hidden: Sequence[str], env: Mapping[str, str], secret: Sequence[str]
