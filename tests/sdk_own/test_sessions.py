@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Runner, wisp_command
+from tests.shared_fixtures import shared_path
 from wisp.sdk import sessions as ours
 from wisp.sessions import paths
 from wisp.testing import reply
@@ -486,10 +487,7 @@ def test_many_projects_in_one_store(store, tmp_path):
 
 
 def test_reference_transcripts_agree(store, tmp_path):
-    examples = (Path(__file__).resolve().parents[2].parent / "shared" / "reference"
-                / "captures" / "cli" / "transcript_example")
-    if not examples.is_dir():
-        pytest.skip("the reference captures are not available")
+    examples = shared_path("reference/captures/cli/transcript_example")
     cwd = tmp_path / "project"
     ids = []
     for n, source in enumerate(sorted(examples.glob("*.jsonl"))):

@@ -13,19 +13,13 @@ from typing import Any
 import pytest
 
 from tests.conftest import Runner
+from tests.shared_fixtures import shared_path
 from wisp.sessions.paths import project_key
 
 JSON = dict[str, Any]
 # Claude Code's own transcripts, read from the shared reference beside the repository (not
 # copied in: they hold fragments of the reference's prompts).
-EXAMPLES = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared"
-    / "reference"
-    / "captures"
-    / "cli"
-    / "transcript_example"
-)
+EXAMPLES = "reference/captures/cli/transcript_example"
 SID = "11111111-2222-4333-8444-555555555555"
 OTHER = "22222222-2222-4333-8444-555555555555"
 
@@ -80,6 +74,4 @@ def kill9(proc: subprocess.Popen[str]) -> None:
 
 @pytest.fixture
 def examples() -> Path:
-    if not EXAMPLES.is_dir():
-        pytest.skip("the reference captures are not available")
-    return EXAMPLES
+    return shared_path(EXAMPLES)
