@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
+from tests.conftest import wisp_command
 from wisp.testing import reply
 
 
@@ -91,6 +94,34 @@ def test_prompt_from_stdin(wisp, server):
     assert run.stdout == "ok\n"
     messages = server.requests[0].body["messages"]
     assert messages[0]["content"] == "piped prompt"
+
+
+def test_piped_input_follows_a_prompt_argument(wisp, server):
+    """`git diff | wisp -p "review this"`: the argument, a newline, then what was piped, as
+    the reference sends it (measured: "PROMPT-ARG\\nPIPED-LINE-1\\nPIPED-LINE-2\\n")."""
+    server.script(reply.text("ok"))
+    run = wisp("-p", "review this", input="line one\nline two\n")
+    assert run.returncode == 0 and "Warning" not in run.stderr
+    assert server.requests[0].body["messages"][0]["content"] == (
+        "review this\nline one\nline two\n")
+
+
+def test_a_stdin_that_never_speaks_does_not_hang_a_prompt_argument(wisp, server):
+    """A parent that leaves stdin open and silent: wisp waits its grace period, says so,
+    and answers the argument alone."""
+    server.script(reply.text("ok"))
+    read_end, write_end = os.pipe()
+    try:
+        proc = subprocess.run([*wisp_command(), "-p", "just this"], stdin=read_end,
+                              cwd=wisp.cwd, env=wisp.env, capture_output=True, text=True,
+                              timeout=60, check=False)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "ok\n"
+    assert "no stdin data received" in proc.stderr
+    assert server.requests[0].body["messages"][0]["content"] == "just this"
 
 
 def test_flags_accept_equals_form_and_unsupported_flags_warn(wisp, server):

@@ -16,7 +16,8 @@ Modes:
   wisp [prompt]                   The terminal UI (in a terminal, without -p); a prompt
                                   given here is sent first
   wisp -p <prompt>                Run one prompt headless and print the result; the
-                                  prompt may also come on stdin
+                                  prompt may also come on stdin, and what is piped
+                                  in follows a prompt argument (git diff | wisp -p …)
   wisp --input-format stream-json --output-format stream-json --verbose
                                   Duplex NDJSON on stdin/stdout: what the official
                                   Agent SDKs (Python, TypeScript) speak
