@@ -48,8 +48,13 @@ def variants() -> dict[str, tuple[list[str], dict[str, str]]]:
     if node and ADAPTER_JS.exists():
         found["adapter → wisp"] = ([node, str(ADAPTER_JS)], {"CLAUDE_CODE_EXECUTABLE": WISP})
         if REFERENCE.exists():
-            found["adapter → reference"] = ([node, str(ADAPTER_JS)],
-                                            {"CLAUDE_CODE_EXECUTABLE": str(REFERENCE)})
+            found["adapter → reference"] = ([node, str(ADAPTER_JS)], {
+                "CLAUDE_CODE_EXECUTABLE": str(REFERENCE),
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                # The adapter passes --allow-dangerously-skip-permissions, which the
+                # reference refuses as root ("cannot be used with root/sudo privileges")
+                # unless it is told it runs in a sandbox; CI machines run as root.
+                "IS_SANDBOX": "1"})
     return found
 
 
