@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import shlex
+import subprocess
 
 import pytest
 
@@ -127,3 +128,64 @@ def test_no_allowed_composition_does_damage(tmp_path):
     print(f"\n[generative-25] {summary}")
     assert not broken, summary + "\nallowed and did damage:\n" + "\n".join(broken[:40])
     assert share >= MIN_DAMAGING_SHARE, summary
+
+
+# The harmless twins: the same script shapes, addresses, spellings and wrappers, with only
+# commands that print (sed) and programs that print to stdout and compute (awk). A judge
+# that asks about every sed or awk script passes the side above and fails this one.
+SED_HARMLESS = ["p", "=", "l", "s/x/y/", "s/x/y/g", "s|x|y|2", "y/x/z/", "{p;}", "n;p", "N;P;D"]
+AWK_HARMLESS = ["print", "print $0", "print NR, $1", "printf \"%s\\n\", $0",
+                "print length($0)", "print toupper($0)", "gsub(/x/, \"y\"); print",
+                "print substr($0, 1, 1)", "s = s $0; print s"]
+N_TWINS = 200
+
+
+def _sed_twin(rng: random.Random) -> str:
+    script = (rng.choice([b for b in SED_BEFORE if "#" not in b]) + rng.choice(SED_ADDRESSES)
+              + rng.choice(SED_HARMLESS))
+    spelling = rng.choice(["{s}", "-n {s}", "-e {s}", "--expr={s}", "-n -e p -e {s}",
+                           "-E {s}", "--quiet {s}"])
+    return "sed " + spelling.format(s=shlex.quote(script)) + " f"
+
+
+def _awk_twin(rng: random.Random) -> str:
+    program = rng.choice(AWK_BEFORE) + rng.choice(AWK_HARMLESS)
+    block = rng.choice(["{{{p}}}", "NR == 1 {{{p}}}", "/x/ {{{p}}}", "END {{{p}}}"])
+    return "awk " + shlex.quote(block.format(p=program)) + " f"
+
+
+def generated_twins(n: int = N_TWINS, seed: int = SEED) -> list[str]:
+    rng = random.Random(seed + 26)
+    seen: dict[str, None] = {}
+    while len(seen) < n:
+        command = rng.choice([_sed_twin, _awk_twin])(rng)
+        wrappers = rng.sample(EXTERNAL_WRAPPERS, k=rng.choice([0, 0, 1]))
+        seen.setdefault(" ".join([*wrappers, command]), None)
+    return list(seen)
+
+
+@pytest.mark.timeout(300)
+def test_harmless_sed_and_awk_scripts_are_allowed_and_run(tmp_path):
+    """200 twins (seed 20261227): bash runs each unjudged in the scratch repository and it
+    must succeed and do no damage (the oracle that they are harmless), and the judge must
+    allow each in default mode, read-only, with no rule."""
+    from tests.security.judge_cases import Scratch
+    from wisp.permissions.engine import PermissionPolicy, evaluate
+    from wisp.tools.bash import Bash
+
+    scratch = Scratch(tmp_path)
+    policy = PermissionPolicy(cwd=scratch.work, env=scratch.env())
+    not_harmless, asked = [], []
+    for command in generated_twins():
+        done = subprocess.run(["/bin/bash", "-c", command], cwd=scratch.work,
+                              env=scratch.env(), stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=10, check=False, text=True)
+        damage = scratch.damage(done.stdout + done.stderr)
+        scratch.reset()
+        if damage or done.returncode != 0:
+            not_harmless.append(f"  {command!r} rc={done.returncode} {damage} {done.stderr!r}")
+        verdict = evaluate(Bash(), {"command": command}, policy).behavior
+        if verdict != "allow":
+            asked.append(f"  {command!r}: {verdict}")
+    assert not not_harmless, "twins that are not harmless:\n" + "\n".join(not_harmless[:20])
+    assert not asked, f"{len(asked)} harmless twins not allowed:\n" + "\n".join(asked[:40])
