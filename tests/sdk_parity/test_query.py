@@ -10,8 +10,8 @@ from tests.sdk_parity import summary as s
 from tests.sdk_parity.harness import SANDBOX, Backend, scenario
 from wisp.testing import reply
 
-DEFAULT_TOOLS = ["Bash", "Edit", "Glob", "Grep", "Read", "TodoWrite", "WebFetch", "Write",
-                 "Task"]
+DEFAULT_TOOLS = ["Bash", "Edit", "ExitPlanMode", "Glob", "Grep", "Read", "TodoWrite",
+                 "WebFetch", "Write", "Task"]
 
 
 def user(text: str) -> dict[str, Any]:
@@ -244,7 +244,8 @@ def test_tools_and_disallowed_tools(backend: Backend) -> None:
         "none": both([]),
         "preset": both(DEFAULT_TOOLS),
         "default_minus_disallowed": both(
-            ["Bash", "Glob", "Grep", "Read", "TodoWrite", "WebFetch", "Task"]),
+            ["Bash", "ExitPlanMode", "Glob", "Grep", "Read", "TodoWrite", "WebFetch",
+             "Task"]),
     }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from wisp.tools.base import ToolContext
 from wisp.tools.registry import BUILTIN_TOOL_NAMES, builtin_tool_classes, builtin_tools
 
-NAMES = ["Bash", "Edit", "Glob", "Grep", "Read", "TodoWrite", "WebFetch", "Write"]
+NAMES = ["Bash", "Edit", "ExitPlanMode", "Glob", "Grep", "Read", "TodoWrite", "WebFetch", "Write"]
 
 
 def test_order_and_names() -> None:

@@ -32,7 +32,7 @@ REASON_TYPES = {"rule": "rule", "mode": "mode", "hook": "hook", "config": "other
 def suggestions(tool: Tool, mode: str, verdict: Verdict | None = None,
                 paths: list[str] | None = None) -> list[JSON]:
     source = verdict.source if verdict is not None else ""
-    if source in ("protected", "analysis", "sandboxOverride"):
+    if tool.asks_user or source in ("protected", "analysis", "sandboxOverride"):
         return []  # no mode or rule can grant these; only this one answer can
     if source == "boundary" and paths:
         folders = sorted({os.path.dirname(os.path.abspath(p)) for p in paths})
@@ -120,6 +120,8 @@ class HostBridge:
         }
         if verdict.message:
             request["decision_reason"] = verdict.message
+        if tool.asks_user:  # only a person can answer it (ExitPlanMode): the reference's flag
+            request["requires_user_interaction"] = True
         paths = tool.target_paths(tool_input)
         if paths:
             request["blocked_path"] = paths[0]

@@ -90,7 +90,16 @@ class QueryHandlers:
         return answer
 
     async def get_plan(self, request: p.GetPlan) -> JSON:
-        return {"exists": False}  # wisp keeps no plan file
+        """The session's plan file (written by an approved ExitPlanMode, or drafted there
+        in plan mode), as the reference answers: exists, content, path."""
+        from wisp.tools.exit_plan_mode import plan_file, read_plan
+
+        session = self.server.session
+        path = plan_file(self.server.runtime.env, session.session_id)
+        content = read_plan(path)
+        if content is None:
+            return {"exists": False}
+        return {"exists": True, "content": content, "path": str(path)}
 
     async def read_file(self, request: p.ReadFile) -> JSON:
         session = self.server.session

@@ -46,6 +46,7 @@ from wisp.engine.outcome import (
     api_error_text,
     run_stats,
 )
+from wisp.engine.plan_mode import PLAN_TOOL, in_plan_mode, plan_note, plan_path
 from wisp.engine.session import append_user
 from wisp.engine.structured import StructuredRun
 from wisp.engine.tool_calls import ToolRunState, run_one
@@ -74,6 +75,9 @@ def build_request(ctx: RunContext) -> ModelRequest:
     """The next request, shaped as the reference shapes it (`wisp.models.shape`)."""
     config, session = ctx.config, ctx.session
     tools = [t.api_definition() for t in config.tools.values()] + config.extra_tool_definitions
+    system = config.system_blocks
+    if PLAN_TOOL in config.tools and in_plan_mode(ctx):
+        system = [*system, plan_note(ctx)]
     max_tokens = config.max_tokens or catalog.max_output_tokens(session.model)
     fields, betas = request_fields(session.model, max_tokens, config.thinking, config.betas)
     shaped = bool(fields)  # a Claude model: the reference's shape, metadata included
@@ -86,7 +90,7 @@ def build_request(ctx: RunContext) -> ModelRequest:
         model=session.model,
         messages=with_context(session.history, config.context_blocks),
         max_tokens=max_tokens,
-        system=config.system_blocks,
+        system=system,
         tools=tools,
         thinking=thinking,
         metadata={"user_id": user_id(config.device_id, session.session_id)} if shaped else None,
@@ -138,6 +142,8 @@ class AgentLoop:
         self.tools.denials = self.state.denials
         self.ctx.run_usage = UsageLedger()
         self.ctx.session.abort.clear()
+        if PLAN_TOOL in self.ctx.config.tools:  # plan mode's one writable file
+            self.ctx.session.policy.plan_file = str(plan_path(self.ctx))
         self.ctx.hook_stop = None
         self.structured = StructuredRun.for_config(self.ctx.config)
         started = time.monotonic()

@@ -15,6 +15,7 @@ from typing import Any
 from wisp.engine.context import RunContext
 from wisp.engine.events import PermissionDenied, ToolProgress, ToolResultReady
 from wisp.engine.hook_points import fire
+from wisp.engine.plan_mode import NOT_IN_PLAN_MODE, PLAN_TOOL, PlanMode, in_plan_mode
 from wisp.hooks.model import HookEvent, HookOutcome
 from wisp.permissions.engine import Behavior, PermissionPolicy, Verdict, evaluate
 from wisp.stamps import new_uuid
@@ -121,6 +122,9 @@ async def run_one(ctx: RunContext, state: ToolRunState, block: JSON,
     meta: JSON = {"id": tool_use_id}
     if tool is None:
         result = _no_such_tool(name, name in ctx.config.disabled_tools)
+    elif name == PLAN_TOOL and not in_plan_mode(ctx):
+        result = ToolResult(f"<tool_use_error>{NOT_IN_PLAN_MODE}</tool_use_error>", True,
+                            NOT_IN_PLAN_MODE)
     elif broken_input is not None:
         problem = (f"The input for {name} was not a valid JSON object, so the tool did not "
                    f"run. Received: {broken_input[:500]}")
@@ -220,7 +224,8 @@ async def _run_tool(ctx: RunContext, state: ToolRunState, tool: Tool, tool_input
                            read_filter=policy.may_read if policy.has_read_denials() else None,
                            allowed_internal_hosts=_internal_hosts(tool, policy),
                            sandbox=ctx.config.sandbox, files=ctx.config.editor_files,
-                           terminals=ctx.config.editor_terminals)
+                           terminals=ctx.config.editor_terminals,
+                           plan=PlanMode(ctx) if tool.name == PLAN_TOOL else None)
     if ctx.config.checkpoints is not None:
         ctx.config.checkpoints.before_tool(tool, tool_input, session.cwd)
     try:

@@ -61,6 +61,9 @@ class PermissionPolicy:
     # The session's OS sandbox, when `sandbox.enabled`: it changes what a Bash call needs
     # (`wisp.permissions.sandboxing`).
     sandbox: SandboxedCommands | None = None
+    # The session's plan file (`wisp.tools.exit_plan_mode.plan_file`): in plan mode the one
+    # file the model may write.
+    plan_file: str | None = None
 
     def working_dirs(self) -> list[str]:
         return list(_normalised_dirs(self.cwd, tuple(self.extra_dirs)))
@@ -116,7 +119,7 @@ def _judge_tool(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdi
               or _search_denied(tool, uses, policy))
     if denied is not None:
         return deny_by_rule(tool.name, denied)
-    if policy.mode == "bypassPermissions":
+    if policy.mode == "bypassPermissions" or _writes_only_the_plan(tool, uses, policy):
         return Verdict("allow", source="mode")
     protected = protected_reasons(uses, policy)
     if protected:
@@ -128,7 +131,26 @@ def _judge_tool(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdi
         return Verdict("ask", not_granted(tool, tool_input), "rule", str(ask))
     if allow is not None:
         return Verdict("allow", source="rule", rule=str(allow))
+    return _unruled(tool, tool_input, uses, policy)
+
+
+def _unruled(tool: Tool, tool_input: JSON, uses: list[FileUse], policy: PermissionPolicy
+             ) -> Verdict:
+    """What no rule decided: the user's own question, else the mode."""
+    if tool.asks_user:  # no mode grants it, and plan mode does not refuse it
+        return Verdict("ask", f"{tool.describe(tool_input)}: only the user can answer this, "
+                       "and where nobody can be asked (wisp -p) it is refused.", "mode")
     return _by_mode(tool, tool_input, uses, policy)
+
+
+def _writes_only_the_plan(tool: Tool, uses: list[FileUse], policy: PermissionPolicy
+                          ) -> bool:
+    """Plan mode's one writable file: the session's plan (in the config folder, which is
+    otherwise protected)."""
+    if policy.mode != "plan" or policy.plan_file is None or tool.kind != "edit" or not uses:
+        return False
+    plan = normalise_path(policy.plan_file, policy.cwd)
+    return all(use.kind == "write" and use.path == plan for use in uses)
 
 
 def _bounded(rule: Rule | None, tool: Tool, uses: list[FileUse], policy: PermissionPolicy

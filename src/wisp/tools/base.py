@@ -35,6 +35,17 @@ class BackgroundTasks(Protocol):
                       timeout_ms: int | None) -> tuple[str, str]: ...
 
 
+class PlanControl(Protocol):
+    """Plan mode as a tool sees it (ExitPlanMode): where the session's plan is kept, and
+    `leave()`, which ends plan mode (to default, unless the approval already chose a mode)
+    and returns the mode now in force."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def leave(self) -> str: ...
+
+
 # ToolResult and ToolContext are plain classes, not dataclasses: this module loads on every
 # run, and defining a dataclass costs ~1 ms against ~0.02 ms for a plain class.
 
@@ -82,14 +93,16 @@ class ToolContext:
       never returns a denied file's name or content. None when no Read deny rule exists.
     - sandbox: the session's OS sandbox (`sandbox.enabled`), which model commands run in;
       None when it is off.
+    - plan: plan mode's controls (`PlanControl`) while the session is in plan mode, else
+      None.
     - files: the editor's view of the files (`wisp.tools.editor_files`), which Read, Write
       and Edit go through when a front end connected one; None: the disk. terminals: the
       editor's terminals, where Bash runs what the sandbox need not hold; None: here.
     """
 
-    __slots__ = ("abort", "allowed_internal_hosts", "cwd", "env", "files", "processes",
-                 "read_filter", "run_subagent", "sandbox", "state", "tasks", "terminals",
-                 "tool_use_id")
+    __slots__ = ("abort", "allowed_internal_hosts", "cwd", "env", "files", "plan",
+                 "processes", "read_filter", "run_subagent", "sandbox", "state", "tasks",
+                 "terminals", "tool_use_id")
 
     def __init__(
         self,
@@ -107,6 +120,7 @@ class ToolContext:
         sandbox: CommandSandbox | None = None,
         files: EditorFiles | None = None,
         terminals: EditorTerminals | None = None,
+        plan: PlanControl | None = None,
     ) -> None:
         self.cwd = cwd
         self.abort = asyncio.Event() if abort is None else abort
@@ -121,6 +135,7 @@ class ToolContext:
         self.sandbox = sandbox
         self.files = files
         self.terminals = terminals
+        self.plan = plan
 
     def reading_only(self, may_read: Callable[[str], bool]) -> ToolContext:
         """This context with its read filter narrowed to `may_read` as well."""
@@ -152,6 +167,9 @@ class Tool:
     # Reads that descend into folders (Grep, Glob): a denied subtree below the folder is
     # skipped by the tool itself rather than denying the whole search.
     searches_folders: ClassVar[bool] = False
+    # A tool whose point is the user's answer (ExitPlanMode): no mode grants it; it is
+    # asked about unless a rule names it.
+    asks_user: ClassVar[bool] = False
 
     @property
     def rule_name(self) -> str:

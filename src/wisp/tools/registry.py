@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 _BUILTIN_MODULES: dict[str, str] = {
     "Bash": "wisp.tools.bash",
     "Edit": "wisp.tools.edit",
+    "ExitPlanMode": "wisp.tools.exit_plan_mode",
     "Glob": "wisp.tools.glob",
     "Grep": "wisp.tools.grep",
     "Read": "wisp.tools.read",

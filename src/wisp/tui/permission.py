@@ -24,6 +24,7 @@ from rich.text import Text
 
 from wisp.engine.hook_points import fire
 from wisp.permissions.engine import Verdict
+from wisp.permissions.modes import PermissionMode
 from wisp.permissions.rules import Rule
 from wisp.textsafe import safe
 from wisp.tui.dialog import Picker, call_preview
@@ -56,6 +57,25 @@ def permission_picker(tool_name: str, tool_input: JSON, verdict: Verdict, cwd: P
     choices.append("No, and tell wisp what to do differently (esc)")
     footer = rules_footer(rules) if rules else ""
     return Picker(title, choices, footer=footer, refusal=len(choices) - 1, question=question)
+
+
+PLAN_TOOL = "ExitPlanMode"
+# The plan dialog's yeses, in order, and the mode each leaves plan mode for.
+PLAN_CHOICES = ("Yes, and auto-accept edits", "Yes, and approve each edit")
+PLAN_EXITS: tuple[PermissionMode, ...] = ("acceptEdits", "default")
+
+
+def plan_picker(tool_input: JSON) -> Picker:
+    """ExitPlanMode's dialog: the plan as Markdown, then how to go on. Cut to the screen,
+    it starts on "No" like any dialog not fully seen."""
+    from rich.markdown import Markdown
+
+    plan = tool_input.get("plan")
+    body = Markdown(safe(plan), hyperlinks=False) if isinstance(plan, str) and plan.strip() \
+        else Text("(the plan is in the session's plan file)", style="dim")
+    title = Group(Text("Here is the plan:", style="bold yellow"), Padding(body, (0, 0, 0, 2)))
+    return Picker(title, [*PLAN_CHOICES, "No, keep planning (esc)"],
+                  refusal=len(PLAN_CHOICES), question="Would you like to go ahead?")
 
 
 def dialog_title(tool_name: str, tool_input: JSON, verdict: Verdict, cwd: Path
@@ -123,6 +143,8 @@ class PermissionPrompt:
         return self._answer(choice, tool_input)
 
     async def _ask(self, tool: Tool, tool_input: JSON, verdict: Verdict) -> int | None:
+        if tool.name == PLAN_TOOL:
+            return await self._ask_plan(tool_input)
         cwd = self.app.config.cwd
         self.rules = suggest_rules(tool, tool_input, cwd=cwd, env=self.app.runtime.env) if (
             verdict.source not in ("protected", "analysis")) else []
@@ -131,6 +153,19 @@ class PermissionPrompt:
         if choice is not None and choice == len(picker.choices) - 1:
             return None
         return choice
+
+    async def _ask_plan(self, tool_input: JSON) -> int | None:
+        """ExitPlanMode: the plan, and how to go on. Both yeses leave plan mode, to the
+        mode they name, before the tool runs; No keeps planning (the turn stops so the
+        user can say what to change)."""
+        self.rules = []
+        picker = plan_picker(tool_input)
+        choice = await self.app.show_dialog(picker)
+        if choice is None or choice == len(picker.choices) - 1:
+            return None
+        self.app.runtime.set_permission_mode(PLAN_EXITS[choice])
+        self.app.invalidate()
+        return 0
 
     def _answer(self, choice: int | None, tool_input: JSON) -> tuple[Verdict, JSON]:
         if choice is None:

@@ -470,6 +470,7 @@ class CanUseTool(TypedDict):
     tool_use_id: str
     decision_reason: NotRequired[str]
     blocked_path: NotRequired[str]
+    requires_user_interaction: NotRequired[bool]
 
 
 class PermissionAnswer(TypedDict, total=False):
