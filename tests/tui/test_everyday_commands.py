@@ -80,3 +80,44 @@ def test_usage_skills_and_doctor_answer(tui: TuiSetup) -> None:
     term.submit("/doctor")
     screen = term.wait_for("API key +set")
     assert "ripgrep" in screen and "settings" in screen
+
+
+def test_effort_changes_what_the_next_request_asks_for(tui: TuiSetup) -> None:
+    tui.server.script(reply.text("one"), reply.text("two"))
+    term = started(tui)  # a model of generation 5 or later: it takes an effort
+    term.submit("first")
+    term.wait_for("one")
+    term.ready()
+    term.submit("/effort")
+    term.wait_for("Effort: medium")
+    term.submit("/effort sideways")
+    term.wait_for("Unknown effort 'sideways'")
+    term.submit("/effort high")
+    term.wait_for("Effort set to high")
+    term.submit("second")
+    term.wait_for("two")
+    first, second = (r.body for r in message_requests(tui)[:2])
+    assert first["output_config"]["effort"] == "medium"
+    assert second["output_config"]["effort"] == "high"
+
+
+def test_rename_names_the_session_for_resume(tui: TuiSetup) -> None:
+    tui.server.script(reply.text("noted"))
+    term = started(tui)
+    term.submit("remember this")
+    term.wait_for("noted")
+    term.ready()
+    term.submit("/rename  release   notes ")
+    term.wait_for("Session renamed to release notes")
+    term.submit("/exit")
+    assert term.exit_status() == 0
+    fresh = started(tui)
+    fresh.submit("/resume")
+    screen = fresh.wait_for("release notes")  # the picker shows the title, not the prompt
+    assert "remember this" not in screen
+    fresh.keys("Escape")
+    fresh.wait_gone("release notes")
+    fresh.submit("/exit")
+    assert fresh.exit_status() == 0
+    resumed = started(tui, "--resume", "release notes")  # and it resumes by its title
+    resumed.wait_for("remember this")

@@ -414,6 +414,28 @@ class Runtime:
         else:
             choices.budget, choices.mode = tokens, "enabled"
 
+    @property
+    def effort(self) -> str:
+        from wisp.models.shape import DEFAULT_EFFORT
+
+        return self.ctx.config.thinking.effort or DEFAULT_EFFORT
+
+    def set_effort(self, effort: str | None) -> None:
+        """How hard the model works on each request from now on (`output_config.effort`
+        for models that take it); None goes back to the default."""
+        self.ctx.config.thinking.effort = effort
+
+    def rename(self, title: str) -> bool:
+        """Names the session in its transcript (what /resume and the SDKs' listings show);
+        False when nothing is recorded (--no-session-persistence)."""
+        from wisp.sessions.transcript import TranscriptWriter
+
+        recorder = self.session.recorder
+        if not isinstance(recorder, TranscriptWriter):
+            return False
+        recorder.set_title(title)
+        return True
+
     async def connect_mcp(self, local_only: bool = False) -> None:
         if self._mcp is not None and await self._mcp.connect_pending(local_only):
             self.tools_changed()

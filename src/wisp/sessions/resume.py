@@ -172,13 +172,13 @@ def session_titled(env: Mapping[str, str], cwd: Path, title: str) -> Path | None
     except OSError:
         return None
     for path in ranked:
-        found = _title_of(path)
+        found = title_of(path)
         if found is not None and found.strip().casefold() == wanted:
             return path
     return None
 
 
-def _title_of(path: Path) -> str | None:
+def title_of(path: Path) -> str | None:
     """The newest `custom-title` in a transcript's last 64 KiB, else in its first."""
     try:
         with path.open("rb") as f:

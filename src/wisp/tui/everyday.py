@@ -1,5 +1,6 @@
 """The everyday slash commands beyond the basics: /review and /security-review (prompts
-the model runs), /diff, /export, /add-dir, /usage, /skills and /doctor. `commands`
+the model runs), /diff, /export, /add-dir, /usage, /skills, /doctor, /effort and
+/rename. `commands`
 merges `COMMANDS` into its table; it is imported before the first frame, so rich and
 the rest load inside the commands.
 """
@@ -184,6 +185,34 @@ async def cmd_doctor(app: TuiApp, args: str) -> None:
     app.view.print_text("\n".join(safe_line(f"{name:<9} {value}") for name, value in checks))
 
 
+EFFORTS = ("low", "medium", "high", "xhigh", "max")
+
+
+async def cmd_effort(app: TuiApp, args: str) -> None:
+    """/effort shows the level; /effort <level> sets it for the next requests."""
+    level = args.strip().lower()
+    if not level:
+        app.view.print_text(f"Effort: {app.runtime.effort} (one of {', '.join(EFFORTS)})")
+        return
+    if level not in EFFORTS:
+        app.view.print_text(f"Unknown effort {safe_line(level)!r}: use one of "
+                            f"{', '.join(EFFORTS)}", "yellow")
+        return
+    app.runtime.set_effort(level)
+    app.view.print_text(f"Effort set to {level} for the next requests")
+
+
+async def cmd_rename(app: TuiApp, args: str) -> None:
+    title = " ".join(args.split())
+    if not title:
+        app.view.print_text("Usage: /rename <title>", "yellow")
+    elif app.runtime.rename(title):
+        app.view.print_text(f"Session renamed to {safe_line(title)}")
+    else:
+        app.view.print_text("This session is not saved (--no-session-persistence): "
+                            "nothing to rename", "yellow")
+
+
 COMMANDS: dict[str, tuple[str, Handler]] = {
     "review": ("ask the model to review the uncommitted changes [scope]", cmd_review),
     "security-review": ("ask the model for a security review of the uncommitted changes",
@@ -194,4 +223,6 @@ COMMANDS: dict[str, tuple[str, Handler]] = {
     "usage": ("tokens, cost and context used by this session", cmd_usage),
     "skills": ("the skills this session can use", cmd_skills),
     "doctor": ("check the setup: key, API, git, ripgrep, editor, settings", cmd_doctor),
+    "effort": ("how hard the model works: low, medium, high, xhigh, max [level]", cmd_effort),
+    "rename": ("name this session (shown by /resume and --resume) <title>", cmd_rename),
 }

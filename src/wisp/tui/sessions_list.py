@@ -1,5 +1,6 @@
 """This project's sessions for /resume: newest first, each with when it was last written
-and its first prompt, read from the same transcripts print mode and the SDKs use."""
+and its title (/rename, `rename_session`) or else its first prompt, read from the same
+transcripts print mode and the SDKs use."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from wisp.sessions import paths
+from wisp.sessions.resume import title_of
 
 SCAN_LINES = 50  # lines read from the top of a transcript to find its first prompt
 
@@ -40,7 +42,7 @@ def project_sessions(env: Mapping[str, str], cwd: Path, exclude: str = "") -> li
             continue
         prompt = _first_prompt(path)
         if prompt is not None:
-            rows.append(SessionRow(path.stem, modified, prompt))
+            rows.append(SessionRow(path.stem, modified, title_of(path) or prompt))
     return sorted(rows, key=lambda r: r.modified, reverse=True)
 
 
