@@ -121,3 +121,20 @@ def test_rename_names_the_session_for_resume(tui: TuiSetup) -> None:
     assert fresh.exit_status() == 0
     resumed = started(tui, "--resume", "release notes")  # and it resumes by its title
     resumed.wait_for("remember this")
+
+
+def test_copy_puts_the_last_answer_on_the_clipboard(tui: TuiSetup) -> None:
+    """tmux, told to accept OSC 52 from programs, keeps what arrived as a paste buffer:
+    the oracle that the terminal was asked to copy exactly the answer."""
+    answer = "line one\nline *two* with \x1b[31m an escape"
+    tui.server.script(reply.text(answer, chunks=1))
+    term = started(tui)
+    term.tmux("set-option", "-g", "set-clipboard", "on")
+    term.submit("/copy")
+    term.wait_for("Nothing to copy yet")
+    term.submit("say it")
+    term.wait_for("line one")
+    term.ready()
+    term.submit("/copy")
+    term.wait_for("Copied the last answer")
+    assert term.tmux("show-buffer") == answer

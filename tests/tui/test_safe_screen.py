@@ -73,10 +73,12 @@ def terminal_writes() -> set[tuple[str, str]]:
 
 def test_raw_writes_to_the_terminal_happen_in_known_places_only() -> None:
     """The scrollback's door, and wisp's own lines before the UI starts (the welcome line,
-    its folder and model made safe; the trust dialog's refusal, a fixed sentence), and
-    /clear's erase sequences (constants, no text in them)."""
+    its folder and model made safe; the trust dialog's refusal, a fixed sentence),
+    /clear's erase sequences (constants, no text in them), and /copy's clipboard sequence
+    (its text base64-encoded: no escape can ride in it)."""
     assert terminal_writes() == {("terminal.py", "print_above"), ("trust_dialog.py", "settle"),
-                                 ("app.py", "_welcome"), ("app.py", "clear_screen")}
+                                 ("app.py", "_welcome"), ("app.py", "clear_screen"),
+                                 ("app.py", "copy_to_clipboard")}
 
 
 @pytest.mark.parametrize("item", [

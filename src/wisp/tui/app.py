@@ -41,6 +41,8 @@ FRAME_S = 1 / 30
 MODE_CYCLE: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan")
 SPINNER = "✻✳✢·✢✳"
 CLEAR_SCREEN = "\x1b[H\x1b[2J\x1b[3J"  # home, erase the screen, erase the scrollback
+# OSC 52: "put this (base64) on the clipboard", which terminals, tmux and ssh pass along.
+SET_CLIPBOARD = "\x1b]52;c;{}\x07"
 TIMED_TURN_S = 3.0  # a turn at least this long ends with a line saying how long it took
 
 
@@ -272,6 +274,15 @@ class TuiApp:
         return ("✻ wisp ", safe(f"{__version__} · {self.shown_model}")[:width - 8]
                 + "\n  " + safe(_short_folder(str(self.config.cwd), self.env, width - 2))
                 + "\n  " + hints)
+
+    def copy_to_clipboard(self, text: str) -> None:
+        """/copy: the terminal puts `text` on the clipboard. It travels base64-encoded, so
+        nothing in it can reach the terminal as a sequence of its own."""
+        import base64
+
+        encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
+        with self.output.one_update():
+            self.output.write_raw(SET_CLIPBOARD.format(encoded))
 
     def clear_screen(self) -> None:
         """/clear: the screen and tmux's or the terminal's scrollback emptied, the header

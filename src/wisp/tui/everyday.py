@@ -1,6 +1,6 @@
 """The everyday slash commands beyond the basics: /review and /security-review (prompts
-the model runs), /diff, /export, /add-dir, /usage, /skills, /doctor, /effort and
-/rename. `commands`
+the model runs), /diff, /export, /add-dir, /usage, /skills, /doctor, /effort,
+/rename and /copy. `commands`
 merges `COMMANDS` into its table; it is imported before the first frame, so rich and
 the rest load inside the commands.
 """
@@ -213,6 +213,29 @@ async def cmd_rename(app: TuiApp, args: str) -> None:
                             "nothing to rename", "yellow")
 
 
+def last_answer(history: list[JSON]) -> str:
+    """The text of the model's latest message that has any."""
+    for message in reversed(history):
+        if message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        text = content if isinstance(content, str) else "".join(
+            b.get("text", "") for b in content or [] if b.get("type") == "text")
+        if text.strip():
+            return text
+    return ""
+
+
+async def cmd_copy(app: TuiApp, args: str) -> None:
+    text = last_answer(app.runtime.session.history)
+    if not text:
+        app.view.print_text("Nothing to copy yet: the model has not answered.", "yellow")
+        return
+    app.copy_to_clipboard(text)
+    app.view.print_text(f"Copied the last answer ({len(text):,} characters) to the clipboard "
+                        "(through the terminal: OSC 52)")
+
+
 COMMANDS: dict[str, tuple[str, Handler]] = {
     "review": ("ask the model to review the uncommitted changes [scope]", cmd_review),
     "security-review": ("ask the model for a security review of the uncommitted changes",
@@ -225,4 +248,5 @@ COMMANDS: dict[str, tuple[str, Handler]] = {
     "doctor": ("check the setup: key, API, git, ripgrep, editor, settings", cmd_doctor),
     "effort": ("how hard the model works: low, medium, high, xhigh, max [level]", cmd_effort),
     "rename": ("name this session (shown by /resume and --resume) <title>", cmd_rename),
+    "copy": ("put the model's last answer on the clipboard", cmd_copy),
 }
