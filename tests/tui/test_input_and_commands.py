@@ -455,14 +455,35 @@ def test_compact_summarises_the_conversation(tui: TuiSetup) -> None:
     assert "SUMMARY-OF-IT-ALL" in sent and "a long answer to summarise" not in sent
 
 
-def test_init_writes_claude_md(tui: TuiSetup) -> None:
+def test_init_asks_the_model_to_study_the_project_and_write_claude_md(tui: TuiSetup) -> None:
+    """Issue 27: /init is a prompt the model runs, seeded with what wisp found on disk; the
+    model's Write goes through the permission dialog like any other."""
     (tui.cwd / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    written = "# demo\n\nRun `pytest -q`.\n"
+    tui.server.script(
+        reply.tool_use("Write", {"file_path": str(tui.cwd / "CLAUDE.md"), "content": written}),
+        reply.text("CLAUDE.md is written"))
     term = started(tui)
     term.submit("/init")
-    term.wait_for("CLAUDE.md")
-    assert (tui.cwd / "CLAUDE.md").is_file()
-    assert (tui.cwd / "CLAUDE.md").read_text().strip()
-    assert message_requests(tui) == []
+    term.wait_for(r"1\. Yes")
+    sent = all_texts(message_requests(tui)[0].body or {})
+    assert "Study this repository and write CLAUDE.md" in sent
+    assert "Create the file with the Write tool." in sent
+    assert "Python package `demo`" in sent  # the draft wisp derived from pyproject.toml
+    term.keys("1")
+    term.wait_for("CLAUDE.md is written")
+    assert (tui.cwd / "CLAUDE.md").read_text() == written
+
+
+def test_init_over_an_existing_file_asks_for_an_edit(tui: TuiSetup) -> None:
+    (tui.cwd / "CLAUDE.md").write_text("# old notes\n")
+    tui.server.script(reply.text("looked at it"))
+    term = started(tui)
+    term.submit("/init")
+    term.wait_for("looked at it")
+    sent = all_texts(message_requests(tui)[0].body or {})
+    assert "The file exists already" in sent
+    assert (tui.cwd / "CLAUDE.md").read_text() == "# old notes\n"
 
 
 def test_permissions_allow_writes_local_settings(tui: TuiSetup) -> None:

@@ -390,12 +390,29 @@ async def cmd_config(app: TuiApp, args: str) -> None:
         app.view.print_text(json.dumps(source.doc, indent=2, ensure_ascii=False))
 
 
-async def cmd_init(app: TuiApp, args: str) -> None:
-    from wisp.tui.init_file import write_starter_memory
+INIT_PROMPT = (
+    "Study this repository and write {path}: the guide an AI coding agent reads at the "
+    "start of every session here. Read the README, the manifests and build files, and a "
+    "sample of the code and tests first. Say how to build, test and lint (the exact "
+    "commands, including one test on its own), how the code is laid out and why, and the "
+    "conventions a newcomer would get wrong. Keep it short and concrete: no generic advice, "
+    "nothing the code already says plainly. {task}\n\n"
+    "What wisp found on disk, as a starting point (check it; it may be incomplete):\n\n"
+    "{draft}")
+INIT_NEW = "Create the file with the Write tool."
+INIT_EXISTING = ("The file exists already: read it, keep what is right, and edit it where "
+                 "it is wrong, stale or missing something.")
 
-    path, written = write_starter_memory(app.config.cwd)
-    app.view.print_text(f"Wrote a starter {path}: edit it to tell wisp about this project."
-                        if written else f"{path} exists already; it was left as it is.")
+
+async def cmd_init(app: TuiApp, args: str) -> None:
+    """Asks the model to study the repository and write `CLAUDE.md` (or improve the one
+    there), starting from what wisp can tell from the files (`wisp.tui.init_file`)."""
+    from wisp.tui.init_file import MEMORY_FILE, starter_memory
+
+    path = app.config.cwd / MEMORY_FILE
+    task = INIT_EXISTING if path.exists() else INIT_NEW
+    app.send(INIT_PROMPT.format(path=MEMORY_FILE, task=task,
+                                draft=starter_memory(app.config.cwd)))
 
 
 async def cmd_exit(app: TuiApp, args: str) -> None:
@@ -419,7 +436,7 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "hooks": ("the configured hooks", cmd_hooks),
     "status": ("version, session, model and settings", cmd_status),
     "config": ("the settings in effect", cmd_config),
-    "init": ("write a starter CLAUDE.md for this project", cmd_init),
+    "init": ("ask the model to study the project and write CLAUDE.md", cmd_init),
     "tasks": ("background tasks: status, output, stop (ctrl+t)", cmd_tasks),
     "rewind": ("restore the code and/or conversation to before an earlier prompt",
                cmd_rewind),

@@ -1,7 +1,8 @@
-"""`/init`: a starter `CLAUDE.md` for the project, written from what is on disk.
+"""`/init`'s starting point: a draft `CLAUDE.md` for the project, from what is on disk.
 
-The starter is derived deterministically (no model call), so `/init` is instant, free and
-works offline, and the user edits it from there. It only ever creates the file: an
+The draft is derived deterministically (no model call); `/init` hands it to the model,
+which studies the repository and writes the real file. `write_starter_memory` writes the
+draft itself, for callers with no model. It only ever creates the file: an
 existing `CLAUDE.md` is someone's work and is left as it is. Reading the project never
 fails the command: a file that cannot be read or parsed just contributes nothing.
 """
