@@ -520,6 +520,27 @@ def test_resume_picks_an_earlier_session_of_the_project(tui: TuiSetup) -> None:
         "x-claude-code-session-id")
 
 
+def test_resume_with_words_finds_sessions_by_their_prompt(tui: TuiSetup) -> None:
+    """One match is resumed at once; several are offered; none is said."""
+    tui.server.script(reply.text("alpha answer"), reply.text("beta one"),
+                      reply.text("beta two"))
+    run_print(tui, "work on ALPHA parser")
+    run_print(tui, "beta task one")
+    run_print(tui, "beta task two")
+    tui.server.script(reply.echo())
+    term = started(tui)
+    term.submit("/resume nothing-like-this")
+    term.wait_for("No session matches nothing-like-this.")
+    term.submit("/resume Beta")
+    screen = term.wait_for("Resume a session matching 'Beta'")
+    assert "beta task one" in screen and "beta task two" in screen
+    assert "ALPHA" not in screen
+    term.keys("Escape")
+    term.wait_gone("Resume a session matching")
+    term.submit("/resume alpha")
+    term.wait_for("alpha answer")  # the only match: resumed, its history replayed
+
+
 def test_hooks_agents_mcp_and_config_print_something_sensible(tui: TuiSetup) -> None:
     settings = {"hooks": {"Stop": [{"hooks": [{"type": "command",
                                                "command": "echo hook-marker-77"}]}]}}

@@ -205,26 +205,31 @@ async def cmd_context(app: TuiApp, args: str) -> None:
 
 
 async def cmd_resume(app: TuiApp, args: str) -> None:
-    from wisp.tui.sessions_list import project_sessions
+    """/resume: a picker of this project's other sessions. /resume <words>: the session
+    whose id starts with them, else those whose title or first prompt holds them (one is
+    resumed at once, several are offered in the picker)."""
+    from wisp.tui.sessions_list import matching, project_sessions
 
     sessions = project_sessions(app.env, app.config.cwd, exclude=app.runtime.session.session_id)
     if args:
-        wanted = [s for s in sessions if s.session_id.startswith(args)]
-    else:
-        if not sessions:
-            app.view.print_text("No other sessions in this project.")
-            return
+        sessions = matching(sessions, args)
+    if not sessions:
+        app.view.print_text(f"No session matches {args}." if args
+                            else "No other sessions in this project.",
+                            "yellow" if args else "")
+        return
+    wanted = sessions
+    if len(sessions) > 1 or not args:
         from rich.text import Text
 
         from wisp.tui.dialog import Picker
 
         shown = sessions[:9]
+        heading = f"Resume a session matching {args!r}" if args else "Resume a session"
         choice = await app.show_dialog(Picker(
-            Text("Resume a session", style="bold"), [s.label() for s in shown]))
+            Text(heading, style="bold"), [s.label() for s in shown]))
         wanted = [] if choice is None else [shown[choice]]
     if not wanted:
-        if args:
-            app.view.print_text(f"No session matches {args}.", "yellow")
         return
     await app.new_conversation(resume=wanted[0].session_id)
     from wisp.tui.replay import replay_history

@@ -16,16 +16,19 @@ SCAN_LINES = 50  # lines read from the top of a transcript to find its first pro
 
 
 class SessionRow:
-    __slots__ = ("modified", "prompt", "session_id")
+    __slots__ = ("modified", "prompt", "session_id", "title")
 
-    def __init__(self, session_id: str, modified: float, prompt: str) -> None:
+    def __init__(self, session_id: str, modified: float, prompt: str,
+                 title: str | None = None) -> None:
         self.session_id = session_id
         self.modified = modified
         self.prompt = prompt
+        self.title = title
 
     def label(self) -> str:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(self.modified))
-        return f"{when}  {self.prompt[:60] or '(no prompt)'}  · {self.session_id[:8]}"
+        named = self.title or self.prompt[:60] or "(no prompt)"
+        return f"{when}  {named}  · {self.session_id[:8]}"
 
 
 def project_sessions(env: Mapping[str, str], cwd: Path, exclude: str = "") -> list[SessionRow]:
@@ -42,8 +45,20 @@ def project_sessions(env: Mapping[str, str], cwd: Path, exclude: str = "") -> li
             continue
         prompt = _first_prompt(path)
         if prompt is not None:
-            rows.append(SessionRow(path.stem, modified, title_of(path) or prompt))
+            rows.append(SessionRow(path.stem, modified, prompt, title_of(path)))
     return sorted(rows, key=lambda r: r.modified, reverse=True)
+
+
+def matching(rows: list[SessionRow], words: str) -> list[SessionRow]:
+    """The session whose id starts with `words`, else those whose title or first prompt
+    holds them (any case), newest first."""
+    wanted = words.strip()
+    by_id = [r for r in rows if r.session_id.startswith(wanted)]
+    if by_id:
+        return by_id
+    folded = wanted.casefold()
+    return [r for r in rows
+            if folded in r.prompt.casefold() or folded in (r.title or "").casefold()]
 
 
 def _first_prompt(path: Path) -> str | None:
