@@ -4,6 +4,7 @@ tools into another folder, /usage, /skills and /doctor answer."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 from tests.tui.harness import Terminal, TuiSetup, message_requests
@@ -138,3 +139,16 @@ def test_copy_puts_the_last_answer_on_the_clipboard(tui: TuiSetup) -> None:
     term.submit("/copy")
     term.wait_for("Copied the last answer")
     assert term.tmux("show-buffer") == answer
+
+
+def test_plugin_lists_what_each_plugin_brings(tui: TuiSetup, tmp_path) -> None:
+    from tests.project.tree import plugin
+
+    root = plugin(tmp_path / "deployer-plugin", tmp_path / "calc.pid")
+    term = started(tui, "--plugin-dir", str(root))
+    term.submit("/plugin")
+    screen = term.wait_for("Deploys things")
+    assert re.search(r"deployer\s+1\.2\.0\s+1 command folder", screen), screen
+    assert "1 agent folder" in screen and "hooks" in screen
+    assert "calc" in screen  # its MCP server
+    assert "skill folder" not in screen  # it has none

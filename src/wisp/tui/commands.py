@@ -347,6 +347,28 @@ async def cmd_agents(app: TuiApp, args: str) -> None:
     _show(app, table)
 
 
+async def cmd_plugin(app: TuiApp, args: str) -> None:
+    """The plugins this session loaded (--plugin-dir, settings): what each brings."""
+    plugins = app.runtime.project.plugins
+    if not plugins:
+        app.view.print_text("No plugins are loaded (add one with --plugin-dir <folder>).")
+        return
+    table = _table("plugin", "version", "brings", "folder")
+    for plugin in plugins:
+        brings = [f"{len(found)} {kind}" for kind, folders in (
+            ("command folder", plugin.commands_dirs), ("agent folder", plugin.agents_dirs),
+            ("skill folder", plugin.skills_dirs)) if (found := [f for f in folders
+                                                               if f.is_dir()])]
+        brings += ["hooks"] if plugin.hooks else []
+        brings += [f"MCP: {', '.join(plugin.mcp_servers)}"] if plugin.mcp_servers else []
+        _add(table, plugin.name, plugin.version or "-", ", ".join(brings) or "nothing",
+             _short_path(plugin.path, app.config.cwd))
+    _show(app, table)
+    for plugin in plugins:
+        if plugin.description:
+            app.view.print_text(f"  {plugin.name}: {plugin.description}", "dim")
+
+
 async def cmd_hooks(app: TuiApp, args: str) -> None:
     table = _table("event", "matcher", "command", "from")
     for source in app.runtime.settings.sources:
@@ -439,6 +461,7 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "reload-skills": ("read the skill folders again", cmd_reload_skills),
     "reload-plugins": ("read the plugins again (--plugin-dir)", cmd_reload_plugins),
     "hooks": ("the configured hooks", cmd_hooks),
+    "plugin": ("the loaded plugins and what each brings", cmd_plugin),
     "status": ("version, session, model and settings", cmd_status),
     "config": ("the settings in effect", cmd_config),
     "init": ("ask the model to study the project and write CLAUDE.md", cmd_init),
