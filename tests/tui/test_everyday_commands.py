@@ -152,3 +152,28 @@ def test_plugin_lists_what_each_plugin_brings(tui: TuiSetup, tmp_path) -> None:
     assert "1 agent folder" in screen and "hooks" in screen
     assert "calc" in screen  # its MCP server
     assert "skill folder" not in screen  # it has none
+
+
+def test_config_set_and_unset_edit_the_user_settings_in_place(tui: TuiSetup) -> None:
+    import json
+
+    settings = tui.home / ".wisp" / "settings.json"  # WISP_CONFIG_DIR's
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"env": {"KEEP": "1"}}) + "\n")
+    term = started(tui)
+    term.submit("/config set permissions.defaultMode acceptEdits")
+    term.wait_for("Saved permissions.defaultMode = acceptEdits in ~/.wisp/settings.json")
+    term.submit("/config set includeCoAuthoredBy false")
+    term.wait_for("Saved includeCoAuthoredBy")
+    term.submit("/config set permissions.defaultMode sideways")
+    term.wait_for("wisp would not load that")
+    assert json.loads(settings.read_text()) == {
+        "env": {"KEEP": "1"}, "permissions": {"defaultMode": "acceptEdits"},
+        "includeCoAuthoredBy": False}
+    term.submit("/config unset permissions.defaultMode")
+    term.wait_for("Removed permissions.defaultMode")
+    term.submit("/config set model claude-sonnet-4-6")
+    term.wait_for("this session uses claude-sonnet-4-6")
+    assert json.loads(settings.read_text()) == {
+        "env": {"KEEP": "1"}, "permissions": {}, "includeCoAuthoredBy": False,
+        "model": "claude-sonnet-4-6"}

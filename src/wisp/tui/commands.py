@@ -409,12 +409,47 @@ def _sandbox_line(status: dict[str, Any] | None) -> str:
 
 
 async def cmd_config(app: TuiApp, args: str) -> None:
+    """/config: the settings in effect, file by file. /config set <key> <value> and
+    /config unset <key> edit the user's settings file (`wisp.tui.settings_edit`)."""
+    verb, _, rest = args.strip().partition(" ")
+    if verb in ("set", "unset"):
+        _edit_config(app, verb, rest.strip())
+        return
     sources = app.runtime.settings.sources
     if not sources:
         app.view.print_text("No settings files are in effect.")
     for source in sources:
         app.view.print_text(f"{source.name}: {source.path or '--settings'}", "bold")
         app.view.print_text(json.dumps(source.doc, indent=2, ensure_ascii=False))
+
+
+def _edit_config(app: TuiApp, verb: str, rest: str) -> None:
+    from wisp.tui.settings_edit import parse_value, set_setting, unset_setting
+
+    path = paths.config_dir(app.env) / "settings.json"
+    key, _, value = rest.partition(" ")
+    try:
+        if verb == "unset":
+            done = unset_setting(path, key)
+            shown = _short_path(path, app.config.cwd)
+            app.view.print_text(f"Removed {key} from {shown}" if done
+                                else f"{key} is not set in {shown}")
+            return
+        if not value.strip():
+            app.view.print_text("Usage: /config set <key> <value>", "yellow")
+            return
+        set_setting(path, key, parse_value(value.strip()))
+    except ValueError as exc:
+        app.view.print_text(str(exc), "red")
+        return
+    when = "it applies from the next session"
+    chosen = parse_value(value.strip())
+    if key == "model" and isinstance(chosen, str):
+        model = app.runtime.set_model(chosen)  # a model is switched now as well
+        when = f"this session uses {model} from now on too"
+        app.invalidate()
+    app.view.print_text(f"Saved {key} = {value.strip()} in {_short_path(path, app.config.cwd)}; "
+                        f"{when}")
 
 
 INIT_PROMPT = (
@@ -463,7 +498,8 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "hooks": ("the configured hooks", cmd_hooks),
     "plugin": ("the loaded plugins and what each brings", cmd_plugin),
     "status": ("version, session, model and settings", cmd_status),
-    "config": ("the settings in effect", cmd_config),
+    "config": ("the settings in effect; set <key> <value>, unset <key> edit yours",
+               cmd_config),
     "init": ("ask the model to study the project and write CLAUDE.md", cmd_init),
     "tasks": ("background tasks: status, output, stop (ctrl+t)", cmd_tasks),
     "rewind": ("restore the code and/or conversation to before an earlier prompt",

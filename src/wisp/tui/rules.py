@@ -246,17 +246,19 @@ def save_allow_rule(cwd: Path, rule: str) -> Path:
     if problem:
         raise ValueError(problem)
     path = cwd / ".claude" / "settings.local.json"
-    doc = _read_settings(path)
+    doc = read_settings_doc(path, "The rule was not saved.")
     allow = _allow_list(doc)
     wanted = Rule.parse(rule)
     if any(Rule.parse(existing) == wanted for existing in allow):
         return path
     allow.append(rule)
-    _write_atomically(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     return path
 
 
-def _read_settings(path: Path) -> JSON:
+def read_settings_doc(path: Path, unsaved: str) -> JSON:
+    """A settings file's document ({} when absent or empty). ValueError, ending with
+    `unsaved`, when it is not one wisp would load: a change made to it would never apply."""
     from wisp.settings.schema import validate_settings
 
     try:
@@ -264,21 +266,19 @@ def _read_settings(path: Path) -> JSON:
     except FileNotFoundError:
         return {}
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not UTF-8 text ({exc.reason}); the rule was not "
-                         "saved.") from exc
+        raise ValueError(f"{path} is not UTF-8 text ({exc.reason}). {unsaved}") from exc
     if not text.strip():
         return {}
     try:
         doc: JSON = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, "
-                         f"column {exc.colno}); fix it and try again. The rule was not "
-                         "saved.") from exc
+                         f"column {exc.colno}); fix it and try again. {unsaved}") from exc
     problems = validate_settings(doc)
     if problems:
         # wisp skips such a file, so a rule added to it would never apply.
         raise ValueError(f"{path} is not valid settings ({'; '.join(problems)}); fix it "
-                         "and try again. The rule was not saved.")
+                         f"and try again. {unsaved}")
     return doc  # an object, with permissions.allow a list of strings if present: checked
 
 
@@ -288,7 +288,7 @@ def _allow_list(doc: JSON) -> list[str]:
     return allow
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
     """Readers see the old file or the new one, never a half-written one. The file keeps
     its permission bits; a symlinked file is written where the link points."""
     target = path.resolve() if path.is_symlink() else path
