@@ -177,3 +177,34 @@ def test_config_set_and_unset_edit_the_user_settings_in_place(tui: TuiSetup) -> 
     assert json.loads(settings.read_text()) == {
         "env": {"KEEP": "1"}, "permissions": {}, "includeCoAuthoredBy": False,
         "model": "claude-sonnet-4-6"}
+
+
+def test_the_status_line_command_stands_in_the_footer(tui: TuiSetup) -> None:
+    """The settings' statusLine command gets the session as JSON and its first line
+    replaces model, context and cost in the footer, made safe; /statusline changes it."""
+    import json
+    import sys
+
+    script = ("import json, sys; d = json.load(sys.stdin); "
+              "print('STATUS', d['model']['id'], 'cost', d['cost']['total_cost_usd'], "
+              "'\\x1b]0;PWNED\\x07'); print('second line')")
+    settings = tui.home / ".wisp" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    command = f"{sys.executable} -c \"{script}\""
+    settings.write_text(json.dumps({"statusLine": {"type": "command", "command": command}}))
+    tui.server.script(reply.text("answered"))
+    term = started(tui)
+    screen = term.wait_for("STATUS claude-opus-5-5 cost 0")
+    footer = screen.rstrip().splitlines()[-1]
+    assert "second line" not in screen and "ctx" not in footer
+    assert "PWNED" in footer  # the title sequence shown as text…
+    assert "PWNED" not in term.tmux("display-message", "-p", "#{pane_title}")  # …not obeyed
+    term.submit("hello")
+    term.wait_for("answered")
+    term.wait_for(r"STATUS claude-opus-5-5 cost 0\.0\d*[1-9]")  # refreshed after the turn
+    term.submit("/statusline echo SECOND-STATUS")
+    term.wait_for("SECOND-STATUS ·")
+    assert json.loads(settings.read_text())["statusLine"]["command"] == "echo SECOND-STATUS"
+    term.submit("/statusline off")
+    term.wait_for(r"ctx (<1|\d+)% · \$")
+    assert "statusLine" not in json.loads(settings.read_text())

@@ -98,6 +98,9 @@ class TuiApp:
         self.last_esc = 0.0
         self.early_mode_steps = 0  # Shift+Tab pressed before the engine had loaded
         self.hint = ""  # a one-off line above the footer ("press ctrl+c again to exit")
+        self.status_text = ""  # the settings' status line command's output (status_line)
+        self.status_command: str | None = None  # set by /statusline for this session
+        self._status_refresh: asyncio.Future[None] | None = None
         self.exit_code = 0
         self.completer = InputCompleter(config.cwd, self.commands.descriptions())
         self.input = Buffer(
@@ -154,6 +157,7 @@ class TuiApp:
         gc.freeze()
         self.loaded.set()
         self._watch_tasks()
+        self.refresh_status_line()
         if self.config.resumed:
             from wisp.tui.replay import replay_history
 
@@ -274,6 +278,15 @@ class TuiApp:
         return ("✻ wisp ", safe(f"{__version__} · {self.shown_model}")[:width - 8]
                 + "\n  " + safe(_short_folder(str(self.config.cwd), self.env, width - 2))
                 + "\n  " + hints)
+
+    def refresh_status_line(self) -> None:
+        """Runs the settings' status line command again (one at a time; a run still going
+        is left to finish)."""
+        if self._status_refresh is not None and not self._status_refresh.done():
+            return
+        from wisp.tui.status_line import refresh
+
+        self._status_refresh = asyncio.ensure_future(refresh(self))
 
     def copy_to_clipboard(self, text: str) -> None:
         """/copy: the terminal puts `text` on the clipboard. It travels base64-encoded, so
@@ -405,6 +418,7 @@ class TuiApp:
             self.busy_since = None
             self._spinner.cancel()
             self.invalidate()
+            self.refresh_status_line()
         if self.queue:
             self._turn = asyncio.ensure_future(self._run_turn(self.queue.pop(0)))
         elif self.runtime.tasks.has_wake():

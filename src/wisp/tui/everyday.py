@@ -1,6 +1,6 @@
 """The everyday slash commands beyond the basics: /review and /security-review (prompts
 the model runs), /diff, /export, /add-dir, /usage, /skills, /doctor, /effort,
-/rename and /copy. `commands`
+/rename, /copy and /statusline. `commands`
 merges `COMMANDS` into its table; it is imported before the first frame, so rich and
 the rest load inside the commands.
 """
@@ -236,6 +236,37 @@ async def cmd_copy(app: TuiApp, args: str) -> None:
                         "(through the terminal: OSC 52)")
 
 
+async def cmd_statusline(app: TuiApp, args: str) -> None:
+    """/statusline: the status line command and what it shows. /statusline <command>: use
+    it (saved as `statusLine` in the user's settings); /statusline off: wisp's own."""
+    from wisp.tui.status_line import configured_command
+
+    command = args.strip()
+    if not command:
+        current = configured_command(app)
+        app.view.print_text(
+            f"Status line: {safe_line(current)}\nShows: {app.status_text or '(nothing yet)'}"
+            if current else "No status line command: wisp's own footer is shown. Set one "
+            "with /statusline <command> (it gets the session as JSON on stdin).")
+        return
+    from wisp.sessions.paths import config_dir
+    from wisp.tui.settings_edit import set_setting, unset_setting
+
+    path = config_dir(app.env) / "settings.json"
+    try:
+        if command == "off":
+            unset_setting(path, "statusLine")
+        else:
+            set_setting(path, "statusLine", {"type": "command", "command": command})
+    except ValueError as exc:
+        app.view.print_text(str(exc), "red")
+        return
+    app.status_command = "" if command == "off" else command
+    app.view.print_text("Status line off" if command == "off"
+                        else f"Status line set to {safe_line(command)}")
+    app.refresh_status_line()
+
+
 COMMANDS: dict[str, tuple[str, Handler]] = {
     "review": ("ask the model to review the uncommitted changes [scope]", cmd_review),
     "security-review": ("ask the model for a security review of the uncommitted changes",
@@ -249,4 +280,5 @@ COMMANDS: dict[str, tuple[str, Handler]] = {
     "effort": ("how hard the model works: low, medium, high, xhigh, max [level]", cmd_effort),
     "rename": ("name this session (shown by /resume and --resume) <title>", cmd_rename),
     "copy": ("put the model's last answer on the clipboard", cmd_copy),
+    "statusline": ("the footer's status line command [command | off]", cmd_statusline),
 }

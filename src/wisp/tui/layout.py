@@ -170,6 +170,10 @@ def footer_text(app: TuiApp) -> StyleAndTextTuples:
     session = app.runtime.session
     mode = MODE_LABELS.get(session.permission_mode, session.permission_mode)
     extra = _indicators(app)
+    if app.status_text:  # the user's own status line stands for model, context and cost
+        own: StyleAndTextTuples = [("class:footer", f"  {app.status_text} · "),
+                                   ("class:footer.mode", mode or "default"), *extra]
+        return [*own, ("class:hint", f"  {app.hint}")] if app.hint else own
     # From the fullest to the shortest: a narrow terminal drops words, never the line.
     for long_mode, cost, ctx in ((True, True, True), (False, True, True),
                                  (False, False, True), (False, False, False)):
