@@ -11,8 +11,8 @@ from tests.tui.harness import Terminal, TuiSetup, message_requests
 from wisp.testing import reply
 
 
-def started(tui: TuiSetup, *args: str) -> Terminal:
-    term = tui.terminal(*args)
+def started(tui: TuiSetup, *args: str, env: dict[str, str] | None = None) -> Terminal:
+    term = tui.terminal(*args, env=env)
     term.ready(timeout=20)
     term.wait_for("default mode")
     return term
@@ -208,3 +208,22 @@ def test_the_status_line_command_stands_in_the_footer(tui: TuiSetup) -> None:
     term.submit("/statusline off")
     term.wait_for(r"ctx (<1|\d+)% · \$")
     assert "statusLine" not in json.loads(settings.read_text())
+
+
+def test_memory_edit_opens_the_file_in_the_editor(tui: TuiSetup, tmp_path) -> None:
+    """$EDITOR is a script that appends a line and says which file it got; the UI comes
+    back after it."""
+    editor = tmp_path / "fake-editor.sh"
+    log = tmp_path / "editor.log"
+    editor.write_text(f"#!/bin/sh\necho \"$1\" >> {log}\necho '- use tabs' >> \"$1\"\n")
+    editor.chmod(0o755)
+    term = started(tui, env={"EDITOR": str(editor)})
+    term.submit("/memory edit")
+    term.wait_for("Edited CLAUDE.md")
+    assert log.read_text().strip() == str(tui.cwd / "CLAUDE.md")
+    assert (tui.cwd / "CLAUDE.md").read_text() == "- use tabs\n"
+    term.submit("/memory edit local")
+    term.wait_for("Edited CLAUDE.local.md")
+    assert (tui.cwd / "CLAUDE.local.md").read_text() == "- use tabs\n"
+    term.submit("/memory edit elsewhere")
+    term.wait_for("Usage: /memory edit")

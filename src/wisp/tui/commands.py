@@ -274,11 +274,19 @@ async def cmd_mcp(app: TuiApp, args: str) -> None:
     _show(app, table)
 
 
+MEMORY_FILES = {"project": "CLAUDE.md", "local": "CLAUDE.local.md"}
+
+
 async def cmd_memory(app: TuiApp, args: str) -> None:
     """The memory files (CLAUDE.md and what they import) this session loaded; with none,
-    where it looked, so a misplaced file is easy to spot."""
+    where it looked, so a misplaced file is easy to spot. `/memory edit [project | local
+    | user]` opens that file in $VISUAL/$EDITOR (the project's by default)."""
     from wisp.project.memory import KIND_LABELS, memory_locations
 
+    verb, _, which = args.strip().partition(" ")
+    if verb == "edit":
+        await _edit_memory(app, which.strip() or "project")
+        return
     project = app.runtime.project
     if not project.memory:
         looked = memory_locations(project.cwd, project.config_dir, project.sources)
@@ -300,6 +308,33 @@ async def cmd_memory(app: TuiApp, args: str) -> None:
     title = Text(f"{len(project.memory)} memory file(s), sent to the model with each "
                  "request", style="bold")
     _show(app, title, table)
+
+
+async def _edit_memory(app: TuiApp, which: str) -> None:
+    """The terminal is handed to the editor, then the UI comes back; the file is read
+    again by the next session (or /clear)."""
+    import os
+    import shlex
+    import subprocess
+
+    from prompt_toolkit.application import run_in_terminal
+
+    if which not in (*MEMORY_FILES, "user"):
+        app.view.print_text("Usage: /memory edit [project | local | user]", "yellow")
+        return
+    editor = app.env.get("VISUAL") or app.env.get("EDITOR") or os.environ.get(
+        "VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        app.view.print_text("Set $VISUAL or $EDITOR to edit memory files here.", "yellow")
+        return
+    path = (paths.config_dir(app.env) / "CLAUDE.md" if which == "user"
+            else app.config.cwd / MEMORY_FILES[which])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(exist_ok=True)
+    code = await run_in_terminal(lambda: subprocess.call([*shlex.split(editor), str(path)]))
+    app.view.print_text(f"Edited {_short_path(path, app.config.cwd)}: it applies from the "
+                        "next session (or /clear)" if code == 0
+                        else f"The editor exited with {code}", "" if code == 0 else "yellow")
 
 
 def _short_path(path: Path, cwd: Path) -> str:
@@ -491,7 +526,8 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "resume": ("resume another session of this project", cmd_resume),
     "permissions": ("view and edit permission rules", cmd_permissions),
     "mcp": ("MCP servers, their status and tools", cmd_mcp),
-    "memory": ("the CLAUDE.md memory files loaded for this session", cmd_memory),
+    "memory": ("the CLAUDE.md memory files loaded; edit [project|local|user] opens one",
+               cmd_memory),
     "agents": ("the subagents the Task tool can start", cmd_agents),
     "reload-skills": ("read the skill folders again", cmd_reload_skills),
     "reload-plugins": ("read the plugins again (--plugin-dir)", cmd_reload_plugins),
