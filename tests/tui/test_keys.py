@@ -131,3 +131,32 @@ def test_bang_shows_the_shell_mode_cue(tui: TuiSetup) -> None:
     term.wait_for("! shell mode")
     term.keys("C-u")
     term.wait_gone("! shell mode")
+
+
+@pytest.mark.parametrize("call", [
+    ("Edit", "edit"), ("Bash", "command"), ("ExitPlanMode", "plan")])
+def test_dialogs_fit_a_60_by_20_screen(tui: TuiSetup, call: tuple[str, str]) -> None:
+    """Issue 27 item 11: whatever the dialog holds, on a 60×20 screen its question and
+    every choice are on screen, no line is wider than the screen, and a dialog cut to fit
+    starts on the choice that refuses."""
+    name, kind = call
+    target = tui.cwd / "big.txt"
+    target.write_text("".join(f"line {i}\n" for i in range(1, 80)))
+    tool_input = {
+        "edit": {"file_path": str(target), "old_string": "".join(
+            f"line {i}\n" for i in range(10, 50)), "new_string": "gone\n"},
+        "command": {"command": "\n".join(f"touch file{i}" for i in range(40))},
+        "plan": {"plan": "\n".join(f"{i}. step number {i}" for i in range(1, 40))},
+    }[kind]
+    tui.server.script(reply.tool_use(name, tool_input), reply.text("after"))
+    args = ("--permission-mode", "plan") if kind == "plan" else ()
+    term = tui.terminal(*args, width=60, height=20)
+    term.ready(timeout=20)
+    term.submit("go")
+    screen = term.wait_for(r"\d\. No")
+    lines = screen.split("\n")
+    assert all(len(line) <= 60 for line in lines), screen
+    choices = [line for line in lines if re.match(r"^\s*❯?\s*\d\. ", line)]
+    assert len(choices) == 3, screen
+    assert "❯" in choices[-1], screen  # cut to fit: Enter refuses until the user moves
+    assert "?" in screen  # the question is there
