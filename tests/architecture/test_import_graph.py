@@ -31,6 +31,12 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "sandbox": ("cli", "duplex", "runtime", "engine", "tools", "tui", "serve"),
     # The editor front end drives Runtimes; it imports no other front end.
     "acp": ("cli", "duplex", "tui", "sdk", "serve"),
+    # The other front ends: none imports another (duplex → cli and sdk → cli, duplex are
+    # the debt issue 29 removes; until then they are the only such edges).
+    "tui": ("cli", "duplex", "sdk", "serve", "acp"),
+    "serve": ("cli", "duplex", "sdk", "tui", "acp"),
+    "duplex": ("sdk", "tui", "serve", "acp"),
+    "sdk": ("tui", "serve", "acp"),
 }
 # Writes to the process's environment or cwd: allowed in cli/ only.
 PROCESS_WRITES = re.compile(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from wisp.cli.main import end_startup
 from wisp.cli.options import Options
 from wisp.errors import UsageError
-from wisp.jsonsafe import encode_utf8, scrub_surrogates
+from wisp.jsonsafe import encode_utf8
 from wisp.tools.reaper import end_all_processes
 from wisp.wire import frames
 from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
@@ -34,46 +34,8 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 
-def read_prompt(opts: Options) -> str:
-    # A prompt that is not UTF-8 (a Latin-1 file piped in, a raw byte in argv) is shown to
-    # the model with U+FFFD, as tools show undecodable output: a strict decode would end
-    # the run, and lone surrogates would go on to every writer and the API.
-    if opts.prompt:
-        piped = _piped_text() if not sys.stdin.isatty() else ""
-        # As the reference: the argument, then what was piped (`git diff | wisp -p "review"`).
-        return scrub_surrogates(f"{opts.prompt}\n{piped}" if piped else opts.prompt)
-    if not sys.stdin.isatty():
-        text = sys.stdin.buffer.read().decode("utf-8", "replace")
-        if text.strip():
-            return text.rstrip("\n")
-    raise UsageError(
-        "Input must be provided either through stdin or as a prompt argument when using --print"
-    )
-
-
-# How long a prompt given as an argument waits for piped input to start (the reference's 3 s):
-# a stdin inherited from a parent that never writes or closes it must not hang the run.
-STDIN_GRACE_SECONDS = 3.0
-
-
-def _piped_text() -> str:
-    """All of stdin once it has something (or has ended); "" with a warning if nothing
-    comes within the grace period."""
-    import select
-
-    try:
-        ready, _, _ = select.select([sys.stdin.fileno()], [], [], STDIN_GRACE_SECONDS)
-    except (OSError, ValueError):
-        return ""
-    if not ready:
-        sys.stderr.write(f"Warning: no stdin data received in {STDIN_GRACE_SECONDS:g}s, "
-                         "proceeding without it. To skip the wait, redirect stdin: "
-                         "< /dev/null.\n")
-        return ""
-    return sys.stdin.buffer.read().decode("utf-8", "replace")
-
-
 def run_print(opts: Options) -> int:
+    from wisp.cli.prompt_source import read_prompt
     from wisp.sessions.resume import SessionNotFound
 
     prompt = read_prompt(opts)
@@ -207,7 +169,6 @@ def _flag_agent_names(opts: Options) -> list[str]:
     """The agents `--agents` defines; a bad value is reported when the engine loads."""
     if not opts.agents_json:
         return []
-    from wisp.errors import UsageError
     from wisp.project.agents import agents_flag
 
     try:

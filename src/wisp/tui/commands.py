@@ -77,7 +77,7 @@ class CommandSet:
             app.view.print_text(f"Unknown command: /{name} (try /help)", "yellow")
 
 
-def _table(*columns: str) -> Table:
+def new_table(*columns: str) -> Table:
     from rich.table import Table
 
     table = Table(box=None, show_header=bool(columns[0]), pad_edge=False, padding=(0, 2, 0, 0))
@@ -86,7 +86,7 @@ def _table(*columns: str) -> Table:
     return table
 
 
-def _add(table: Table, *cells: str) -> None:
+def add_row(table: Table, *cells: str) -> None:
     """Cells as plain text: a rule like `Bash(ls [x]:*)` or "[name]" is not rich markup.
     Made safe before the table is laid out, so a cell holding a control character keeps
     the columns straight (the renderer would make it safe anyway)."""
@@ -97,7 +97,7 @@ def _add(table: Table, *cells: str) -> None:
     table.add_row(*(Text(safe_line(cell)) for cell in cells))
 
 
-def _show(app: TuiApp, *items: Any) -> None:
+def show_table(app: TuiApp, *items: Any) -> None:
     from wisp.tui import render
 
     app.print(render.Renderer(app.width(), app.env).ansi(*items))
@@ -106,9 +106,9 @@ def _show(app: TuiApp, *items: Any) -> None:
 async def cmd_help(app: TuiApp, args: str) -> None:
     from rich.text import Text
 
-    table = _table("command", "")
+    table = new_table("command", "")
     for name, description in sorted(app.commands.descriptions().items()):
-        _add(table, f"/{name}", description)
+        add_row(table, f"/{name}", description)
 
     keys = Text(
         "\nenter send · \\+enter or alt+enter newline · ↑↓ history · ctrl+r search history"
@@ -117,7 +117,7 @@ async def cmd_help(app: TuiApp, args: str) -> None:
         "\n? shortcuts · ctrl+g edit in $EDITOR · ctrl+t background tasks"
         "\nctrl+d or ctrl+c twice exit",
         style="dim")
-    _show(app, table, keys)
+    show_table(app, table, keys)
 
 
 async def cmd_tasks(app: TuiApp, args: str) -> None:
@@ -193,15 +193,15 @@ async def cmd_context(app: TuiApp, args: str) -> None:
     from wisp.runtime.context_usage import context_usage
 
     usage = context_usage(app.runtime.ctx, app.runtime.project)
-    table = _table("", "tokens", "")
+    table = new_table("", "tokens", "")
     for row in usage["categories"]:
         share = 100 * row["tokens"] / max(1, usage["maxTokens"])
-        _add(table, row["name"], f"{row['tokens']:,}", f"{share:.1f}%")
+        add_row(table, row["name"], f"{row['tokens']:,}", f"{share:.1f}%")
     from rich.text import Text
 
     title = Text(f"Context: {usage['totalTokens']:,} of {usage['maxTokens']:,} tokens "
                  f"({usage['percentage']}%, estimated) · {usage['model']}", style="bold")
-    _show(app, title, table)
+    show_table(app, title, table)
 
 
 async def cmd_resume(app: TuiApp, args: str) -> None:
@@ -246,16 +246,16 @@ async def cmd_permissions(app: TuiApp, args: str) -> None:
         app.view.print_text(rules_edit.apply(app, args))
         return
     policy = app.runtime.session.policy
-    table = _table("behaviour", "rule")
+    table = new_table("behaviour", "rule")
     for behaviour, listed in (("deny", policy.deny), ("ask", policy.ask),
                               ("allow", policy.allow)):
         for rule in listed:
-            _add(table, behaviour, str(rule))
+            add_row(table, behaviour, str(rule))
     from rich.text import Text
 
     hint = Text("/permissions allow|deny|ask <rule> adds a rule to .claude/settings.local.json;"
                 " /permissions remove <rule> takes one out", style="dim")
-    _show(app, Text(f"Permission mode: {policy.mode}", style="bold"), table, hint)
+    show_table(app, Text(f"Permission mode: {policy.mode}", style="bold"), table, hint)
 
 
 async def cmd_mcp(app: TuiApp, args: str) -> None:
@@ -267,14 +267,11 @@ async def cmd_mcp(app: TuiApp, args: str) -> None:
         app.view.print_text("No MCP servers are configured (--mcp-config, settings' "
                             "mcpServers or a plugin).")
         return
-    table = _table("server", "status", "tools")
+    table = new_table("server", "status", "tools")
     for entry in status:
         tools = ", ".join(t.get("name", "") for t in entry.get("tools") or [])
-        _add(table, str(entry.get("name")), str(entry.get("status")), tools or "-")
-    _show(app, table)
-
-
-MEMORY_FILES = {"project": "CLAUDE.md", "local": "CLAUDE.local.md"}
+        add_row(table, str(entry.get("name")), str(entry.get("status")), tools or "-")
+    show_table(app, table)
 
 
 async def cmd_memory(app: TuiApp, args: str) -> None:
@@ -285,7 +282,9 @@ async def cmd_memory(app: TuiApp, args: str) -> None:
 
     verb, _, which = args.strip().partition(" ")
     if verb == "edit":
-        await _edit_memory(app, which.strip() or "project")
+        from wisp.tui.memory_edit import edit_memory
+
+        await edit_memory(app, which.strip() or "project")
         return
     project = app.runtime.project
     if not project.memory:
@@ -296,48 +295,21 @@ async def cmd_memory(app: TuiApp, args: str) -> None:
             lines.append("  nothing: this session loads no settings sources")
         app.view.print_text("\n".join(lines))
         return
-    table = _table("file", "kind", "size", "imported from")
+    table = new_table("file", "kind", "size", "imported from")
     for memory in project.memory:
         row = memory.describe()
         importer = memory.imported_from
-        _add(table, _short_path(memory.path, project.cwd),
+        add_row(table, short_path(memory.path, project.cwd),
              KIND_LABELS.get(memory.kind, memory.kind), f"{row['chars']:,} chars",
-             _short_path(importer, project.cwd) if importer else "-")
+             short_path(importer, project.cwd) if importer else "-")
     from rich.text import Text
 
     title = Text(f"{len(project.memory)} memory file(s), sent to the model with each "
                  "request", style="bold")
-    _show(app, title, table)
+    show_table(app, title, table)
 
 
-async def _edit_memory(app: TuiApp, which: str) -> None:
-    """The terminal is handed to the editor, then the UI comes back; the file is read
-    again by the next session (or /clear)."""
-    import os
-    import shlex
-    import subprocess
-
-    from prompt_toolkit.application import run_in_terminal
-
-    if which not in (*MEMORY_FILES, "user"):
-        app.view.print_text("Usage: /memory edit [project | local | user]", "yellow")
-        return
-    editor = app.env.get("VISUAL") or app.env.get("EDITOR") or os.environ.get(
-        "VISUAL") or os.environ.get("EDITOR")
-    if not editor:
-        app.view.print_text("Set $VISUAL or $EDITOR to edit memory files here.", "yellow")
-        return
-    path = (paths.config_dir(app.env) / "CLAUDE.md" if which == "user"
-            else app.config.cwd / MEMORY_FILES[which])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.touch(exist_ok=True)
-    code = await run_in_terminal(lambda: subprocess.call([*shlex.split(editor), str(path)]))
-    app.view.print_text(f"Edited {_short_path(path, app.config.cwd)}: it applies from the "
-                        "next session (or /clear)" if code == 0
-                        else f"The editor exited with {code}", "" if code == 0 else "yellow")
-
-
-def _short_path(path: Path, cwd: Path) -> str:
+def short_path(path: Path, cwd: Path) -> str:
     """A path as the user would type it: relative to the project, or under `~`, so the
     file name survives a narrow terminal."""
     home = Path.home()
@@ -376,47 +348,25 @@ def _after_reload(app: TuiApp) -> None:
 
 async def cmd_agents(app: TuiApp, args: str) -> None:
     runner = app.runtime.ctx.subagents
-    table = _table("agent", "description")
+    table = new_table("agent", "description")
     for name, description in sorted((runner.listing() if runner else {}).items()):
-        _add(table, name, description)
-    _show(app, table)
-
-
-async def cmd_plugin(app: TuiApp, args: str) -> None:
-    """The plugins this session loaded (--plugin-dir, settings): what each brings."""
-    plugins = app.runtime.project.plugins
-    if not plugins:
-        app.view.print_text("No plugins are loaded (add one with --plugin-dir <folder>).")
-        return
-    table = _table("plugin", "version", "brings", "folder")
-    for plugin in plugins:
-        brings = [f"{len(found)} {kind}" for kind, folders in (
-            ("command folder", plugin.commands_dirs), ("agent folder", plugin.agents_dirs),
-            ("skill folder", plugin.skills_dirs)) if (found := [f for f in folders
-                                                               if f.is_dir()])]
-        brings += ["hooks"] if plugin.hooks else []
-        brings += [f"MCP: {', '.join(plugin.mcp_servers)}"] if plugin.mcp_servers else []
-        _add(table, plugin.name, plugin.version or "-", ", ".join(brings) or "nothing",
-             _short_path(plugin.path, app.config.cwd))
-    _show(app, table)
-    for plugin in plugins:
-        if plugin.description:
-            app.view.print_text(f"  {plugin.name}: {plugin.description}", "dim")
+        add_row(table, name, description)
+    show_table(app, table)
 
 
 async def cmd_hooks(app: TuiApp, args: str) -> None:
-    table = _table("event", "matcher", "command", "from")
+    table = new_table("event", "matcher", "command", "from")
     for source in app.runtime.settings.sources:
         hooks = source.doc.get("hooks")
         for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
             for group in groups if isinstance(groups, list) else []:
                 for hook in group.get("hooks") or [] if isinstance(group, dict) else []:
-                    _add(table, event, str(group.get("matcher") or "*"),
+                    add_row(table, event, str(group.get("matcher") or "*"),
                                   str(hook.get("command") or hook.get("type")), source.name)
     if not table.row_count:
         app.view.print_text("No hooks are configured.")
         return
-    _show(app, table)
+    show_table(app, table)
 
 
 async def cmd_status(app: TuiApp, args: str) -> None:
@@ -448,7 +398,9 @@ async def cmd_config(app: TuiApp, args: str) -> None:
     /config unset <key> edit the user's settings file (`wisp.tui.settings_edit`)."""
     verb, _, rest = args.strip().partition(" ")
     if verb in ("set", "unset"):
-        _edit_config(app, verb, rest.strip())
+        from wisp.tui.settings_edit import edit_config
+
+        edit_config(app, verb, rest.strip())
         return
     sources = app.runtime.settings.sources
     if not sources:
@@ -458,58 +410,12 @@ async def cmd_config(app: TuiApp, args: str) -> None:
         app.view.print_text(json.dumps(source.doc, indent=2, ensure_ascii=False))
 
 
-def _edit_config(app: TuiApp, verb: str, rest: str) -> None:
-    from wisp.tui.settings_edit import parse_value, set_setting, unset_setting
-
-    path = paths.config_dir(app.env) / "settings.json"
-    key, _, value = rest.partition(" ")
-    try:
-        if verb == "unset":
-            done = unset_setting(path, key)
-            shown = _short_path(path, app.config.cwd)
-            app.view.print_text(f"Removed {key} from {shown}" if done
-                                else f"{key} is not set in {shown}")
-            return
-        if not value.strip():
-            app.view.print_text("Usage: /config set <key> <value>", "yellow")
-            return
-        set_setting(path, key, parse_value(value.strip()))
-    except ValueError as exc:
-        app.view.print_text(str(exc), "red")
-        return
-    when = "it applies from the next session"
-    chosen = parse_value(value.strip())
-    if key == "model" and isinstance(chosen, str):
-        model = app.runtime.set_model(chosen)  # a model is switched now as well
-        when = f"this session uses {model} from now on too"
-        app.invalidate()
-    app.view.print_text(f"Saved {key} = {value.strip()} in {_short_path(path, app.config.cwd)}; "
-                        f"{when}")
-
-
-INIT_PROMPT = (
-    "Study this repository and write {path}: the guide an AI coding agent reads at the "
-    "start of every session here. Read the README, the manifests and build files, and a "
-    "sample of the code and tests first. Say how to build, test and lint (the exact "
-    "commands, including one test on its own), how the code is laid out and why, and the "
-    "conventions a newcomer would get wrong. Keep it short and concrete: no generic advice, "
-    "nothing the code already says plainly. {task}\n\n"
-    "What wisp found on disk, as a starting point (check it; it may be incomplete):\n\n"
-    "{draft}")
-INIT_NEW = "Create the file with the Write tool."
-INIT_EXISTING = ("The file exists already: read it, keep what is right, and edit it where "
-                 "it is wrong, stale or missing something.")
-
-
 async def cmd_init(app: TuiApp, args: str) -> None:
     """Asks the model to study the repository and write `CLAUDE.md` (or improve the one
     there), starting from what wisp can tell from the files (`wisp.tui.init_file`)."""
-    from wisp.tui.init_file import MEMORY_FILE, starter_memory
+    from wisp.tui.init_file import init_prompt
 
-    path = app.config.cwd / MEMORY_FILE
-    task = INIT_EXISTING if path.exists() else INIT_NEW
-    app.send(INIT_PROMPT.format(path=MEMORY_FILE, task=task,
-                                draft=starter_memory(app.config.cwd)))
+    app.send(init_prompt(app.config.cwd))
 
 
 async def cmd_exit(app: TuiApp, args: str) -> None:
@@ -532,7 +438,6 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "reload-skills": ("read the skill folders again", cmd_reload_skills),
     "reload-plugins": ("read the plugins again (--plugin-dir)", cmd_reload_plugins),
     "hooks": ("the configured hooks", cmd_hooks),
-    "plugin": ("the loaded plugins and what each brings", cmd_plugin),
     "status": ("version, session, model and settings", cmd_status),
     "config": ("the settings in effect; set <key> <value>, unset <key> edit yours",
                cmd_config),

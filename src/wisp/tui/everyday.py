@@ -267,6 +267,30 @@ async def cmd_statusline(app: TuiApp, args: str) -> None:
     app.refresh_status_line()
 
 
+async def cmd_plugin(app: TuiApp, args: str) -> None:
+    """The plugins this session loaded (--plugin-dir, settings): what each brings."""
+    plugins = app.runtime.project.plugins
+    if not plugins:
+        app.view.print_text("No plugins are loaded (add one with --plugin-dir <folder>).")
+        return
+    from wisp.tui.commands import add_row, new_table, short_path, show_table
+
+    table = new_table("plugin", "version", "brings", "folder")
+    for plugin in plugins:
+        brings = [f"{len(found)} {kind}" for kind, folders in (
+            ("command folder", plugin.commands_dirs), ("agent folder", plugin.agents_dirs),
+            ("skill folder", plugin.skills_dirs)) if (found := [f for f in folders
+                                                               if f.is_dir()])]
+        brings += ["hooks"] if plugin.hooks else []
+        brings += [f"MCP: {', '.join(plugin.mcp_servers)}"] if plugin.mcp_servers else []
+        add_row(table, plugin.name, plugin.version or "-", ", ".join(brings) or "nothing",
+             short_path(plugin.path, app.config.cwd))
+    show_table(app, table)
+    for plugin in plugins:
+        if plugin.description:
+            app.view.print_text(f"  {plugin.name}: {plugin.description}", "dim")
+
+
 COMMANDS: dict[str, tuple[str, Handler]] = {
     "review": ("ask the model to review the uncommitted changes [scope]", cmd_review),
     "security-review": ("ask the model for a security review of the uncommitted changes",
@@ -281,4 +305,5 @@ COMMANDS: dict[str, tuple[str, Handler]] = {
     "rename": ("name this session (shown by /resume and --resume) <title>", cmd_rename),
     "copy": ("put the model's last answer on the clipboard", cmd_copy),
     "statusline": ("the footer's status line command [command | off]", cmd_statusline),
+    "plugin": ("the loaded plugins and what each brings", cmd_plugin),
 }

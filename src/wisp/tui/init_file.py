@@ -24,6 +24,26 @@ _MAKE_TARGETS = ("test", "build")
 _MAX_READ = 1_000_000
 
 
+INIT_PROMPT = (
+    "Study this repository and write {path}: the guide an AI coding agent reads at the "
+    "start of every session here. Read the README, the manifests and build files, and a "
+    "sample of the code and tests first. Say how to build, test and lint (the exact "
+    "commands, including one test on its own), how the code is laid out and why, and the "
+    "conventions a newcomer would get wrong. Keep it short and concrete: no generic advice, "
+    "nothing the code already says plainly. {task}\n\n"
+    "What wisp found on disk, as a starting point (check it; it may be incomplete):\n\n"
+    "{draft}")
+INIT_NEW = "Create the file with the Write tool."
+INIT_EXISTING = ("The file exists already: read it, keep what is right, and edit it where "
+                 "it is wrong, stale or missing something.")
+
+
+def init_prompt(cwd: Path) -> str:
+    """What `/init` asks of the model for the project in `cwd`."""
+    task = INIT_EXISTING if (cwd / MEMORY_FILE).exists() else INIT_NEW
+    return INIT_PROMPT.format(path=MEMORY_FILE, task=task, draft=starter_memory(cwd))
+
+
 def write_starter_memory(cwd: Path) -> tuple[Path, bool]:
     """Creates `<cwd>/CLAUDE.md` unless it exists: (path, True) when written, (path,
     False) when an existing file was left untouched. Errors writing it (a read-only

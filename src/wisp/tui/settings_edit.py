@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wisp.tui.rules import read_settings_doc, write_atomically
+
+if TYPE_CHECKING:
+    from wisp.tui.app import TuiApp
 
 JSON = dict[str, Any]
 UNSAVED = "Nothing was saved."
@@ -70,3 +73,34 @@ def _write_checked(path: Path, doc: JSON) -> None:
     if problems:
         raise ValueError(f"wisp would not load that ({'; '.join(problems)}). {UNSAVED}")
     write_atomically(path, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+def edit_config(app: TuiApp, verb: str, rest: str) -> None:
+    """`/config set <key> <value>` and `/config unset <key>`, said on screen."""
+    from wisp.sessions import paths
+    from wisp.tui.commands import short_path
+
+    path = paths.config_dir(app.env) / "settings.json"
+    key, _, value = rest.partition(" ")
+    try:
+        if verb == "unset":
+            done = unset_setting(path, key)
+            shown = short_path(path, app.config.cwd)
+            app.view.print_text(f"Removed {key} from {shown}" if done
+                                else f"{key} is not set in {shown}")
+            return
+        if not value.strip():
+            app.view.print_text("Usage: /config set <key> <value>", "yellow")
+            return
+        set_setting(path, key, parse_value(value.strip()))
+    except ValueError as exc:
+        app.view.print_text(str(exc), "red")
+        return
+    when = "it applies from the next session"
+    chosen = parse_value(value.strip())
+    if key == "model" and isinstance(chosen, str):
+        model = app.runtime.set_model(chosen)  # a model is switched now as well
+        when = f"this session uses {model} from now on too"
+        app.invalidate()
+    app.view.print_text(f"Saved {key} = {value.strip()} in {short_path(path, app.config.cwd)}; "
+                        f"{when}")
