@@ -58,3 +58,20 @@ def test_turn_and_stop_hook_summaries_when_asked(duplex, server):
     kinds = [f["subtype"] if f["type"] == "system" else f["type"] for f in proc.frames]
     assert kinds.index("stop_hook_summary") < kinds.index("turn_duration") < kinds.index(
         "result")
+
+
+def test_thinking_sends_its_estimated_tokens_as_it_streams(wisp, server):
+    """`system/thinking_tokens` per thinking delta, as the reference sends them without
+    any flag. The expected numbers are the reference's own for the same replies (measured
+    against the scripted server, which cuts a block into three deltas): 21 characters →
+    2, 4, 6; 1,020 characters → 85, 170, 255."""
+    for thinking, expected in (("abcdefghijklmnopqrstu", [(2, 2), (4, 2), (6, 2)]),
+                               ("Let me think about this carefully " * 30,
+                                [(85, 85), (170, 85), (255, 85)])):
+        server.script(reply.thinking(thinking, "answer"))
+        run = wisp("-p", "think", "--output-format", "stream-json", "--verbose")
+        seen = [(f["estimated_tokens"], f["estimated_tokens_delta"])
+                for f in run.of_type("system", "thinking_tokens")]
+        assert seen == expected
+        kinds = [f.get("subtype") or f["type"] for f in run.frames]
+        assert kinds.index("thinking_tokens") < kinds.index("assistant")  # while it thinks

@@ -446,6 +446,21 @@ class RunStats(_Event):  # not an event itself: a RunFinished field
         _set(self, "session_usage", session_usage)
 
 
+class ThinkingProgress(_Event):
+    """Thinking streamed so far in this message, estimated in tokens (a delta's length in
+    characters over four, rounded up, as the reference estimates), and the latest delta's
+    share: a UI can show progress while the model thinks."""
+
+    __slots__ = ("delta", "estimated")
+    kind: ClassVar[Literal["thinking_progress"]] = "thinking_progress"
+    estimated: int
+    delta: int
+
+    def __init__(self, estimated: int, delta: int) -> None:
+        _set(self, "estimated", estimated)
+        _set(self, "delta", delta)
+
+
 class ToolProgress(_Event):
     """A tool call still running (sent every few seconds while it runs, so a UI can show
     it is alive)."""
@@ -557,35 +572,9 @@ Event = (BlockShown | StreamDelta | ToolResultReady | Interrupted | ApiErrorShow
          | ConversationReset | LocalCommandOutput | HookEvent | Informational | TaskStarted
          | TaskProgress
          | TaskFinished | TaskStep | TaskUpdated | TaskNotified | BackgroundTasksChanged
-         | ToolProgress | TurnDuration | StopHookSummary | RefusalRetry | RefusalFinal
-         | RunFinished)
+         | ToolProgress | ThinkingProgress | TurnDuration | StopHookSummary | RefusalRetry
+         | RefusalFinal | RunFinished)
 
 
 class EventSink(Protocol):
     def emit(self, event: Event) -> None: ...
-
-
-class TaskSink:
-    """What a subagent's run emits into: each event goes to the parent's sink wrapped in
-    `TaskProgress`, so the projection knows whose it is."""
-
-    __slots__ = ("parent", "task_id")
-
-    def __init__(self, parent: EventSink, task_id: str) -> None:
-        self.parent = parent
-        self.task_id = task_id
-
-    def emit(self, event: Event) -> None:
-        self.parent.emit(TaskProgress(self.task_id, event))
-
-
-class EventList:
-    """Keeps every event (tests, and front ends that render after the run)."""
-
-    __slots__ = ("events",)
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)

@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from wisp.engine.context import RunContext
-from wisp.engine.events import ApiRetry, BlockShown, ModelFallback, StatusChanged, StreamDelta
+from wisp.engine.events import (
+    ApiRetry,
+    BlockShown,
+    ModelFallback,
+    StatusChanged,
+    StreamDelta,
+    ThinkingProgress,
+)
 from wisp.engine.partial import OpenStream
 from wisp.engine.retry import first_contact
 from wisp.errors import ModelAPIError, RetryableAPIError
@@ -85,11 +92,16 @@ def _merge(prefix: list[JSON], message: JSON) -> JSON:
 
 async def _stream_once(ctx: RunContext, request: ModelRequest, attempt: Attempt) -> JSON:
     emit_partial = ctx.config.include_partial_messages
+    thinking = 0  # tokens of thinking estimated so far in this message
     async with ctx.model.stream(request) as stream:
         attempt.request_id = stream.request_id
         async for event in stream:
             attempt.snapshot = accumulate(attempt.snapshot, event)
             attempt.open.observe(event)
+            share = _thinking_share(event)
+            if share:
+                thinking += share
+                ctx.emit(ThinkingProgress(thinking, share))
             if event.get("type") == "content_block_stop":
                 _emit_block(ctx, attempt, int(event.get("index", 0)))
             if emit_partial:
@@ -100,6 +112,16 @@ async def _stream_once(ctx: RunContext, request: ModelRequest, attempt: Attempt)
                 ctx.emit(StreamDelta(event, attempt.open.message_id, ttft))
     assert attempt.snapshot is not None
     return _merge(attempt.shown[: attempt.prefix_len], attempt.snapshot)
+
+
+def _thinking_share(event: JSON) -> int:
+    """A thinking delta's estimated tokens (its characters over four, rounded up)."""
+    if event.get("type") != "content_block_delta":
+        return 0
+    delta = event.get("delta")
+    if not isinstance(delta, dict) or delta.get("type") != "thinking_delta":
+        return 0
+    return -(-len(str(delta.get("thinking") or "")) // 4)
 
 
 def _emit_block(ctx: RunContext, attempt: Attempt, index: int) -> None:
