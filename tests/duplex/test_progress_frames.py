@@ -75,3 +75,23 @@ def test_thinking_sends_its_estimated_tokens_as_it_streams(wisp, server):
         assert seen == expected
         kinds = [f.get("subtype") or f["type"] for f in run.frames]
         assert kinds.index("thinking_tokens") < kinds.index("assistant")  # while it thinks
+
+
+def test_a_side_question_reports_its_start_before_its_answer(duplex, server):
+    """`system/control_request_progress` names the request (as the reference's bridge
+    sends it for a side question), before the control response; a progress frame a host
+    sends wisp for a request it does not know is ignored, as the seed requires."""
+    server.script(reply.text("Nothing is left."))
+    proc = duplex()
+    proc.initialize()
+    proc.send({"type": "control_request_progress", "request_id": "unknown",
+               "status": "started"})
+    request_id = proc.request("side_question", question="what is left?")
+    answer = proc.response_to(request_id)
+    assert answer["response"] == {"response": "Nothing is left.", "synthetic": False}
+    [progress] = proc.of("system", "control_request_progress")
+    assert (progress["request_id"], progress["status"]) == (request_id, "started")
+    assert proc.frames.index(progress) < next(
+        i for i, f in enumerate(proc.frames) if f["type"] == "control_response"
+        and f["response"]["request_id"] == request_id)
+    assert proc.finish() == 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 
 from wisp.control.pending import PendingRequests
@@ -45,6 +46,10 @@ MAX_UNMATCHED = 1024
 def _untyped(request: Mapping[str, Any]) -> Any:
     return request
 
+
+# The request_id of the control request the current task is answering (each handler runs
+# in its own task), for a handler that reports progress on it (`control_request_progress`).
+HANDLING: ContextVar[str] = ContextVar("HANDLING", default="")
 
 class Envelope:
     """A handler's answer with fields beside `response` in the success envelope (the
@@ -171,6 +176,7 @@ class Dispatcher:
         task.add_done_callback(lambda _t: self._inbound.pop(request_id, None))
 
     async def _handle(self, request_id: str, request: JSON) -> None:
+        HANDLING.set(request_id)  # this task's own: a handler may name its request
         subtype = str(request.get("subtype"))
         route = self._handlers.get(subtype)
         try:

@@ -16,6 +16,7 @@ from wisp.errors import ControlError, ModelAPIError
 from wisp.mcp.client import McpServer, mcp_tool_name
 from wisp.permissions.rules import Rule
 from wisp.stamps import new_uuid
+from wisp.wire import frames
 from wisp.wire import host_requests as h
 
 if TYPE_CHECKING:
@@ -164,8 +165,15 @@ class SessionRequests:
         return {"title": title or None}
 
     async def side_question(self, request: h.SideQuestion) -> JSON:
+        """A model call beside the conversation. Its start is reported first
+        (`control_request_progress`, as the reference's), so a host that times its
+        requests knows the answer is coming."""
+        from wisp.control.dispatcher import HANDLING
         from wisp.engine.aside import side_answer
 
+        self.server.sink.write(frames.system("control_request_progress",
+                                             self.server.session.session_id,
+                                             request_id=HANDLING.get(), status="started"))
         answer = await self._aside(side_answer(self.server.ctx, request["question"],
                                                request.get("history")))
         return {"response": answer or None, "synthetic": False}
