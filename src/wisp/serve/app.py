@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from wisp.serve import files, resources, shapes, webhooks, work_routes
+from wisp.serve import files, memory_routes, resources, shapes, webhooks, work_routes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
 from wisp.serve.store.base import Store
@@ -101,6 +101,7 @@ class Api:
         if self.files is not None:
             files.add_routes(self.router, self.files, _shape_errors)
         resources.add_routes(self.router, self.store, _shape_errors)
+        memory_routes.add_routes(self.router, self.store, _shape_errors)
 
     # Common ---------------------------------------------------------------------------
 
