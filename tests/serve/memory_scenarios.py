@@ -31,7 +31,16 @@ def strict(value: object) -> None:
             strict(item)
 
 
-def memory_api(client: Any) -> None:  # noqa: PLR0915 (one story, told in order)
+def memory_api(client: Any) -> None:
+    """Stores made, changed, archived and deleted; memories written, listed, renamed
+    and deleted under preconditions; their versions listed, filtered and redacted."""
+    made, other = stores_made(client)
+    note, changed = memories_written(client, made)
+    versions_kept(client, made, note, changed)
+    stores_archived(client, made, other)
+
+
+def stores_made(client: Any) -> tuple[Any, Any]:
     stores = client.beta.memory_stores
     made = stores.create(name="User Preferences!", description="what the user likes",
                          metadata={"user": "u1"})
@@ -43,8 +52,11 @@ def memory_api(client: Any) -> None:  # noqa: PLR0915 (one story, told in order)
                             metadata={"user": None, "team": "t"})
     assert (updated.description, updated.metadata) == ("likes and dislikes", {"team": "t"})
     assert stores.retrieve(made.id).description == "likes and dislikes"
+    return made, other
 
-    memories = stores.memories
+
+def memories_written(client: Any, made: Any) -> tuple[Any, Any]:
+    memories = client.beta.memory_stores.memories
     note = memories.create(made.id, path="/prefs/food.md", content="likes tea")
     strict(note)
     assert note.content is None  # create answers `basic` by default
@@ -86,8 +98,12 @@ def memory_api(client: Any) -> None:  # noqa: PLR0915 (one story, told in order)
                                                            "likes coffee")
     same = memories.update(note.id, memory_store_id=made.id, content="likes coffee")
     assert same.memory_version_id == changed.memory_version_id  # no change, no version
+    return note, changed
 
-    versions = stores.memory_versions
+
+def versions_kept(client: Any, made: Any, note: Any, changed: Any) -> None:
+    memories = client.beta.memory_stores.memories
+    versions = client.beta.memory_stores.memory_versions
     history = list(versions.list(made.id, memory_id=note.id))
     strict(history)
     assert [v.operation for v in history] == ["modified", "created"]  # newest first
@@ -123,6 +139,10 @@ def memory_api(client: Any) -> None:  # noqa: PLR0915 (one story, told in order)
     with pytest.raises(anthropic.BadRequestError, match="operation"):
         versions.list(made.id, operation="renamed")
 
+
+def stores_archived(client: Any, made: Any, other: Any) -> None:
+    stores = client.beta.memory_stores
+    memories = stores.memories
     archived = stores.archive(other.id)
     assert archived.archived_at is not None
     assert [s.id for s in stores.list()] == [made.id]
@@ -162,9 +182,16 @@ def session_writes_memory(server: ScriptedServer, client: Any) -> None:
         resources=[{"type": "memory_store", "memory_store_id": store.id,
                     "instructions": "keep the plan here"}])
     [resource] = session.resources
+    strict(session.resources)
     assert (resource.type, resource.mount_path, resource.access, resource.name) == (
         "memory_store", root, "read_write", "Team Notes")
     assert [s.id for s in client.beta.sessions.list(memory_store_id=store.id)] == [session.id]
+    with pytest.raises(anthropic.BadRequestError, match="when the session is created"):
+        client.beta.sessions.resources.add(session.id, file_id="unused", type="file",
+                                           extra_body={"type": "memory_store",
+                                                       "memory_store_id": store.id})
+    assert client.beta.sessions.resources.retrieve(
+        store.id, session_id=session.id).mount_path == root
     client.beta.sessions.events.send(session.id, events=[user_message("plan it")])
     events = wait_for(client, session.id, lambda es: any(
         e["type"] == "session.status_idle" and e["stop_reason"]["type"] == "end_turn"
@@ -174,6 +201,9 @@ def session_writes_memory(server: ScriptedServer, client: Any) -> None:
     texts = ["".join(b.get("text", "") for b in r["content"]) for r in results]
     assert "plan.md" in texts[2] and "seen.md" in texts[2]
     assert "old" in texts[3]
+    first_request = next(r.body for r in server.requests if r.body and r.body.get("tools"))
+    [tool] = [t for t in first_request["tools"] if t["name"] == "memory"]
+    assert root in tool["description"] and "keep the plan here" in tool["description"]
 
     [plan] = [m for m in client.beta.memory_stores.memories.list(store.id, view="full")
               if m.path == "/plan.md"]

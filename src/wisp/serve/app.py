@@ -236,6 +236,8 @@ class Api:
         if latest.get("archived_at"):  # an archived agent's versions are archived too
             raise HttpError(400, "invalid_request_error", f"agent {agent['id']} is archived")
         resources.check_files(self.store, request.owner, fields["resources"], "resources")
+        fields["resources"] = resources.attach_memory_stores(
+            self.store, request.owner, fields["resources"], "resources")
         snapshot = shapes.session_agent(agent, fields["agent"].get("overrides"))
         shapes.check_agent_fields(snapshot, "agent")
         doc = shapes.session_document(fields, snapshot)

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from wisp.serve import budget, shapes
+from wisp.serve import budget, memory_tool, shapes
 from wisp.serve.projection import SessionProjection, error_kind
 from wisp.serve.recovery import result_of
 from wisp.serve.resources import mount
@@ -123,7 +123,29 @@ class SessionDriver:
                                          self.client_call)
         for custom in self.plan.custom:
             tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
+        memory = self._memory_tool(self._document())
+        if memory is not None:
+            tools[memory.name] = memory
         return {name: self._gated(name, tool) for name, tool in tools.items()}
+
+    def _memory_tool(self, session: JSON | None) -> Tool | None:
+        """The memory tool over the session's attached memory stores (None: none are)."""
+        owner = self.store.owner_of("session", self.session_id)
+        stores = memory_tool.attachments(session or {})
+        if owner is None or not stores:
+            return None
+        return memory_tool.MemoryTool(self.store, owner, self.session_id, stores)
+
+    def _refresh_memory(self, session: JSON) -> None:
+        """A memory store resource deleted since the runtime opened takes its store out
+        of the agent's reach from the next turn on."""
+        if self.runtime is None:
+            return
+        memory = self._memory_tool(session)
+        for tools in (self.runtime.base_tools, self.runtime.ctx.config.tools):
+            tools.pop(memory_tool.NAME, None)
+            if memory is not None:
+                tools[memory.name] = memory
 
     def _gated(self, name: str, tool: Tool) -> Tool:
         if self.plan.route(name)[1] != "ask":
@@ -250,6 +272,7 @@ class SessionDriver:
         doc = self._document()
         if owner is None or doc is None:
             return
+        self._refresh_memory(doc)
         try:
             mounted = mount(self.store, owner, doc, self.workspace)
         except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink
