@@ -96,12 +96,11 @@ class Api:
             ("GET", "/v1/sessions/{session_id}/events/stream", self.stream_events),
         ):
             add(method, path, _shape_errors(handler))
-        webhooks.add_routes(self.router, self.store, _shape_errors)
+        for routes in (webhooks, resources, memory_routes):
+            routes.add_routes(self.router, self.store, _shape_errors)
         work_routes.add_routes(self.router, self.store, self.work, _shape_errors)
         if self.files is not None:
             files.add_routes(self.router, self.files, _shape_errors)
-        resources.add_routes(self.router, self.store, _shape_errors)
-        memory_routes.add_routes(self.router, self.store, _shape_errors)
 
     # Common ---------------------------------------------------------------------------
 
@@ -235,9 +234,7 @@ class Api:
         latest = self.store.get("agent", request.owner, agent["id"]) or agent
         if latest.get("archived_at"):  # an archived agent's versions are archived too
             raise HttpError(400, "invalid_request_error", f"agent {agent['id']} is archived")
-        resources.check_files(self.store, request.owner, fields["resources"], "resources")
-        fields["resources"] = resources.attach_memory_stores(
-            self.store, request.owner, fields["resources"], "resources")
+        fields["resources"] = resources.checked(self.store, request.owner, fields["resources"])
         snapshot = shapes.session_agent(agent, fields["agent"].get("overrides"))
         shapes.check_agent_fields(snapshot, "agent")
         doc = shapes.session_document(fields, snapshot)

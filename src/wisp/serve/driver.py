@@ -32,11 +32,7 @@ from wisp.serve.resources import mount
 from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
 from wisp.serve.store.base import LeaseLost
 from wisp.serve.tool_plan import ToolPlan
-from wisp.serve.toolset import (
-    ClientTool,
-    ConfirmedTool,
-    cloud_tools,
-)
+from wisp.serve.toolset import ClientTool, ConfirmedTool, cloud_tools
 from wisp.tools.base import Tool, ToolResult
 
 if TYPE_CHECKING:
@@ -123,29 +119,8 @@ class SessionDriver:
                                          self.client_call)
         for custom in self.plan.custom:
             tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
-        memory = self._memory_tool(self._document())
-        if memory is not None:
-            tools[memory.name] = memory
+        tools.update(memory_tool.tools_for(self.store, self.session_id, self._document()))
         return {name: self._gated(name, tool) for name, tool in tools.items()}
-
-    def _memory_tool(self, session: JSON | None) -> Tool | None:
-        """The memory tool over the session's attached memory stores (None: none are)."""
-        owner = self.store.owner_of("session", self.session_id)
-        stores = memory_tool.attachments(session or {})
-        if owner is None or not stores:
-            return None
-        return memory_tool.MemoryTool(self.store, owner, self.session_id, stores)
-
-    def _refresh_memory(self, session: JSON) -> None:
-        """A memory store resource deleted since the runtime opened takes its store out
-        of the agent's reach from the next turn on."""
-        if self.runtime is None:
-            return
-        memory = self._memory_tool(session)
-        for tools in (self.runtime.base_tools, self.runtime.ctx.config.tools):
-            tools.pop(memory_tool.NAME, None)
-            if memory is not None:
-                tools[memory.name] = memory
 
     def _gated(self, name: str, tool: Tool) -> Tool:
         if self.plan.route(name)[1] != "ask":
@@ -272,7 +247,7 @@ class SessionDriver:
         doc = self._document()
         if owner is None or doc is None:
             return
-        self._refresh_memory(doc)
+        memory_tool.install(self.runtime, memory_tool.tools_for(self.store, self.session_id, doc))
         try:
             mounted = mount(self.store, owner, doc, self.workspace)
         except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink

@@ -10,7 +10,7 @@ A `read_only` attachment refuses writes; an archived store refuses them too.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from wisp.serve.http import HttpError
 from wisp.serve.memory import MemoryStores, session_actor
@@ -18,6 +18,9 @@ from wisp.serve.shapes import ShapeError
 from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.store.base import Store
 from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
+
+if TYPE_CHECKING:
+    from wisp.runtime.runtime import Runtime
 
 JSON = dict[str, Any]
 NAME = "memory"
@@ -35,6 +38,25 @@ SCHEMA: JSON = {"type": "object", "required": ["command"], "properties": {
 
 def attachments(session: JSON) -> list[JSON]:
     return [r for r in session.get("resources") or [] if r.get("type") == "memory_store"]
+
+
+def tools_for(store: Store, session_id: str, session: JSON | None) -> dict[str, Tool]:
+    """{"memory": the tool} over the session's attached stores; {} when none are."""
+    owner = store.owner_of("session", session_id)
+    stores = attachments(session or {})
+    if owner is None or not stores:
+        return {}
+    return {NAME: MemoryTool(store, owner, session_id, stores)}
+
+
+def install(runtime: Runtime | None, tools: dict[str, Tool]) -> None:
+    """The memory tool as the session's resources are now (one detached since the
+    runtime opened is out of the agent's reach from the next turn on)."""
+    if runtime is None:
+        return
+    for current in (runtime.base_tools, runtime.ctx.config.tools):
+        current.pop(NAME, None)
+        current.update(tools)
 
 
 def describe(stores: list[JSON]) -> str:

@@ -41,6 +41,13 @@ def check_files(store: Store, owner: str, resources: Iterable[JSON], path: str) 
                             f"{path}[{i}].file_id: file {resource['file_id']} not found")
 
 
+def checked(store: Store, owner: str, resources: list[JSON],
+            path: str = "resources") -> list[JSON]:
+    """A session's resources on create: files checked, memory stores attached."""
+    check_files(store, owner, resources, path)
+    return attach_memory_stores(store, owner, resources, path)
+
+
 def attach_memory_stores(store: Store, owner: str, resources: list[JSON],
                          path: str) -> list[JSON]:
     """The resources with each memory store's name and description snapshotted and its
