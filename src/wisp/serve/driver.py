@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from wisp.serve import budget, memory_tool, shapes
+from wisp.serve import budget, memory_tool, shapes, threads
 from wisp.serve.projection import SessionProjection, error_kind
 from wisp.serve.recovery import result_of
 from wisp.serve.resources import mount
@@ -120,6 +120,7 @@ class SessionDriver:
         for custom in self.plan.custom:
             tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
         tools.update(memory_tool.tools_for(self.store, self.session_id, self._document()))
+        tools.update(threads.tools_for(self))
         return {name: self._gated(name, tool) for name, tool in tools.items()}
 
     def _gated(self, name: str, tool: Tool) -> Tool:
