@@ -41,6 +41,13 @@ def coordinator_delegates(server: ScriptedServer, client: Any) -> None:
         agents.create(name="bad", model="claude-sonnet-4-5",
                       multiagent={"type": "coordinator", "agents": [{"type": "self"}]})
     environment = client.beta.environments.create(name="env", config={"type": "cloud"})
+    asker = agents.create(name="asker", model="claude-sonnet-4-5", tools=[
+        {"type": "custom", "name": "approve", "description": "ask a human",
+         "input_schema": {"type": "object"}}])
+    waits = agents.create(name="waits", model="claude-sonnet-4-5",
+                          multiagent={"type": "coordinator", "agents": [asker.id]})
+    with pytest.raises(anthropic.BadRequestError, match="approve"):
+        client.beta.sessions.create(agent=waits.id, environment_id=environment.id)
     session = client.beta.sessions.create(agent=lead.id, environment_id=environment.id)
     strict(session)
     [roster] = session.agent.multiagent.agents

@@ -246,8 +246,9 @@ class Api:
         if latest.get("archived_at"):  # an archived agent's versions are archived too
             raise HttpError(400, "invalid_request_error", f"agent {agent['id']} is archived")
         fields["resources"] = resources.checked(self.store, request.owner, fields["resources"])
-        snapshot = threads.session_roster(self.store, request.owner, shapes.session_agent(
-            agent, fields["agent"].get("overrides")))
+        snapshot = threads.session_roster(
+            self.store, request.owner, environment,
+            shapes.session_agent(agent, fields["agent"].get("overrides")))
         shapes.check_agent_fields(snapshot, "agent")
         doc = shapes.session_document(fields, snapshot)
         self.store.create("session", request.owner, doc)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import multiagent as thread_shapes
 from wisp.serve.store.base import Store
+from wisp.serve.tool_plan import ToolPlan
 from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
 if TYPE_CHECKING:
@@ -51,8 +52,12 @@ def resolve_roster(store: Store, owner: str, fields: JSON) -> None:
         entry["version"] = int(str(version))
 
 
-def session_roster(store: Store, owner: str, snapshot: JSON) -> JSON:
-    """The session's agent snapshot with its roster's agents snapshotted whole."""
+def session_roster(store: Store, owner: str, environment: JSON | None,
+                   snapshot: JSON) -> JSON:
+    """The session's agent snapshot with its roster's agents snapshotted whole. A thread
+    runs inside its coordinator's tool call, so nothing in it may wait on the client: a
+    roster agent with custom tools or `always_ask` tools, or a coordinator in a
+    self-hosted environment, is refused (400)."""
     from wisp.serve import shapes
 
     roster = snapshot.get("multiagent")
@@ -66,9 +71,21 @@ def session_roster(store: Store, owner: str, snapshot: JSON) -> JSON:
                             f"agent.multiagent: agent {entry['id']} version "
                             f"{entry['version']} not found")
         agent = shapes.session_agent({**doc, "id": entry["id"]})
+        _check_delegate(agent, environment)
         agent.pop("multiagent", None)  # a thread's agent has none: it delegates no further
         agents.append(agent)
     return {**snapshot, "multiagent": {"type": "coordinator", "agents": agents}}
+
+
+def _check_delegate(agent: JSON, environment: JSON | None) -> None:
+    plan = ToolPlan(agent, environment)
+    waits = [name for name, policy in plan.toolset.items() if policy == "ask"]
+    waits += [str(tool["name"]) for tool in plan.custom]
+    if plan.self_hosted or waits:
+        raise HttpError(400, "invalid_request_error", "agent.multiagent: agent "
+                        f"{agent['name']} would wait on the client in a thread "
+                        f"({', '.join(waits) or 'self_hosted environment'}); threads "
+                        "here run only tools the service runs without asking")
 
 
 def tools_for(parent: SessionDriver) -> dict[str, Tool]:
@@ -142,11 +159,11 @@ class DelegateTool(Tool):
             child.log.emit(thread_shapes.message_received(self.parent.session_id, None,
                                                           message))
             await child.run(message)
-        finally:
+            answer = _last_message(self.parent.store, thread["id"])
+            self.parent.log.emit(thread_shapes.message_received(thread["id"], name, answer))
+        finally:  # an interrupted coordinator leaves no thread marked running
             await child.close()
-        answer = _last_message(self.parent.store, thread["id"])
-        self.parent.log.emit(thread_shapes.message_received(thread["id"], name, answer))
-        self._set(thread, "idle")
+            self._set(thread, "idle")
         return answer
 
     def _child(self, thread: JSON) -> SessionDriver:
