@@ -702,8 +702,14 @@ BAD_BODIES: list[tuple[Callable[[Any], Any], Any, str, str]] = [
                                                "input_schema": {"type": "object"}}] * 2},
      "tools[1]", "defined twice"),
     (shapes.agent_create, {**AGENT, "metadata": {"k": 1}}, "metadata.k", "expected a string"),
-    (shapes.agent_create, {**AGENT, "multiagent": {"type": "coordinator"}}, "multiagent",
-     "not supported"),
+    (shapes.agent_create, {**AGENT, "multiagent": {"type": "coordinator"}},
+     "multiagent.agents", "required"),
+    (shapes.agent_create, {**AGENT, "multiagent": {"type": "coordinator", "agents": [
+        {"type": "advisor"}]}}, "multiagent.agents[0].type", "not supported"),
+    (shapes.agent_create, {**AGENT, "multiagent": {"type": "multiagent_20261001"}},
+     "multiagent.type", 'expected one of "coordinator"'),
+    (shapes.agent_create, {**AGENT, "multiagent": {"type": "coordinator", "agents": []}},
+     "multiagent.agents", "1 to 20"),
     (shapes.agent_update, {"version": 0}, "version", "at least 1"),
     (shapes.environment_create, {"name": "e", "config": {"type": "cloud", "networking": {
         "type": "open"}}}, "config.networking.type", 'expected one of "unrestricted"'),

@@ -9,13 +9,22 @@ another key gets 404 for it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from wisp.serve import files, resources, shapes, webhooks, work_routes
+from wisp.serve import (
+    files,
+    memory_routes,
+    resources,
+    shapes,
+    thread_routes,
+    threads,
+    webhooks,
+    work_routes,
+)
+from wisp.serve.follow import follow
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
 from wisp.serve.store.base import Store
@@ -23,7 +32,6 @@ from wisp.serve.work import WorkQueue
 
 JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
-POLL_S = 0.5  # a stream re-reads the log this often even unwoken (writes by other processes)
 
 
 class Dispatch(Protocol):
@@ -96,11 +104,12 @@ class Api:
             ("GET", "/v1/sessions/{session_id}/events/stream", self.stream_events),
         ):
             add(method, path, _shape_errors(handler))
-        webhooks.add_routes(self.router, self.store, _shape_errors)
+        for routes in (webhooks, resources, memory_routes):
+            routes.add_routes(self.router, self.store, _shape_errors)
+        thread_routes.add_routes(self.router, self.store, self.fanout, _shape_errors)
         work_routes.add_routes(self.router, self.store, self.work, _shape_errors)
         if self.files is not None:
             files.add_routes(self.router, self.files, _shape_errors)
-        resources.add_routes(self.router, self.store, _shape_errors)
 
     # Common ---------------------------------------------------------------------------
 
@@ -127,6 +136,7 @@ class Api:
     async def create_agent(self, request: Request) -> Response:
         fields = shapes.agent_create(request.json())
         shapes.check_agent_fields(fields)
+        threads.resolve_roster(self.store, request.owner, fields)
         doc = shapes.agent_document(fields)
         self.store.create("agent", request.owner, doc)
         self._keep_version(request.owner, doc)
@@ -169,6 +179,7 @@ class Api:
     async def update_agent(self, request: Request) -> Response:
         doc = self._found("agent", request, "agent_id")
         patch = shapes.agent_update(request.json())
+        threads.resolve_roster(self.store, request.owner, patch)
         expected = patch.pop("version", None)
         if expected is not None and expected != doc["version"]:
             raise HttpError(409, "invalid_request_error",
@@ -234,8 +245,10 @@ class Api:
         latest = self.store.get("agent", request.owner, agent["id"]) or agent
         if latest.get("archived_at"):  # an archived agent's versions are archived too
             raise HttpError(400, "invalid_request_error", f"agent {agent['id']} is archived")
-        resources.check_files(self.store, request.owner, fields["resources"], "resources")
-        snapshot = shapes.session_agent(agent, fields["agent"].get("overrides"))
+        fields["resources"] = resources.checked(self.store, request.owner, fields["resources"])
+        snapshot = threads.session_roster(
+            self.store, request.owner, environment,
+            shapes.session_agent(agent, fields["agent"].get("overrides")))
         shapes.check_agent_fields(snapshot, "agent")
         doc = shapes.session_document(fields, snapshot)
         self.store.create("session", request.owner, doc)
@@ -367,7 +380,8 @@ class Api:
             session_id, _preview_filter(previews, outbox, wake)) if previews else None)
 
         async def produce(out: SseWriter) -> None:
-            await _follow(self.store, session_id, after, wake, outbox, out)
+            await follow(self.store, session_id, after, wake, outbox, out,
+                         gone=lambda: self.store.owner_of("session", session_id) is None)
 
         def closed() -> None:
             self.fanout.unwatch(session_id, wake)
@@ -375,29 +389,6 @@ class Api:
                 stop_previews()
 
         return EventStream(produce, on_close=closed)
-
-
-async def _follow(store: Store, session_id: str, after: int, wake: asyncio.Event,  # noqa: PLR0917
-                  previews: asyncio.Queue[JSON], out: SseWriter) -> None:
-    """Sends every log entry after `after`, in order, then waits for more: woken by the
-    fanout (this process) or every POLL_S (another process's writes)."""
-    while True:
-        while not previews.empty():
-            preview = previews.get_nowait()
-            await out.send_json(preview, event=str(preview["type"]))
-        entries = store.log(session_id, after)
-        for entry in entries:
-            after = int(entry["seq"])
-            await out.send_json(public(entry), event=str(entry["type"]), id=str(after))
-            if entry["type"] in ("session.deleted", "session.status_terminated"):
-                return
-        if not entries and store.owner_of("session", session_id) is None:
-            # Deleted, log and all, before this stream read its last event.
-            await out.send_json(shapes.session_deleted_event(), event="session.deleted")
-            return
-        wake.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(wake.wait(), POLL_S)
 
 
 def _preview_filter(kinds: list[str], queue: asyncio.Queue[JSON], wake: asyncio.Event

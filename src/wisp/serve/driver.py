@@ -25,18 +25,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from wisp.serve import budget, shapes
+from wisp.serve import budget, memory_tool, shapes, threads
 from wisp.serve.projection import SessionProjection, error_kind
 from wisp.serve.recovery import result_of
 from wisp.serve.resources import mount
 from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
 from wisp.serve.store.base import LeaseLost
 from wisp.serve.tool_plan import ToolPlan
-from wisp.serve.toolset import (
-    ClientTool,
-    ConfirmedTool,
-    cloud_tools,
-)
+from wisp.serve.toolset import ClientTool, ConfirmedTool, cloud_tools
 from wisp.tools.base import Tool, ToolResult
 
 if TYPE_CHECKING:
@@ -123,6 +119,8 @@ class SessionDriver:
                                          self.client_call)
         for custom in self.plan.custom:
             tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
+        tools.update(memory_tool.tools_for(self.store, self.session_id, self._document()))
+        tools.update(threads.tools_for(self))
         return {name: self._gated(name, tool) for name, tool in tools.items()}
 
     def _gated(self, name: str, tool: Tool) -> Tool:
@@ -250,6 +248,7 @@ class SessionDriver:
         doc = self._document()
         if owner is None or doc is None:
             return
+        memory_tool.install(self.runtime, memory_tool.tools_for(self.store, self.session_id, doc))
         try:
             mounted = mount(self.store, owner, doc, self.workspace)
         except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink

@@ -1,5 +1,6 @@
 """Session resources (`client.beta.sessions.resources`): files mounted into a session's
-workspace, and the routes that add, list, retrieve, update and delete them.
+workspace, memory stores attached (`attach_memory_stores`; the agent reaches them through
+`wisp.serve.memory_tool`), and the routes that add, list, retrieve, update and delete them.
 
 A resource is kept in its session's document (`resources`). A file resource's bytes
 appear at `<workspace>/<mount_path>` (its path taken below the workspace root): the
@@ -20,6 +21,8 @@ from typing import Any
 
 from wisp.serve import files, shapes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router
+from wisp.serve.memory import STORE as MEMORY_STORE
+from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.store.base import Store
 
 JSON = dict[str, Any]
@@ -30,10 +33,58 @@ _BASE = "/v1/sessions/{session_id}/resources"
 def check_files(store: Store, owner: str, resources: Iterable[JSON], path: str) -> None:
     """Every file a resource names is the owner's (and has not expired)."""
     for i, resource in enumerate(resources):
+        if resource["type"] != "file":
+            continue
         doc = store.get(files.KIND, owner, resource["file_id"])
         if doc is None or files.expired(doc):
             raise HttpError(404, "not_found_error",
                             f"{path}[{i}].file_id: file {resource['file_id']} not found")
+
+
+def checked(store: Store, owner: str, resources: list[JSON],
+            path: str = "resources") -> list[JSON]:
+    """A session's resources on create: files checked, memory stores attached."""
+    check_files(store, owner, resources, path)
+    return attach_memory_stores(store, owner, resources, path)
+
+
+def attach_memory_stores(store: Store, owner: str, resources: list[JSON],
+                         path: str) -> list[JSON]:
+    """The resources with each memory store's name and description snapshotted and its
+    mount path (`/mnt/memory/<slug of its name>`, made unique) filled in. The store must
+    be the owner's and not archived."""
+    taken: set[str] = set()
+    out: list[JSON] = []
+    for i, resource in enumerate(resources):
+        if resource["type"] != "memory_store":
+            out.append(resource)
+            continue
+        doc = store.get(MEMORY_STORE, owner, resource["memory_store_id"])
+        where = f"{path}[{i}].memory_store_id"
+        if doc is None:
+            raise HttpError(404, "not_found_error",
+                            f"{where}: memory store {resource['memory_store_id']} not found")
+        if doc.get("archived_at"):
+            raise HttpError(400, "invalid_request_error",
+                            f"{where}: memory store {doc['id']} is archived")
+        mount = _unique_mount("/mnt/memory/" + memory_shapes.slug(doc["name"]), taken)
+        out.append({**resource, "name": doc["name"], "description": doc["description"],
+                    "mount_path": mount})
+    return out
+
+
+def resource_id_of(resource: JSON) -> str:
+    """A file resource's id; a memory store resource is named by its store's id."""
+    return str(resource.get("id") or resource["memory_store_id"])
+
+
+def _unique_mount(base: str, taken: set[str]) -> str:
+    mount, n = base, 1
+    while mount in taken:
+        n += 1
+        mount = f"{base}-{n}"
+    taken.add(mount)
+    return mount
 
 
 def add_routes(router: Router, store: Store, wrap: Callable[[Route], Route]) -> None:
@@ -62,7 +113,7 @@ class _Routes:
     def _resource(self, session: JSON, request: Request) -> JSON:
         resource_id = request.params["resource_id"]
         for resource in session.get("resources") or []:
-            if resource["id"] == resource_id:
+            if resource_id in (resource.get("id"), resource.get("memory_store_id")):
                 return dict(resource)
         raise HttpError(404, "not_found_error", f"resource {resource_id} not found")
 
@@ -76,6 +127,10 @@ class _Routes:
             raise HttpError(400, "invalid_request_error",
                             "resources cannot be added to an archived or terminated session")
         param = shapes.resource_param(request.json(), "")
+        if param["type"] != "file":  # as the SDK's `resources.add` (type: "file")
+            raise HttpError(400, "invalid_request_error",
+                            f"type: {param['type']} resources are attached when the "
+                            "session is created")
         check_files(self.store, request.owner, [param], "body")
         current = list(session.get("resources") or [])
         if any(r["mount_path"] == param["mount_path"] for r in current):
@@ -105,14 +160,15 @@ class _Routes:
         resource = self._resource(self._session(request), request)
         raise HttpError(400, "invalid_request_error",
                         f"authorization_token applies to github_repository resources; "
-                        f"{resource['id']} is a {resource['type']} resource")
+                        f"{resource_id_of(resource)} is a {resource['type']} resource")
 
     async def delete(self, request: Request) -> Response:
         session = self._session(request)
         resource = self._resource(session, request)
         self._save(request.owner, session, [r for r in session.get("resources") or []
-                                            if r["id"] != resource["id"]])
-        return Response(200, {"id": resource["id"], "type": "session_resource_deleted"})
+                                            if r != resource])
+        return Response(200, {"id": resource_id_of(resource),
+                              "type": "session_resource_deleted"})
 
 
 # Mounting -----------------------------------------------------------------------------

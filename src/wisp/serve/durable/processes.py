@@ -8,7 +8,7 @@
 Every process holds one LISTEN connection (`PostgresStore.listen`): a write by any process
 wakes this one's SSE streams at once, and a client event queued for a session whose turn
 runs here reaches that turn mid-step (an interrupt during a model call). The streams'
-own polling (`wisp.serve.app.POLL_S`) is the fallback when notifications are lost.
+own polling (`wisp.serve.follow.POLL_S`) is the fallback when notifications are lost.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any, Final, NoReturn, cast
+from typing import Any, Final, cast
 
 from wisp.serve.shapes.agent_tools import _check_mcp_refs, _mcp_servers, _tools
 from wisp.serve.shapes.common import (
@@ -25,6 +25,7 @@ from wisp.serve.shapes.common import (
     new_id,
     timestamp,
 )
+from wisp.serve.shapes.multiagent import multiagent
 
 EFFORTS: Final = ("low", "medium", "high", "xhigh", "max")
 # The API resolves an omitted effort to a per-model default at save time; wisp has one.
@@ -82,10 +83,6 @@ def _identity(value: object, path: str) -> JSON:
 _SERVICE_ACCOUNT: Final = {"type": "service_account"}
 
 
-def _no_multiagent(value: object, path: str) -> NoReturn:
-    raise ShapeError(path, "multiagent sessions are not supported by this server")
-
-
 def _clearable_str(value: object, path: str) -> str | None:
     # On update an empty string clears the field like null does.
     return _opt_str(value, path) or None
@@ -107,7 +104,7 @@ def agent_create(body: object) -> JSON:
         "skills": _get(obj, "skills", "", _skills, []),
         "execution_identity": _get(obj, "execution_identity", "", _identity,
                                    dict(_SERVICE_ACCOUNT)),
-        "multiagent": _get(obj, "multiagent", "", _no_multiagent),
+        "multiagent": _get(obj, "multiagent", "", multiagent),
     }
     _check_mcp_refs(fields)
     return fields
@@ -125,7 +122,7 @@ _AGENT_PATCH: Final[Mapping[str, tuple[Callable[[Any, str], Any], Any]]] = {
     "skills": (_skills, []),
     "execution_identity": (_identity, _SERVICE_ACCOUNT),
     "metadata": (lambda v, p: _metadata(v, p, patch=True), {}),
-    "multiagent": (_no_multiagent, "clear"),
+    "multiagent": (multiagent, "clear"),
     "version": (lambda v, p: _int(v, p, 1), "skip"),
 }
 

@@ -1,6 +1,7 @@
 """Session resources: the `resources` of `POST /v1/sessions` and the body of
-`POST /v1/sessions/{id}/resources`, and the resource documents. Only `file` resources
-are mounted by this server; `github_repository` and `memory_store` are refused."""
+`POST /v1/sessions/{id}/resources`, and the resource documents. `file` resources are
+mounted in the workspace and `memory_store` ones reached through the memory tool;
+`github_repository` is refused."""
 
 from __future__ import annotations
 
@@ -37,6 +38,8 @@ def resource_param(value: object, path: str) -> JSON:
     """One resource to mount, normalised: {"type": "file", "file_id", "mount_path"}."""
     obj = _obj(value, path)
     kind = _choice(obj.get("type"), _at(path, "type"), RESOURCE_TYPES)
+    if kind == "memory_store":
+        return _memory_store_param(obj, path)
     if kind != "file":
         raise ShapeError(_at(path, "type"), f"{kind} resources are not supported by this "
                          "server yet")
@@ -47,15 +50,36 @@ def resource_param(value: object, path: str) -> JSON:
             else DEFAULT_MOUNT + file_id}
 
 
+def _memory_store_param(obj: JSON, path: str) -> JSON:
+    """{"type": "memory_store", "memory_store_id", "access", "instructions"}; the store's
+    name, description and mount path are filled in from the store when it is attached."""
+    if obj.get("mount_path") is not None:
+        raise ShapeError(_at(path, "mount_path"), "output-only for memory_store resources "
+                         "(derived from the store's name)")
+    store_id = _str(_required(obj, "memory_store_id", path), _at(path, "memory_store_id"),
+                    empty=False)
+    access = obj.get("access") or "read_write"
+    instructions = obj.get("instructions")
+    return {"type": "memory_store", "memory_store_id": store_id,
+            "access": _choice(access, _at(path, "access"), ("read_write", "read_only")),
+            "instructions": None if instructions is None else _str(
+                instructions, _at(path, "instructions"), limit=4096)}
+
+
 def resource_params(value: object, path: str) -> list[JSON]:
     resources = _items(value, path, resource_param)
-    mounts = [r["mount_path"] for r in resources]
-    for i, mount in enumerate(mounts):
-        if mount in mounts[:i]:
-            raise ShapeError(f"{path}[{i}].mount_path", f"{mount} is mounted twice")
+    keys = [r.get("mount_path") or r.get("memory_store_id") for r in resources]
+    for i, key in enumerate(keys):
+        if key in keys[:i]:
+            where = "mount_path" if resources[i]["type"] == "file" else "memory_store_id"
+            raise ShapeError(f"{path}[{i}].{where}", f"{key} is attached twice")
     return resources
 
 
 def resource_document(param: JSON, *, now: str | None = None) -> JSON:
+    """A file resource gets an id and timestamps; a memory store resource has neither
+    (the SDK's `BetaManagedAgentsMemoryStoreResource`): it is named by its store."""
+    if param["type"] == "memory_store":
+        return dict(param)
     now = now or timestamp()
     return {"id": new_id("sesrsc"), **param, "created_at": now, "updated_at": now}

@@ -1,0 +1,42 @@
+"""Following a log on an SSE stream: a session's (`GET …/events/stream`) or a session
+thread's (`GET …/threads/{id}/stream`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from wisp.serve import shapes
+from wisp.serve.http import SseWriter
+from wisp.serve.session_log import public
+from wisp.serve.store.base import Store
+
+JSON = dict[str, Any]
+POLL_S = 0.5  # a stream re-reads the log this often even unwoken (writes by other processes)
+
+
+async def follow(store: Store, session_id: str, after: int, wake: asyncio.Event,  # noqa: PLR0917
+                 previews: asyncio.Queue[JSON], out: SseWriter, *,
+                 gone: Callable[[], bool]) -> None:
+    """Sends every log entry after `after`, in order, then waits for more: woken by the
+    fanout (this process) or every POLL_S (another process's writes). `gone()` says the
+    log's session was deleted: the stream then ends with `session.deleted`."""
+    while True:
+        while not previews.empty():
+            preview = previews.get_nowait()
+            await out.send_json(preview, event=str(preview["type"]))
+        entries = store.log(session_id, after)
+        for entry in entries:
+            after = int(entry["seq"])
+            await out.send_json(public(entry), event=str(entry["type"]), id=str(after))
+            if entry["type"] in ("session.deleted", "session.status_terminated"):
+                return
+        if not entries and gone():
+            # Deleted, log and all, before this stream read its last event.
+            await out.send_json(shapes.session_deleted_event(), event="session.deleted")
+            return
+        wake.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(wake.wait(), POLL_S)

@@ -1,0 +1,176 @@
+"""Memory stores: what the memory routes and a session's memory tool both act through.
+
+A store is a document of kind `memory_store`. Its memories are documents of kind
+`memory:<store id>` and its versions of kind `memver:<store id>`, so each store's are
+listed on their own (the store's per-kind index) and go with it when it is deleted.
+Every change to a memory writes one version first, then the memory naming it as current:
+a crash in between leaves a version the memory does not point at, never a memory whose
+`memory_version_id` does not exist. A change that changes nothing writes no version.
+
+An actor is who made a change: an `api_actor` (the key's owner id stands in for the key
+id: wisp keeps no key ids) or a `session_actor` (a session's memory tool).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from wisp.serve import shapes
+from wisp.serve.http import HttpError
+from wisp.serve.shapes import memory as memory_shapes
+from wisp.serve.store.base import Store
+
+JSON = dict[str, Any]
+STORE = "memory_store"
+
+
+def api_actor(owner: str) -> JSON:
+    return {"type": "api_actor", "api_key_id": f"apikey_{owner[:24]}"}
+
+
+def session_actor(session_id: str) -> JSON:
+    return {"type": "session_actor", "session_id": session_id}
+
+
+def memories_kind(store_id: str) -> str:
+    return f"memory:{store_id}"
+
+
+def versions_kind(store_id: str) -> str:
+    return f"memver:{store_id}"
+
+
+def _conflict(message: str) -> HttpError:
+    return HttpError(409, "invalid_request_error", message,
+                     headers={"x-should-retry": "false"})
+
+
+class MemoryStores:
+    def __init__(self, store: Store, owner: str) -> None:
+        self.store = store
+        self.owner = owner
+
+    def all(self, kind: str) -> Iterator[JSON]:
+        """Every document of a kind, oldest first (archived ones too)."""
+        page: str | None = None
+        while True:
+            got = self.store.list(kind, self.owner, limit=500, page=page, order="asc",
+                                  include_archived=True)
+            yield from got.items
+            if got.next_page is None:
+                return
+            page = got.next_page
+
+    # Stores ---------------------------------------------------------------------------
+
+    def found(self, store_id: str) -> JSON:
+        doc = self.store.get(STORE, self.owner, store_id)
+        if doc is None:
+            raise HttpError(404, "not_found_error", f"memory store {store_id} not found")
+        return doc
+
+    def writable(self, store_id: str) -> JSON:
+        doc = self.found(store_id)
+        if doc.get("archived_at"):
+            raise HttpError(400, "invalid_request_error",
+                            f"memory store {store_id} is archived: its memories cannot "
+                            "be created or changed")
+        return doc
+
+    def delete_store(self, store_id: str) -> None:
+        self.found(store_id)
+        for kind in (memories_kind(store_id), versions_kind(store_id)):
+            for doc in list(self.all(kind)):
+                self.store.delete(kind, self.owner, doc["id"])
+        self.store.delete(STORE, self.owner, store_id)
+
+    # Memories -------------------------------------------------------------------------
+
+    def memory(self, store_id: str, memory_id: str) -> JSON:
+        self.found(store_id)
+        doc = self.store.get(memories_kind(store_id), self.owner, memory_id)
+        if doc is None:
+            raise HttpError(404, "not_found_error", f"memory {memory_id} not found")
+        return doc
+
+    def at_path(self, store_id: str, path: str) -> JSON | None:
+        return next((m for m in self.all(memories_kind(store_id)) if m["path"] == path),
+                    None)
+
+    def memories(self, store_id: str) -> list[JSON]:
+        return sorted(self.all(memories_kind(store_id)), key=lambda m: str(m["path"]))
+
+    def create(self, store_id: str, path: str, text: str, actor: JSON) -> JSON:
+        self.writable(store_id)
+        if self.at_path(store_id, path) is not None:
+            raise _conflict(f"path: a memory already exists at {path}")
+        doc = memory_shapes.memory_document(store_id, path, text, memory_shapes.version_id())
+        self._record(doc, "created", actor)
+        self.store.create(memories_kind(store_id), self.owner, doc)
+        return doc
+
+    def update(self, store_id: str, memory_id: str, change: JSON, actor: JSON) -> JSON:
+        """`change` holds `content` and/or `path`, and `precondition` (a sha or None)."""
+        self.writable(store_id)
+        doc = self.memory(store_id, memory_id)
+        expected = change.get("precondition")
+        if expected is not None and expected != doc["content_sha256"]:
+            raise _conflict("precondition: the memory's content_sha256 is "
+                            f"{doc['content_sha256']}, not {expected}")
+        path = str(change.get("path", doc["path"]))
+        text = str(change.get("content", doc["content"]))
+        if path == doc["path"] and text == doc["content"]:
+            return doc  # nothing changes: no new version
+        if path != doc["path"] and self.at_path(store_id, path) is not None:
+            raise _conflict(f"path: a memory already exists at {path}")
+        new = {**doc, "path": path, "content": text, "content_sha256": memory_shapes.digest(text),
+               "content_size_bytes": len(text.encode()),
+               "memory_version_id": memory_shapes.version_id(),
+               "updated_at": shapes.timestamp()}
+        self._record(new, "modified", actor)
+        self.store.update(memories_kind(store_id), self.owner, memory_id, new)
+        return new
+
+    def delete(self, store_id: str, memory_id: str, expected: str | None,
+               actor: JSON) -> None:
+        doc = self.memory(store_id, memory_id)
+        if expected is not None and expected != doc["content_sha256"]:
+            raise _conflict("expected_content_sha256: the memory's content_sha256 is "
+                            f"{doc['content_sha256']}")
+        self._record({**doc, "memory_version_id": memory_shapes.version_id()}, "deleted",
+                     actor)
+        self.store.delete(memories_kind(store_id), self.owner, memory_id)
+
+    def _record(self, memory: JSON, operation: str, actor: JSON) -> None:
+        version = memory_shapes.version_document(memory, operation, actor)
+        self.store.create(versions_kind(memory["memory_store_id"]), self.owner, version)
+
+    # Versions -------------------------------------------------------------------------
+
+    def version(self, store_id: str, version_id: str) -> JSON:
+        self.found(store_id)
+        doc = self.store.get(versions_kind(store_id), self.owner, version_id)
+        if doc is None:
+            raise HttpError(404, "not_found_error", f"memory version {version_id} not found")
+        return doc
+
+    def versions(self, store_id: str) -> list[JSON]:
+        """Newest first."""
+        self.found(store_id)
+        return list(reversed(list(self.all(versions_kind(store_id)))))
+
+    def redact(self, store_id: str, version_id: str, actor: JSON) -> JSON:
+        """Clears a version's content and path. The version holding a live memory's
+        current content is refused: the memory would show what its history no longer
+        has (update or delete the memory first)."""
+        doc = self.version(store_id, version_id)
+        live = self.store.get(memories_kind(store_id), self.owner, doc["memory_id"])
+        if live is not None and live["memory_version_id"] == version_id:
+            raise _conflict(f"memory version {version_id} holds the current content of "
+                            f"memory {live['id']}: update or delete the memory first")
+        if doc.get("redacted_at"):
+            return doc
+        new = memory_shapes.redacted(doc, actor)
+        self.store.update(versions_kind(store_id), self.owner, version_id, new)
+        return new

@@ -1,0 +1,92 @@
+"""Multi-agent sessions: an agent's `multiagent` (only the `coordinator` topology), the
+session threads (`BetaManagedAgentsSessionThread`) and the thread events."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from wisp.serve.shapes.common import (
+    JSON,
+    ShapeError,
+    _at,
+    _choice,
+    _int,
+    _list,
+    _obj,
+    _required,
+    _str,
+    new_id,
+    timestamp,
+)
+
+THREAD_STATUSES: Final = ("running", "idle", "rescheduling", "terminated")
+
+
+def _roster_entry(value: object, path: str) -> JSON:
+    """An agent id or `{"type": "agent", "id", "version"?}`, as {"type": "agent", "id",
+    "version" (None: latest)}; `self` and advisors are refused (not supported here)."""
+    if isinstance(value, str):
+        return {"type": "agent", "id": _str(value, path, empty=False), "version": None}
+    obj = _obj(value, path)
+    kind = _choice(obj.get("type"), _at(path, "type"), ("agent", "self", "advisor"))
+    if kind != "agent":
+        raise ShapeError(_at(path, "type"), f"{kind} roster entries are not supported by "
+                         "this server")
+    version = obj.get("version")
+    return {"type": "agent",
+            "id": _str(_required(obj, "id", path), _at(path, "id"), empty=False),
+            "version": None if version is None else _int(version, _at(path, "version"), 1)}
+
+
+def multiagent(value: object, path: str) -> JSON:
+    """`{"type": "coordinator", "agents": [1 to 20 entries]}`, entries unresolved."""
+    obj = _obj(value, path)
+    _choice(obj.get("type"), _at(path, "type"), ("coordinator",))
+    entries = _list(_required(obj, "agents", path), _at(path, "agents"))
+    if not 1 <= len(entries) <= 20:
+        raise ShapeError(_at(path, "agents"), "expected 1 to 20 agents")
+    return {"type": "coordinator", "agents": [
+        _roster_entry(e, f"{_at(path, 'agents')}[{i}]") for i, e in enumerate(entries)]}
+
+
+def thread_document(session_id: str, agent: JSON, parent: str | None) -> JSON:
+    now = timestamp()
+    return {"id": new_id("sthr"), "type": "session_thread", "session_id": session_id,
+            "agent": agent, "parent_thread_id": parent, "status": "idle",
+            "created_at": now, "updated_at": now, "archived_at": None,
+            "stats": None, "usage": None, "workflow_run_id": None}
+
+
+def _event(kind: str, **fields: Any) -> JSON:
+    return {"id": new_id("sevt"), "type": kind, **fields, "processed_at": timestamp()}
+
+
+def thread_created(thread_id: str, agent_name: str) -> JSON:
+    return _event("session.thread_created", session_thread_id=thread_id,
+                  agent_name=agent_name)
+
+
+def thread_status(thread_id: str, agent_name: str, status: str) -> JSON:
+    """`session.thread_status_running`, or `_idle` (end_turn)."""
+    extra = {"stop_reason": {"type": "end_turn"}} if status == "idle" else {}
+    return _event(f"session.thread_status_{status}", session_thread_id=thread_id,
+                  agent_name=agent_name, **extra)
+
+
+def _text(text: str) -> list[JSON]:
+    return [{"type": "text", "text": text}]
+
+
+def message_sent(thread_id: str, agent_name: str, text: str) -> JSON:
+    return _event("agent.thread_message_sent", to_session_thread_id=thread_id,
+                  to_agent_name=agent_name, content=_text(text))
+
+
+def message_received(thread_id: str, agent_name: str | None, text: str) -> JSON:
+    return _event("agent.thread_message_received", from_session_thread_id=thread_id,
+                  from_agent_name=agent_name, content=_text(text))
+
+
+def threads_query_statuses(values: Sequence[str]) -> list[str]:
+    return [_choice(v, "statuses", THREAD_STATUSES) for v in values]

@@ -1,0 +1,95 @@
+"""`client.beta.sessions.threads`: a session's threads (list, retrieve, archive) and each
+thread's events (list, stream). A thread's events are its own log, kept under its id."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from wisp.serve import shapes
+from wisp.serve.follow import follow
+from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
+from wisp.serve.session_log import Fanout, public
+from wisp.serve.shapes import multiagent as thread_shapes
+from wisp.serve.shapes.queries import _known, _limit, _many, _one
+from wisp.serve.store.base import Store
+from wisp.serve.threads import kind
+
+JSON = dict[str, Any]
+Route = Callable[[Request], Awaitable[Response | EventStream]]
+_BASE = "/v1/sessions/{session_id}/threads"
+_THREAD = _BASE + "/{thread_id}"
+
+
+def add_routes(router: Router, store: Store, fanout: Fanout,
+               wrap: Callable[[Route], Route]) -> None:
+    routes = _Routes(store, fanout)
+    for method, path, handler in (
+        ("GET", _BASE, routes.list),
+        ("GET", _THREAD, routes.retrieve),
+        ("POST", _THREAD + "/archive", routes.archive),
+        ("GET", _THREAD + "/events", routes.events),
+        ("GET", _THREAD + "/stream", routes.stream),
+    ):
+        router.add(method, path, wrap(handler))
+
+
+class _Routes:
+    def __init__(self, store: Store, fanout: Fanout) -> None:
+        self.store = store
+        self.fanout = fanout
+
+    def _thread(self, request: Request) -> JSON:
+        session_id = request.params["session_id"]
+        if self.store.get("session", request.owner, session_id) is None:
+            raise HttpError(404, "not_found_error", f"session {session_id} not found")
+        thread_id = request.params["thread_id"]
+        doc = self.store.get(kind(session_id), request.owner, thread_id)
+        if doc is None:
+            raise HttpError(404, "not_found_error", f"thread {thread_id} not found")
+        return doc
+
+    async def list(self, request: Request) -> Response:
+        session_id = request.params["session_id"]
+        if self.store.get("session", request.owner, session_id) is None:
+            raise HttpError(404, "not_found_error", f"session {session_id} not found")
+        _known(request.query, ("limit", "page", "statuses"))
+        statuses = thread_shapes.threads_query_statuses(_many(request.query, "statuses"))
+        page = self.store.list(kind(session_id), request.owner,
+                               limit=_limit(request.query, 20, 100),
+                               page=_one(request.query, "page"), order="asc",
+                               include_archived=True)
+        items = [t for t in page.items if not statuses or t["status"] in statuses]
+        return Response(200, shapes.list_page(items, page.next_page))
+
+    async def retrieve(self, request: Request) -> Response:
+        return Response(200, self._thread(request))
+
+    async def archive(self, request: Request) -> Response:
+        doc = self._thread(request)
+        if not doc.get("archived_at"):
+            doc = shapes.archived(doc)
+            self.store.update(kind(doc["session_id"]), request.owner, doc["id"], doc)
+        return Response(200, doc)
+
+    async def events(self, request: Request) -> Response:
+        thread = self._thread(request)
+        _known(request.query, ("limit", "page"))
+        page = self.store.events(thread["id"], limit=_limit(request.query, 1000, 1000),
+                                 page=_one(request.query, "page"))
+        return Response(200, shapes.list_page([public(e) for e in page.items],
+                                              page.next_page))
+
+    async def stream(self, request: Request) -> EventStream:
+        thread = self._thread(request)
+        _known(request.query, ())
+        thread_id, session_id = thread["id"], thread["session_id"]
+        after = self.store.last_seq(thread_id)
+        wake = self.fanout.watch(thread_id)
+
+        async def produce(out: SseWriter) -> None:
+            await follow(self.store, thread_id, after, wake, asyncio.Queue(), out,
+                         gone=lambda: self.store.owner_of("session", session_id) is None)
+
+        return EventStream(produce, on_close=lambda: self.fanout.unwatch(thread_id, wake))
