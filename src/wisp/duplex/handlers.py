@@ -19,7 +19,6 @@ from wisp.duplex.initialize import apply_initialize, initialize_response, reappl
 from wisp.errors import ControlError
 from wisp.mcp.client import McpServer
 from wisp.permissions.modes import PermissionMode, is_permission_mode
-from wisp.sessions.transcript import TranscriptWriter
 from wisp.wire import protocol as p
 
 if TYPE_CHECKING:
@@ -183,9 +182,7 @@ class Handlers:
         if isinstance(named, str) and named and named != self.server.session.session_id:
             raise ControlError("session_id is not the current session")
         self.server.title = title
-        recorder = self.server.session.recorder
-        if isinstance(recorder, TranscriptWriter):
-            recorder.set_title(title)
+        self.server.runtime.rename(title)
         return None
 
     def _mcp_server(self, name: str | None) -> McpServer:

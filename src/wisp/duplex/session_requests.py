@@ -156,12 +156,8 @@ class SessionRequests:
 
         title = await self._aside(session_title(self.server.ctx, request.get("description")))
         if request.get("persist") and title:
-            from wisp.sessions.transcript import TranscriptWriter
-
             self.server.title = title
-            recorder = self.server.session.recorder
-            if isinstance(recorder, TranscriptWriter):
-                recorder.set_title(title)
+            self.server.runtime.rename(title)
         return {"title": title or None}
 
     async def side_question(self, request: h.SideQuestion) -> JSON:

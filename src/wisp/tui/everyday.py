@@ -185,11 +185,10 @@ async def cmd_doctor(app: TuiApp, args: str) -> None:
     app.view.print_text("\n".join(safe_line(f"{name:<9} {value}") for name, value in checks))
 
 
-EFFORTS = ("low", "medium", "high", "xhigh", "max")
-
-
 async def cmd_effort(app: TuiApp, args: str) -> None:
     """/effort shows the level; /effort <level> sets it for the next requests."""
+    from wisp.models.shape import EFFORTS
+
     level = args.strip().lower()
     if not level:
         app.view.print_text(f"Effort: {app.runtime.effort} (one of {', '.join(EFFORTS)})")
@@ -215,13 +214,10 @@ async def cmd_rename(app: TuiApp, args: str) -> None:
 
 def last_answer(history: list[JSON]) -> str:
     """The text of the model's latest message that has any."""
+    from wisp.engine.decide import final_text
+
     for message in reversed(history):
-        if message.get("role") != "assistant":
-            continue
-        content = message.get("content")
-        text = content if isinstance(content, str) else "".join(
-            b.get("text", "") for b in content or [] if b.get("type") == "text")
-        if text.strip():
+        if message.get("role") == "assistant" and (text := final_text(message)).strip():
             return text
     return ""
 
