@@ -88,10 +88,9 @@ class SessionDriver:
             cwd=self.workspace, env=self.env, model=_model_id(self.agent),
             system_prompt=self.agent.get("system") or None, tools=(),
             allowed_tools=self.plan.allow_rules(self.workspace),
-            permission_mode="acceptEdits",
-            permission_mode_set=True, no_session_persistence=True,
-            include_partial_messages=True, setting_sources=(),
-            settings=operator_policy(self.env))
+            permission_mode="acceptEdits", permission_mode_set=True,
+            no_session_persistence=True, include_partial_messages=True,
+            setting_sources=(), settings=operator_policy(self.env))
         runtime = Runtime.open(config, projection, model=self.model)
         runtime.session.history = conversation
         runtime.session.recorder = projection
