@@ -1,0 +1,88 @@
+"""Vaults and agent MCP servers through the official `anthropic` SDK against the real
+`wisp serve` on its embedded store (the scenarios are in tests/serve/vault_scenarios.py,
+shared with the PostgreSQL run), and what only this store lets a test see: the secret
+is not in the database file in plain text."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.serve.harness import anthropic, serving
+from tests.serve.vault_scenarios import (
+    ENV,
+    TOKEN,
+    session_calls_mcp,
+    sessions_check_vaults,
+    vault_api,
+)
+from wisp.serve import sealing
+from wisp.serve.session_mcp import egress_refusal
+from wisp.testing import ScriptedServer
+
+
+def test_the_vault_api_through_the_sdk(tmp_path: Path, server: ScriptedServer) -> None:
+    with serving(tmp_path, server, env=ENV) as served:
+        client = served.client()
+        vault_api(client)
+        sessions_check_vaults(client)
+        # Another key sees none of it.
+        assert list(served.client("key-beta").beta.vaults.list()) == []
+        [vault, *_] = list(client.beta.vaults.list())
+        with pytest.raises(anthropic.NotFoundError):
+            served.client("key-beta").beta.vaults.credentials.list(vault.id).data
+        database = b"".join(p.read_bytes() for p in served.store.parent.glob("wisp.db*"))
+        assert b"static_bearer" in database  # the credential is there…
+        assert TOKEN.encode() not in database  # …its token is not, in any form
+        assert b"new-token" not in database
+
+
+def test_without_a_key_no_credential_is_stored(tmp_path: Path,
+                                                server: ScriptedServer) -> None:
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        vault = client.beta.vaults.create(display_name="v")
+        with pytest.raises(anthropic.BadRequestError, match="WISP_SERVE_VAULT_KEY"):
+            client.beta.vaults.credentials.create(vault.id, auth={
+                "type": "static_bearer", "mcp_server_url": "https://a.example/mcp",
+                "token": TOKEN})
+        assert list(client.beta.vaults.credentials.list(vault.id)) == []
+
+
+def test_an_agent_calls_its_mcp_server_with_the_vaults_token(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    with serving(tmp_path, server, env=ENV) as served:
+        session_calls_mcp(server, served.client())
+
+
+def test_sealed_secrets_open_only_with_their_key_and_credential() -> None:
+    key = {sealing.KEY_ENV: "ab" * 32}
+    sealed = sealing.seal({"token": "t"}, "vcrd_1", key)
+    assert "t\"" not in sealed and sealing.unseal(sealed, "vcrd_1", key) == {"token": "t"}
+    with pytest.raises(sealing.SealingError):
+        sealing.unseal(sealed, "vcrd_2", key)  # copied onto another credential
+    with pytest.raises(sealing.SealingError, match="does not open"):
+        sealing.unseal(sealed, "vcrd_1", {sealing.KEY_ENV: "cd" * 32})
+    for bad in ({}, {sealing.KEY_ENV: "short"}):
+        with pytest.raises(sealing.SealingError, match=sealing.KEY_ENV):
+            sealing.seal({"token": "t"}, "vcrd_1", bad)
+
+
+def test_where_the_service_may_connect_to_mcp_servers() -> None:
+    limited = {"config": {"type": "cloud", "networking": {
+        "type": "limited", "allowed_hosts": ["mcp.example.com"], "allow_mcp_servers": False}}}
+    allowed = {**ENV}
+
+    async def refusal(url: str, environment: object, env: dict[str, str]) -> str | None:
+        return await egress_refusal(url, environment, env)  # type: ignore[arg-type]
+
+    assert "allowed_hosts" in (asyncio.run(refusal("https://other.example/mcp", limited,
+                                                   allowed)) or "")
+    assert asyncio.run(refusal("https://mcp.example.com/mcp", limited, allowed)) is None
+    opened = {"config": {**limited["config"], "networking": {
+        "type": "limited", "allow_mcp_servers": True}}}
+    assert asyncio.run(refusal("https://other.example/mcp", opened, allowed)) is None
+    private = asyncio.run(refusal("http://127.0.0.1:9/mcp", None, {}))
+    assert private is not None and "WISP_SERVE_MCP_ALLOW_PRIVATE" in private
