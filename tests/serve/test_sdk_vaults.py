@@ -32,7 +32,7 @@ def test_the_vault_api_through_the_sdk(tmp_path: Path, server: ScriptedServer) -
         assert list(served.client("key-beta").beta.vaults.list()) == []
         [vault, *_] = list(client.beta.vaults.list())
         with pytest.raises(anthropic.NotFoundError):
-            served.client("key-beta").beta.vaults.credentials.list(vault.id).data
+            served.client("key-beta").beta.vaults.retrieve(vault.id)
         database = b"".join(p.read_bytes() for p in served.store.parent.glob("wisp.db*"))
         assert b"static_bearer" in database  # the credential is there…
         assert TOKEN.encode() not in database  # …its token is not, in any form
