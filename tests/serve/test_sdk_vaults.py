@@ -10,17 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.serve.harness import anthropic, serving
+from tests.serve.harness import anthropic, idle_end_turn, serving, user_message, wait_for
 from tests.serve.vault_scenarios import (
     ENV,
     TOKEN,
+    guarded_mcp_server,
     session_calls_mcp,
     sessions_check_vaults,
     vault_api,
 )
 from wisp.serve import sealing
 from wisp.serve.session_mcp import egress_refusal
-from wisp.testing import ScriptedServer
+from wisp.testing import ScriptedServer, reply
 
 
 def test_the_vault_api_through_the_sdk(tmp_path: Path, server: ScriptedServer) -> None:
@@ -86,3 +87,36 @@ def test_where_the_service_may_connect_to_mcp_servers() -> None:
     assert asyncio.run(refusal("https://other.example/mcp", opened, allowed)) is None
     private = asyncio.run(refusal("http://127.0.0.1:9/mcp", None, {}))
     assert private is not None and "WISP_SERVE_MCP_ALLOW_PRIVATE" in private
+
+
+def test_an_mcp_tool_asks_the_client_first_by_default(tmp_path: Path,
+                                                      server: ScriptedServer) -> None:
+    """An mcp_toolset's default policy is always_ask: the call waits for the client's
+    `user.tool_confirmation` and reaches the server only once allowed."""
+    with guarded_mcp_server() as mcp, serving(tmp_path, server, env=ENV) as served:
+        client = served.client()
+        url = mcp.url("/mcp")
+        vault = client.beta.vaults.create(display_name="mcp")
+        client.beta.vaults.credentials.create(
+            vault.id, auth={"type": "static_bearer", "mcp_server_url": url, "token": TOKEN})
+        agent = client.beta.agents.create(
+            name="asker", model="claude-sonnet-4-5",
+            mcp_servers=[{"type": "url", "name": "calc", "url": url}],
+            tools=[{"type": "mcp_toolset", "mcp_server_name": "calc"}])
+        environment = client.beta.environments.create(name="e", config={"type": "cloud"})
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id,
+                                              vault_ids=[vault.id])
+        server.script(reply.tool_use("mcp__calc__add", {"a": 4, "b": 5}), reply.text("nine"))
+        client.beta.sessions.events.send(session.id, events=[user_message("add")])
+        events = wait_for(client, session.id, lambda es: any(
+            e["type"] == "session.status_idle"
+            and e["stop_reason"]["type"] == "requires_action" for e in es))
+        [use] = [e for e in events if e["type"] == "agent.mcp_tool_use"]
+        assert use["evaluated_permission"] == "ask"
+        assert "tools/call" not in mcp.rpc_methods()
+        client.beta.sessions.events.send(session.id, events=[{
+            "type": "user.tool_confirmation", "tool_use_id": use["id"], "result": "allow"}])
+        events = wait_for(client, session.id, idle_end_turn)
+        [result] = [e for e in events if e["type"] == "agent.mcp_tool_result"]
+        assert result["is_error"] is False and "9" in str(result["content"])
+        assert mcp.rpc_methods().count("tools/call") == 1

@@ -90,9 +90,14 @@ class SessionMcp:
         self.plan = plan
         self.servers: dict[str, McpServer] = {}
         self.with_token: set[str] = set()  # servers connected with a vault's token
+        self.vaults_of = self.session_id  # the session whose owner's vaults are used
+
+    def share_vaults(self, session: SessionMcp) -> None:
+        """A session thread authenticates with its session's vaults."""
+        self.vault_ids, self.vaults_of = session.vault_ids, session.vaults_of
 
     def _vaults(self) -> Vaults | None:
-        owner = self.store.owner_of("session", self.session_id)
+        owner = self.store.owner_of("session", self.vaults_of)
         return None if owner is None else Vaults(self.store, owner)
 
     def token(self, url: str) -> str:
