@@ -15,6 +15,7 @@ from tests.serve.vault_scenarios import (
     ENV,
     TOKEN,
     guarded_mcp_server,
+    mcp_agent,
     session_calls_mcp,
     sessions_check_vaults,
     vault_api,
@@ -120,3 +121,32 @@ def test_an_mcp_tool_asks_the_client_first_by_default(tmp_path: Path,
         [result] = [e for e in events if e["type"] == "agent.mcp_tool_result"]
         assert result["is_error"] is False and "9" in str(result["content"])
         assert mcp.rpc_methods().count("tools/call") == 1
+
+
+def test_a_session_thread_calls_mcp_with_its_sessions_vault(tmp_path: Path,
+                                                            server: ScriptedServer) -> None:
+    """An agent of a coordinator's roster connects its MCP server with the token of the
+    session's vault; its calls are in its thread's own log."""
+    with guarded_mcp_server() as mcp, serving(tmp_path, server, env=ENV) as served:
+        client = served.client()
+        url = mcp.url("/mcp")
+        vault = client.beta.vaults.create(display_name="mcp")
+        client.beta.vaults.credentials.create(
+            vault.id, auth={"type": "static_bearer", "mcp_server_url": url, "token": TOKEN})
+        helper, environment = mcp_agent(client, url)
+        lead = client.beta.agents.create(name="lead", model="claude-sonnet-4-5", multiagent={
+            "type": "coordinator", "agents": [helper.id]})
+        session = client.beta.sessions.create(agent=lead.id, environment_id=environment.id,
+                                              vault_ids=[vault.id])
+        server.script(
+            reply.tool_use("delegate_to_agent", {"agent": "caller", "message": "add"}),
+            reply.tool_use("mcp__calc__add", {"a": 20, "b": 22}), reply.text("42"),
+            reply.text("done"))
+        client.beta.sessions.events.send(session.id, events=[user_message("go")])
+        events = wait_for(client, session.id, idle_end_turn)
+        assert not any(e["type"] == "session.error" for e in events), events
+        [thread] = list(client.beta.sessions.threads.list(session.id))
+        own = [e.model_dump() for e in client.beta.sessions.threads.events.list(
+            thread.id, session_id=session.id)]
+        [result] = [e for e in own if e["type"] == "agent.mcp_tool_result"]
+        assert result["is_error"] is False and "42" in str(result["content"])
