@@ -65,3 +65,24 @@ def test_bypass_still_honours_deny(tmp_path):
     write = TOOLS["Write"]
     assert evaluate(write, {"file_path": "locked/x", "content": ""}, rules).behavior == "deny"
     assert evaluate(write, {"file_path": "open/x", "content": ""}, rules).behavior == "allow"
+
+
+@pytest.mark.parametrize(("command", "behavior"), [
+    ("npm run test", "allow"), ("npm run test -- --watch", "allow"),
+    ("npm run testevil", "ask"), ("npm run test-all", "ask"), ("npm run", "ask"),
+])
+def test_a_prefix_rule_ends_at_a_word(tmp_path, command, behavior):
+    """`Bash(npm run test:*)` is the command `npm run test` with any arguments, not any
+    command whose text starts with those letters."""
+    rules = policy(tmp_path, allow=["Bash(npm run test:*)"])
+    assert evaluate(TOOLS["Bash"], {"command": command}, rules).behavior == behavior
+
+
+@pytest.mark.parametrize(("path", "denied"), [
+    ("secret", True), ("secret/a.txt", True), ("secret/deep/b.txt", True),
+    ("secret-notes.txt", False), ("secrets/a.txt", False), ("a/secret", False),
+])
+def test_a_folder_rule_covers_what_is_below_it_and_no_sibling(tmp_path, path, denied):
+    rules = policy(tmp_path, deny=["Read(./secret)"])
+    verdict = evaluate(TOOLS["Read"], {"file_path": str(tmp_path / path)}, rules)
+    assert (verdict.behavior == "deny") is denied, verdict
