@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import ast
+import runpy
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -232,3 +233,14 @@ def narrow():
     handlers = _handlers_by_function(ast.parse(source))
     assert [(fn, _is_broad(h) and not _fails_or_raises(h)) for fn, h in handlers] == [
         ("swallows", True), ("reraises", False), ("narrow", False)]
+
+
+def test_every_mutant_still_applies() -> None:
+    """scripts/mutants runs on demand, not in CI: without this, a refactoring that moves
+    the code a mutant edits would leave it broken until someone next ran the check. A
+    failure here names the mutant to re-aim at the moved code (docs/testing.md)."""
+    mutants = runpy.run_path(str(ROOT / "scripts" / "mutants"), run_name="mutants_list")
+    listed = mutants["MUTANTS"]
+    assert len(listed) >= 30 and len({m.name for m in listed}) == len(listed)
+    for mutant in listed:
+        mutants["mutated_source"](mutant)  # raises SystemExit naming a stale mutant
