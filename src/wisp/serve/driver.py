@@ -80,6 +80,7 @@ class SessionDriver:
     def _open(self) -> Runtime:
         from wisp.runtime.config import RuntimeConfig
         from wisp.runtime.runtime import Runtime
+        from wisp.serve.operator_policy import operator_policy
 
         conversation = self.store.conversation(self.session_id)
         projection = SessionProjection(self.log, self.plan.route, len(conversation))
@@ -87,9 +88,9 @@ class SessionDriver:
             cwd=self.workspace, env=self.env, model=_model_id(self.agent),
             system_prompt=self.agent.get("system") or None, tools=(),
             allowed_tools=self.plan.allow_rules(self.workspace),
-            permission_mode="acceptEdits",
-            permission_mode_set=True, no_session_persistence=True,
-            include_partial_messages=True, setting_sources=("user",))
+            permission_mode="acceptEdits", permission_mode_set=True,
+            no_session_persistence=True, include_partial_messages=True,
+            setting_sources=(), settings=operator_policy(self.env))
         runtime = Runtime.open(config, projection, model=self.model)
         runtime.session.history = conversation
         runtime.session.recorder = projection

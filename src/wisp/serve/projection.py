@@ -157,6 +157,9 @@ class SessionProjection:
         self.length += 1
         return list(block_uuids or [])
 
+    def branch_at(self, uuid: str | None) -> None:
+        """A served session's log is append-only: nothing in it rewinds."""
+
     def compacted(self, trigger: str, pre_tokens: int, summary: str,
                   duration_ms: int | None = None) -> str:
         """The conversation starts again from the summary."""
