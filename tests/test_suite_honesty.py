@@ -149,10 +149,14 @@ def test_no_test_reads_fixtures_by_an_absolute_work_path() -> None:
 
 
 def _is_sleep(node: ast.AST) -> bool:
-    """`time.sleep(x)` and the like, except `asyncio.sleep(0)` (a yield to the loop)."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "sleep" and isinstance(node.func.value, ast.Name)
-            and node.func.value.id in SLEEPERS):
+    """`time.sleep(x)` and the like (a bare `sleep(x)` too, as `from time import sleep`
+    gives), except `asyncio.sleep(0)` (a yield to the loop)."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if not ((isinstance(func, ast.Attribute) and func.attr == "sleep"
+             and isinstance(func.value, ast.Name) and func.value.id in SLEEPERS)
+            or (isinstance(func, ast.Name) and func.id == "sleep")):
         return False
     first = node.args[0] if node.args else None
     return not (isinstance(first, ast.Constant) and first.value == 0)
@@ -203,12 +207,14 @@ def test_the_sleep_check_sees_a_fixed_sleep_and_passes_a_poll() -> None:
 import asyncio, time
 def waits():
     time.sleep(1)
+def also_waits():
+    sleep(2)
 async def polls():
     while not done():
         await asyncio.sleep(0.1)
     await asyncio.sleep(0)
 """
-    assert _fixed_sleeps(ast.parse(source)) == [("waits", 4)]
+    assert _fixed_sleeps(ast.parse(source)) == [("waits", 4), ("also_waits", 6)]
 
 
 def test_the_except_check_sees_a_handler_that_swallows() -> None:
