@@ -19,6 +19,7 @@ from wisp.serve import (
     memory_routes,
     resources,
     shapes,
+    skill_routes,
     thread_routes,
     threads,
     webhooks,
@@ -27,6 +28,7 @@ from wisp.serve import (
 from wisp.serve.follow import follow
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
+from wisp.serve.skills import Skills
 from wisp.serve.store.base import Store
 from wisp.serve.work import WorkQueue
 
@@ -104,7 +106,7 @@ class Api:
             ("GET", "/v1/sessions/{session_id}/events/stream", self.stream_events),
         ):
             add(method, path, _shape_errors(handler))
-        for routes in (webhooks, resources, memory_routes):
+        for routes in (webhooks, resources, memory_routes, skill_routes):
             routes.add_routes(self.router, self.store, _shape_errors)
         thread_routes.add_routes(self.router, self.store, self.fanout, _shape_errors)
         work_routes.add_routes(self.router, self.store, self.work, _shape_errors)
@@ -137,6 +139,7 @@ class Api:
         fields = shapes.agent_create(request.json())
         shapes.check_agent_fields(fields)
         threads.resolve_roster(self.store, request.owner, fields)
+        Skills(self.store, request.owner).resolve(fields)
         doc = shapes.agent_document(fields)
         self.store.create("agent", request.owner, doc)
         self._keep_version(request.owner, doc)
@@ -180,6 +183,7 @@ class Api:
         doc = self._found("agent", request, "agent_id")
         patch = shapes.agent_update(request.json())
         threads.resolve_roster(self.store, request.owner, patch)
+        Skills(self.store, request.owner).resolve(patch)
         expected = patch.pop("version", None)
         if expected is not None and expected != doc["version"]:
             raise HttpError(409, "invalid_request_error",
@@ -250,6 +254,7 @@ class Api:
             self.store, request.owner, environment,
             shapes.session_agent(agent, fields["agent"].get("overrides")))
         shapes.check_agent_fields(snapshot, "agent")
+        Skills(self.store, request.owner).resolve(snapshot, "agent")
         doc = shapes.session_document(fields, snapshot)
         self.store.create("session", request.owner, doc)
         initial = fields.get("initial_events") or []

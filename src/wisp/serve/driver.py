@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from wisp.serve import budget, memory_tool, shapes, threads
+from wisp.serve import budget, memory_tool, shapes, skill_mount, threads
 from wisp.serve.projection import SessionProjection, error_kind
 from wisp.serve.recovery import result_of
 from wisp.serve.resources import mount
@@ -251,6 +251,7 @@ class SessionDriver:
         memory_tool.install(self.runtime, memory_tool.tools_for(self.store, self.session_id, doc))
         try:
             mounted = mount(self.store, owner, doc, self.workspace)
+            mounted += skill_mount.install(self.runtime, self.store, owner, doc, self.workspace)
         except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink
             self.log.emit(shapes.session_error(
                 "unknown_error", f"the session's files could not be mounted: {exc}"))
