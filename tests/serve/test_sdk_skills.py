@@ -1,120 +1,22 @@
-"""Skills and skill versions through the official `anthropic` SDK: uploads (multipart
-`files[]`) checked, listed, retrieved, downloaded and deleted; a skill attached to an
-agent is offered to the model through the Skill tool and its files are readable, and not
-writable, in the session's workspace."""
+"""Skills and skill versions through the official `anthropic` SDK, on the embedded
+(SQLite) service: the scenarios of `skill_scenarios`."""
 
 from __future__ import annotations
 
-import io
-import zipfile
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from tests.serve.harness import KEYS, anthropic, cloud_setup, serving, user_message, wait_for
-from tests.serve.test_sdk_settings import idled, refused
-from wisp.testing import ScriptedServer, reply
-
-JSON = dict[str, Any]
-
-
-def skill_md(name: str, description: str, body: str = "Read reference.md first.") -> bytes:
-    return f"---\nname: {name}\ndescription: {description}\n---\n{body}\n".encode()
-
-
-NOTES = [("pdf-notes/SKILL.md", skill_md("pdf-notes", "Take notes from PDF files")),
-         ("pdf-notes/reference.md", b"REF-CONTENT-7\n"),
-         ("pdf-notes/scripts/run.sh", b"echo run\n")]
+from tests.serve.harness import KEYS, serving
+from tests.serve.skill_scenarios import session_uses_skill, skills_api
+from wisp.testing import ScriptedServer
 
 
 def test_skills_and_versions_are_created_listed_downloaded_and_deleted(
         tmp_path: Path, server: ScriptedServer) -> None:
     with serving(tmp_path, server) as served:
-        client = served.client()
-        skills = client.beta.skills
-        skill = skills.create(files=NOTES)
-        named = skills.create(files=[("SKILL.md", skill_md("other", "x"))],
-                              display_name="My other skill")
-        first = skills.versions.retrieve(skill.latest_version_id, skill_id=skill.id)
-        second = skills.versions.create(skill.id, files=[
-            ("pdf-notes/SKILL.md", skill_md("pdf-notes", "Notes, better"))])
-        latest = skills.retrieve(skill.id)
-        listed = [s.id for s in skills.list()]
-        anthropic_ones = list(skills.list(source="anthropic"))
-        versions = [v.id for v in skills.versions.list(skill.id)]
-        archive = skills.versions.download(first.id, skill_id=skill.id).read()
-        refused(lambda: skills.versions.create(skill.id, files=[
-            ("x/SKILL.md", skill_md("renamed", "y"))]), "pdf-notes", "renamed")
-        refused(lambda: skills.create(files=[("a/notes.md", b"no skill file")]), "SKILL.md")
-        refused(lambda: skills.create(files=[("a/SKILL.md", skill_md("a", "y")),
-                                             ("b/x.md", b"")]), "same top-level folder")
-        refused(lambda: skills.create(files=[("../SKILL.md", skill_md("a", "y"))]),
-                "files[0]")
-        refused(lambda: skills.create(files=[("Bad Name/SKILL.md", b"no front matter")]),
-                "kebab-case")
-        with pytest.raises(anthropic.NotFoundError):
-            served.client(KEYS[1]).beta.skills.retrieve(skill.id)
-        gone = skills.versions.delete(second.id, skill_id=skill.id)
-        after = skills.retrieve(skill.id)
-        refused(lambda: skills.versions.delete(first.id, skill_id=skill.id), "only version")
-        deleted = skills.delete(skill.id)
-        with pytest.raises(anthropic.NotFoundError):
-            skills.retrieve(skill.id)
-        with pytest.raises(anthropic.NotFoundError):
-            skills.versions.retrieve(first.id, skill_id=skill.id)
-    assert skill.display_name == "pdf-notes" and skill.source.type == "custom"
-    assert named.display_name == "My other skill"
-    assert (first.name, first.description, first.skill_id) == (
-        "pdf-notes", "Take notes from PDF files", skill.id)
-    assert latest.latest_version_id == second.id != first.id
-    assert second.description == "Notes, better"
-    assert listed == [named.id, skill.id] and anthropic_ones == []
-    assert versions == [second.id, first.id]
-    with zipfile.ZipFile(io.BytesIO(archive)) as unzipped:
-        assert sorted(unzipped.namelist()) == [
-            "pdf-notes/SKILL.md", "pdf-notes/reference.md", "pdf-notes/scripts/run.sh"]
-        assert unzipped.read("pdf-notes/reference.md") == b"REF-CONTENT-7\n"
-    assert gone.type == "skill_version_deleted" and after.latest_version_id == first.id
-    assert deleted.type == "skill_deleted"
+        skills_api(served.client(), served.client(KEYS[1]))
 
 
 def test_an_agents_skill_is_offered_and_its_files_are_in_the_workspace(
         tmp_path: Path, server: ScriptedServer) -> None:
-    server.script(reply.tool_use("Skill", {"skill": "pdf-notes"}),
-                  reply.tool_use("read", {"file_path": "mnt/skills/pdf-notes/reference.md"}),
-                  reply.tool_use("write", {"file_path": "mnt/skills/pdf-notes/reference.md",
-                                           "content": "changed"}),
-                  reply.text("done"))
     with serving(tmp_path, server) as served:
-        client = served.client()
-        skill = client.beta.skills.create(files=NOTES)
-        agent, environment = cloud_setup(client)
-        agent = client.beta.agents.update(agent.id, version=agent.version, skills=[
-            {"type": "custom", "skill_id": skill.id}])
-        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
-        client.beta.sessions.events.send(session.id, events=[user_message("take notes")])
-        events = wait_for(client, session.id, idled("end_turn"))
-        refused(lambda: client.beta.agents.create(name="a", model="claude-sonnet-4-5",
-                                                  skills=[{"type": "custom",
-                                                           "skill_id": "skill_nope"}]),
-                "skills[0]", "skill_nope")
-        refused(lambda: client.beta.agents.create(name="a", model="claude-sonnet-4-5",
-                                                  skills=[{"type": "anthropic",
-                                                           "skill_id": "xlsx"}]),
-                "skills[0]", "Anthropic skills")
-        client.beta.skills.delete(skill.id)
-        refused(lambda: client.beta.sessions.create(agent=agent.id,
-                                                    environment_id=environment.id),
-                "agent.skills[0]", skill.id)
-    assert agent.skills[0].version == skill.latest_version_id
-    [offered] = [t for t in server.requests[0].body["tools"] if t["name"] == "Skill"]
-    assert "- pdf-notes: Take notes from PDF files" in offered["description"]
-    loaded, read, write = [e for e in events if e["type"] == "agent.tool_result"]
-    assert not loaded["is_error"] and not read["is_error"]
-    assert "Read reference.md first." in loaded["content"][0]["text"]
-    assert "scripts/run.sh" in loaded["content"][0]["text"]
-    assert "REF-CONTENT-7" in read["content"][0]["text"]
-    assert write["is_error"]  # the skill's files are read-only
-    folder = tmp_path / "serve" / "workspaces" / session.id / "mnt/skills/pdf-notes"
-    assert (folder / "reference.md").read_bytes() == b"REF-CONTENT-7\n"
+        session_uses_skill(server, served.client(), tmp_path / "serve" / "workspaces")
