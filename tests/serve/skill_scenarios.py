@@ -6,6 +6,7 @@ writable, in the session's workspace."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import zipfile
 from pathlib import Path
@@ -26,7 +27,7 @@ def skill_md(name: str, description: str, body: str = "Read reference.md first."
 
 NOTES = [("pdf-notes/SKILL.md", skill_md("pdf-notes", "Take notes from PDF files")),
          ("pdf-notes/reference.md", b"REF-CONTENT-7\n"),
-         ("pdf-notes/scripts/run.sh", b"echo run\n")]
+         ("pdf-notes/scripts/run.sh", b"#!/bin/sh\necho run\n")]
 
 
 def skills_api(client: Any, stranger: Any) -> None:
@@ -80,8 +81,8 @@ def skills_api(client: Any, stranger: Any) -> None:
 
 def session_uses_skill(server: ScriptedServer, client: Any, workspaces: Path) -> None:
     server.script(reply.tool_use("Skill", {"skill": "pdf-notes"}),
-                  reply.tool_use("read", {"file_path": "mnt/skills/pdf-notes/reference.md"}),
-                  reply.tool_use("write", {"file_path": "mnt/skills/pdf-notes/reference.md",
+                  reply.tool_use("read", {"file_path": "skills/pdf-notes/reference.md"}),
+                  reply.tool_use("write", {"file_path": "skills/pdf-notes/reference.md",
                                            "content": "changed"}),
                   reply.text("done"))
     skill = client.beta.skills.create(files=NOTES)
@@ -109,8 +110,34 @@ def session_uses_skill(server: ScriptedServer, client: Any, workspaces: Path) ->
     loaded, read, write = [e for e in events if e["type"] == "agent.tool_result"]
     assert not loaded["is_error"] and not read["is_error"]
     assert "Read reference.md first." in loaded["content"][0]["text"]
+    assert "loaded from skills/pdf-notes." in loaded["content"][0]["text"]
     assert "scripts/run.sh" in loaded["content"][0]["text"]
     assert "REF-CONTENT-7" in read["content"][0]["text"]
     assert write["is_error"]  # the skill's files are read-only
-    folder = workspaces / session.id / "mnt/skills/pdf-notes"
+    folder = workspaces / session.id / "skills/pdf-notes"
     assert (folder / "reference.md").read_bytes() == b"REF-CONTENT-7\n"
+    assert (folder / "scripts/run.sh").stat().st_mode & 0o777 == 0o555
+
+
+def self_hosted_worker_gets_skills(client: Any, async_client: Any, workdir: Path) -> None:
+    """The SDK's `AgentToolContext`, given the client and a self-hosted session, downloads
+    the session agent's skills into `<workdir>/skills/<name>/` (retrieve + download)."""
+    from anthropic.lib.tools.agent_toolset import AgentToolContext
+
+    skill = client.beta.skills.create(files=NOTES)
+    agent = client.beta.agents.create(name="h", model="claude-sonnet-4-5", skills=[
+        {"type": "custom", "skill_id": skill.id, "version": "latest"}])
+    environment = client.beta.environments.create(name="e", config={"type": "self_hosted"})
+    session_id = client.beta.sessions.create(agent=agent.id,
+                                             environment_id=environment.id).id
+
+    async def enter() -> list[Path]:
+        session = await async_client.beta.sessions.retrieve(session_id)
+        async with AgentToolContext(workdir=str(workdir), client=async_client,
+                                    session=session):
+            return sorted(p.relative_to(workdir) for p in workdir.rglob("*") if p.is_file())
+
+    found = asyncio.run(enter())
+    assert [str(p) for p in found] == ["skills/pdf-notes/SKILL.md",
+                                       "skills/pdf-notes/reference.md",
+                                       "skills/pdf-notes/scripts/run.sh"]

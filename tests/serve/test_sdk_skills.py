@@ -6,7 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.serve.harness import KEYS, serving
-from tests.serve.skill_scenarios import session_uses_skill, skills_api
+from tests.serve.skill_scenarios import (
+    self_hosted_worker_gets_skills,
+    session_uses_skill,
+    skills_api,
+)
 from wisp.testing import ScriptedServer
 
 
@@ -20,3 +24,11 @@ def test_an_agents_skill_is_offered_and_its_files_are_in_the_workspace(
         tmp_path: Path, server: ScriptedServer) -> None:
     with serving(tmp_path, server) as served:
         session_uses_skill(server, served.client(), tmp_path / "serve" / "workspaces")
+
+
+def test_a_self_hosted_workers_tool_context_downloads_the_skills(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    with serving(tmp_path, server) as served:
+        workdir = tmp_path / "work"
+        workdir.mkdir()
+        self_hosted_worker_gets_skills(served.client(), served.async_client(), workdir)

@@ -254,7 +254,7 @@ class Api:
             self.store, request.owner, environment,
             shapes.session_agent(agent, fields["agent"].get("overrides")))
         shapes.check_agent_fields(snapshot, "agent")
-        Skills(self.store, request.owner).resolve(snapshot, "agent")
+        Skills(self.store, request.owner).resolve_session(snapshot)
         doc = shapes.session_document(fields, snapshot)
         self.store.create("session", request.owner, doc)
         initial = fields.get("initial_events") or []

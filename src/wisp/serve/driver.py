@@ -251,7 +251,7 @@ class SessionDriver:
         memory_tool.install(self.runtime, memory_tool.tools_for(self.store, self.session_id, doc))
         try:
             mounted = mount(self.store, owner, doc, self.workspace)
-            mounted += skill_mount.install(self.runtime, self.store, owner, doc, self.workspace)
+            skill_mount.install(self.runtime, self.store, owner, self.agent, self.workspace)
         except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink
             self.log.emit(shapes.session_error(
                 "unknown_error", f"the session's files could not be mounted: {exc}"))

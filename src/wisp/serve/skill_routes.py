@@ -16,7 +16,7 @@ from wisp.serve import shapes
 from wisp.serve.http import EventStream, Request, Response, Router
 from wisp.serve.multipart import Multipart, Part, boundary_of
 from wisp.serve.shapes import skills as skill_shapes
-from wisp.serve.skills import SKILL, Skills, versions_kind
+from wisp.serve.skills import SKILL, Skills, runnable, versions_kind
 from wisp.serve.store.base import Store
 
 JSON = dict[str, Any]
@@ -95,7 +95,11 @@ def _zip(name: str, files: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path, data in sorted(files.items()):
-            archive.writestr(f"{name}/{path}", data)
+            entry = zipfile.ZipInfo(f"{name}/{path}")
+            entry.create_system = 3  # Unix: the mode below is one (the SDK reads it)
+            entry.external_attr = (0o755 if runnable(data) else 0o644) << 16
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(entry, data)
     return buffer.getvalue()
 
 

@@ -34,6 +34,12 @@ def files_kind(skill_id: str) -> str:
     return f"skillfiles:{skill_id}"
 
 
+def runnable(data: bytes) -> bool:
+    """A script (`#!` first): executable where it is unpacked. An upload carries no
+    file modes, so this is the one sign of a file meant to be run."""
+    return data.startswith(b"#!")
+
+
 def _invalid(message: str) -> HttpError:
     return HttpError(400, "invalid_request_error", message)
 
@@ -134,6 +140,14 @@ class Skills:
         return {path: base64.b64decode(data) for path, data in doc["files"].items()}
 
     # Agents ---------------------------------------------------------------------------
+
+    def resolve_session(self, snapshot: JSON) -> None:
+        """A session's agent snapshot: its skills (overrides may name `latest`) and its
+        roster agents' pinned skills, which must all still exist (400 otherwise)."""
+        self.resolve(snapshot, "agent")
+        roster = (snapshot.get("multiagent") or {}).get("agents") or []
+        for i, member in enumerate(roster):
+            self.resolve(member, f"agent.multiagent.agents[{i}]")
 
     def resolve(self, fields: JSON, path: str = "") -> None:
         """Pins each of `fields["skills"]` to a version of one of the owner's skills

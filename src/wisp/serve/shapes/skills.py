@@ -129,4 +129,4 @@ def versions_query(query: Mapping[str, Sequence[str]]) -> JSON:
 
 def skill_folder(name: str) -> PurePosixPath:
     """Where a session finds an attached skill, inside its workspace."""
-    return PurePosixPath("mnt/skills") / name
+    return PurePosixPath("skills") / name
