@@ -105,13 +105,19 @@ def refusals(client: Any, agent: Any, environment: Any, deployment_id: str) -> N
 
 
 def scheduled_run(server: ScriptedServer, client: Any, timeout: float = 90) -> None:
-    """An every-minute schedule: the service fires it at the next minute, once."""
+    """An every-minute schedule: the service fires it at the next minute, once; another
+    one whose environment was archived records the error and is paused."""
     server.script(reply.text("scheduled report"))
     agent, environment = cloud_setup(client)
+    minutely = {"type": "cron", "expression": "* * * * *", "timezone": "UTC"}
     made = client.beta.deployments.create(
         name="minutely", agent=agent.id, environment_id=environment.id,
-        initial_events=[user_message("the scheduled prompt")],
-        schedule={"type": "cron", "expression": "* * * * *", "timezone": "UTC"})
+        initial_events=[user_message("the scheduled prompt")], schedule=minutely)
+    gone = client.beta.environments.create(name="gone", config={"type": "cloud"})
+    doomed = client.beta.deployments.create(
+        name="doomed", agent=agent.id, environment_id=gone.id,
+        initial_events=[user_message("never")], schedule=minutely)
+    client.beta.environments.archive(gone.id)
     deadline = time.monotonic() + timeout
     found: list[Any] = []
     while not found and time.monotonic() < deadline:
@@ -129,3 +135,9 @@ def scheduled_run(server: ScriptedServer, client: Any, timeout: float = 90) -> N
     after = client.beta.deployments.retrieve(made.id)
     assert after.schedule is not None and after.schedule.last_run_at is not None
     client.beta.deployments.archive(made.id)
+    [failed] = list(client.beta.deployment_runs.list(deployment_id=doomed.id))
+    assert failed.error is not None and failed.error.type == "environment_archived_error"
+    paused = client.beta.deployments.retrieve(doomed.id)  # a failed scheduled run pauses it
+    assert paused.status == "paused" and paused.paused_reason is not None
+    assert paused.paused_reason.type == "error"
+    client.beta.deployments.archive(doomed.id)
