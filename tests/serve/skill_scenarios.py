@@ -84,7 +84,7 @@ def session_uses_skill(server: ScriptedServer, client: Any, workspaces: Path) ->
                   reply.tool_use("read", {"file_path": "skills/pdf-notes/reference.md"}),
                   reply.tool_use("write", {"file_path": "skills/pdf-notes/reference.md",
                                            "content": "changed"}),
-                  reply.text("done"))
+                  reply.text("done"), reply.text("again"))
     skill = client.beta.skills.create(files=NOTES)
     agent, environment = cloud_setup(client)
     agent = client.beta.agents.update(agent.id, version=agent.version, skills=[
@@ -104,6 +104,10 @@ def session_uses_skill(server: ScriptedServer, client: Any, workspaces: Path) ->
     refused(lambda: client.beta.sessions.create(agent=agent.id,
                                                 environment_id=environment.id),
             "agent.skills[0]", skill.id)
+    client.beta.sessions.events.send(session.id, events=[user_message("more notes")])
+    later = wait_for(client, session.id, idled("end_turn", 2))
+    [gone] = [e for e in later if e["type"] == "session.error"]
+    assert "no longer exists" in gone["error"]["message"]
     assert agent.skills[0].version == skill.latest_version_id
     [offered] = [t for t in server.requests[0].body["tools"] if t["name"] == "Skill"]
     assert "- pdf-notes: Take notes from PDF files" in offered["description"]

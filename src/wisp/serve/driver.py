@@ -243,20 +243,19 @@ class SessionDriver:
         return True
 
     def _mount(self) -> None:
-        """The session's file resources into its workspace, as they are now."""
+        """The session's file resources and skills into its workspace, as they are now
+        (the files held read-only before the skills, which may fail, are mounted)."""
         owner = self.store.owner_of("session", self.session_id)
         doc = self._document()
         if owner is None or doc is None:
             return
         memory_tool.install(self.runtime, memory_tool.tools_for(self.store, self.session_id, doc))
         try:
-            mounted = mount(self.store, owner, doc, self.workspace)
+            self._hold_read_only(mount(self.store, owner, doc, self.workspace))
             skill_mount.install(self.runtime, self.store, owner, self.agent, self.workspace)
         except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink
             self.log.emit(shapes.session_error(
                 "unknown_error", f"the session's files could not be mounted: {exc}"))
-            return
-        self._hold_read_only(mounted)
 
     def _hold_read_only(self, mounted: list[str]) -> None:
         """Mounted files stay as they were given, whoever runs as root: an Edit deny rule
