@@ -63,6 +63,10 @@ def test_settings_wisp_would_ignore_are_refused_naming_the_field(
         agent, environment = cloud_setup(client)
         refused(lambda: agents.update(agent.id, version=agent.version, skills=[
             {"type": "custom", "skill_id": "sk_1"}]), "skills")
+        refused(lambda: agents.update(agent.id, version=agent.version, tools=[{
+            "type": "agent_toolset_20260401",
+            "configs": [{"name": "web_search", "enabled": True}]}]),
+            "tools[0].configs[0]", "web_search", "search backend")
         assert agents.retrieve(agent.id).version == agent.version  # nothing was stored
         sessions = client.beta.sessions
         refused(lambda: sessions.create(agent=agent.id, environment_id=environment.id,
@@ -225,3 +229,21 @@ def test_web_fetch_is_offered_and_honours_the_agents_domains(
                     assert "blocked" in result["content"][0]["text"]
     offered = {t["name"] for t in server.requests[0].body["tools"]}
     assert "web_fetch" in offered and "web_search" not in offered
+
+
+def test_web_fetch_refuses_an_internal_address_the_operator_did_not_allow(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    with page_server("internal secret") as url:
+        server.script(reply.tool_use("web_fetch", {"url": f"{url}/answer"}),
+                      reply.text("refused"))
+        with serving(tmp_path, server) as served:
+            client = served.client()
+            agent, environment = cloud_setup(client)
+            session = client.beta.sessions.create(agent=agent.id,
+                                                  environment_id=environment.id)
+            client.beta.sessions.events.send(session.id, events=[user_message("fetch")])
+            events = wait_for(client, session.id, idled("end_turn"))
+    [result] = [e for e in events if e["type"] == "agent.tool_result"]
+    text = result["content"][0]["text"]
+    assert result["is_error"] is True and "internal secret" not in text
+    assert "refused" in text and "127.0.0.1" in text and "WebFetch(domain:" in text

@@ -177,6 +177,7 @@ def _housing(args: argparse.Namespace, env: dict[str, str], store: Path | str) -
 async def _serve(args: argparse.Namespace, env: dict[str, str], path: Path | str) -> int:
     from wisp.serve.app import Api
     from wisp.serve.auth import ApiKeys
+    from wisp.serve.deployments import Scheduler
     from wisp.serve.http import Server
     from wisp.serve.session_log import Fanout
     from wisp.serve.webhooks import Deliverer
@@ -186,15 +187,18 @@ async def _serve(args: argparse.Namespace, env: dict[str, str], path: Path | str
     fanout = Fanout()
     housing = _housing(args, env, path)
     worker = Worker(store, fanout, env=env, housing=housing, poll_s=args.poll)
-    server = Server(Api(store, fanout, worker, files_dir=housing.data_dir / "files").router,
-                    args.host, args.port, ApiKeys.from_env(env))
+    api = Api(store, fanout, worker, files_dir=housing.data_dir / "files")
+    server = Server(api.router, args.host, args.port, ApiKeys.from_env(env))
     await server.start()
     worker.start()
+    scheduler = Scheduler(store, api.start_session, env=env)
+    scheduler.start()
     # Every process sends the shared outbox (claims keep two from sending one delivery).
     deliverer = Deliverer(store, env=env, poll_s=args.poll)
     deliverer.start()
     _ready(f"listening on {server.url}")
     await _stopped()
+    await scheduler.close()
     await worker.drain(args.drain)
     await server.close(drain_s=2.0)
     await worker.close()

@@ -15,19 +15,22 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from wisp.serve import (
+    deployment_routes,
     files,
     memory_routes,
     resources,
     shapes,
+    skill_routes,
     thread_routes,
     threads,
     vault_routes,
     webhooks,
     work_routes,
 )
-from wisp.serve.follow import follow
+from wisp.serve.follow import follow, preview_filter
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
+from wisp.serve.skills import Skills
 from wisp.serve.store.base import Store
 from wisp.serve.vaults import Vaults
 from wisp.serve.work import WorkQueue
@@ -106,10 +109,11 @@ class Api:
             ("GET", "/v1/sessions/{session_id}/events/stream", self.stream_events),
         ):
             add(method, path, _shape_errors(handler))
-        for routes in (webhooks, resources, memory_routes, vault_routes):
+        for routes in (webhooks, resources, memory_routes, vault_routes, skill_routes):
             routes.add_routes(self.router, self.store, _shape_errors)
         thread_routes.add_routes(self.router, self.store, self.fanout, _shape_errors)
         work_routes.add_routes(self.router, self.store, self.work, _shape_errors)
+        deployment_routes.add_routes(self.router, self.store, self.start_session, _shape_errors)
         if self.files is not None:
             files.add_routes(self.router, self.files, _shape_errors)
 
@@ -139,6 +143,7 @@ class Api:
         fields = shapes.agent_create(request.json())
         shapes.check_agent_fields(fields)
         threads.resolve_roster(self.store, request.owner, fields)
+        Skills(self.store, request.owner).resolve(fields)
         doc = shapes.agent_document(fields)
         self.store.create("agent", request.owner, doc)
         self._keep_version(request.owner, doc)
@@ -182,6 +187,7 @@ class Api:
         doc = self._found("agent", request, "agent_id")
         patch = shapes.agent_update(request.json())
         threads.resolve_roster(self.store, request.owner, patch)
+        Skills(self.store, request.owner).resolve(patch)
         expected = patch.pop("version", None)
         if expected is not None and expected != doc["version"]:
             raise HttpError(409, "invalid_request_error",
@@ -232,10 +238,14 @@ class Api:
     # Sessions -------------------------------------------------------------------------
 
     async def create_session(self, request: Request) -> Response:
-        fields = shapes.session_create(request.json())
+        return Response(200, self.start_session(request.owner, request.json()))
+
+    def start_session(self, owner: str, body: Any, deployment_id: str | None = None) -> JSON:
+        """A session from a `POST /v1/sessions` body (a client's, or a deployment run's)."""
+        fields = shapes.session_create(body)
         shapes.check_session_fields(fields)
-        agent = self._agent_of(request.owner, fields["agent"])
-        environment = self.store.get("environment", request.owner, fields["environment_id"])
+        agent = self._agent_of(owner, fields["agent"])
+        environment = self.store.get("environment", owner, fields["environment_id"])
         if environment is None:
             raise HttpError(404, "not_found_error",
                             f"environment {fields['environment_id']} not found",
@@ -244,22 +254,23 @@ class Api:
             raise HttpError(400, "invalid_request_error",
                             f"environment {environment['id']} is archived",
                             details={"error_code": "environment_archived"})
-        latest = self.store.get("agent", request.owner, agent["id"]) or agent
+        latest = self.store.get("agent", owner, agent["id"]) or agent
         if latest.get("archived_at"):  # an archived agent's versions are archived too
             raise HttpError(400, "invalid_request_error", f"agent {agent['id']} is archived")
-        fields["resources"] = resources.checked(self.store, request.owner, fields["resources"])
-        Vaults(self.store, request.owner).check_session_vaults(fields.get("vault_ids") or [])
+        fields["resources"] = resources.checked(self.store, owner, fields["resources"])
+        Vaults(self.store, owner).check_session_vaults(fields.get("vault_ids") or [])
         snapshot = threads.session_roster(
-            self.store, request.owner, environment,
+            self.store, owner, environment,
             shapes.session_agent(agent, fields["agent"].get("overrides")))
         shapes.check_agent_fields(snapshot, "agent")
-        doc = shapes.session_document(fields, snapshot)
-        self.store.create("session", request.owner, doc)
+        Skills(self.store, owner).resolve_session(snapshot)
+        doc = {**shapes.session_document(fields, snapshot), "deployment_id": deployment_id}
+        self.store.create("session", owner, doc)
         initial = fields.get("initial_events") or []
         if initial:
             self._queue(doc["id"], initial)
-        self._offer_work(request.owner, doc, environment)
-        return Response(200, doc)
+        self._offer_work(owner, doc, environment)
+        return doc
 
     def _environment_of(self, owner: str, session: JSON) -> JSON | None:
         """The session's environment, for what its type decides. A document that cannot
@@ -380,7 +391,7 @@ class Api:
         wake = self.fanout.watch(session_id)  # before returning: nothing may be missed
         outbox: asyncio.Queue[JSON] = asyncio.Queue()
         stop_previews = (self.fanout.on_preview(
-            session_id, _preview_filter(previews, outbox, wake)) if previews else None)
+            session_id, preview_filter(previews, outbox, wake)) if previews else None)
 
         async def produce(out: SseWriter) -> None:
             await follow(self.store, session_id, after, wake, outbox, out,
@@ -392,24 +403,6 @@ class Api:
                 stop_previews()
 
         return EventStream(produce, on_close=closed)
-
-
-def _preview_filter(kinds: list[str], queue: asyncio.Queue[JSON], wake: asyncio.Event
-                    ) -> Callable[[JSON], None]:
-    wanted = set(kinds)
-    building: set[str] = set()
-
-    def offer(event: JSON) -> None:
-        if event.get("type") == "event_start":
-            inner = event.get("event") or {}
-            if inner.get("type") not in wanted:
-                return
-            building.add(str(inner.get("id")))
-        elif str(event.get("event_id")) not in building:
-            return
-        queue.put_nowait(event)
-        wake.set()
-    return offer
 
 
 def _is_json(content_type: str) -> bool:

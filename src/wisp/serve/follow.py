@@ -40,3 +40,23 @@ async def follow(store: Store, session_id: str, after: int, wake: asyncio.Event,
         wake.clear()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(wake.wait(), POLL_S)
+
+
+def preview_filter(kinds: list[str], queue: asyncio.Queue[JSON], wake: asyncio.Event
+                   ) -> Callable[[JSON], None]:
+    """What a stream with `event_deltas` takes of the previews: those of the event
+    types asked for, from each event's start on."""
+    wanted = set(kinds)
+    building: set[str] = set()
+
+    def offer(event: JSON) -> None:
+        if event.get("type") == "event_start":
+            inner = event.get("event") or {}
+            if inner.get("type") not in wanted:
+                return
+            building.add(str(inner.get("id")))
+        elif str(event.get("event_id")) not in building:
+            return
+        queue.put_nowait(event)
+        wake.set()
+    return offer

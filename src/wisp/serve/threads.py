@@ -167,12 +167,17 @@ class DelegateTool(Tool):
         return answer
 
     def _child(self, thread: JSON) -> SessionDriver:
+        from wisp.serve import skill_mount
+
         parent = self.parent
         child = type(parent)(
             parent.store, parent.log.fanout, {"id": thread["id"], "status": "idle"},
             thread["agent"], parent.environment, env=parent.env, workspace=parent.workspace,
             housing=parent.housing, model=parent.model)
         child.mcp.share_vaults(parent.mcp)
+        # Its skills were mounted with the coordinator's (same workspace): offered here.
+        skill_mount.offer(child.opened(), parent.store, self.owner, thread["agent"],
+                          parent.workspace)
         return child
 
 

@@ -1,12 +1,12 @@
 """What a served turn needs before its first model request: the session's file resources
-mounted (read-only), its memory tool as its resources are now, and its agent's MCP
+and its agent's skills mounted (read-only), its memory tool as its resources are now, and its agent's MCP
 servers connected (`wisp.serve.session_mcp`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wisp.serve import memory_tool, shapes
+from wisp.serve import memory_tool, shapes, skill_mount
 from wisp.serve.resources import mount
 
 if TYPE_CHECKING:
@@ -24,7 +24,8 @@ async def prepare(driver: SessionDriver) -> None:
 
 
 def _mount(driver: SessionDriver) -> None:
-    """The session's file resources into its workspace, as they are now."""
+    """The session's file resources and its agent's skills into its workspace, as they
+    are now."""
     owner = driver.store.owner_of("session", driver.session_id)
     doc = driver.document()
     if owner is None or doc is None:
@@ -32,12 +33,13 @@ def _mount(driver: SessionDriver) -> None:
     memory_tool.install(driver.runtime,
                         memory_tool.tools_for(driver.store, driver.session_id, doc))
     try:
-        mounted = mount(driver.store, owner, doc, driver.workspace)
+        # The files are held read-only before the skills (which may fail) are mounted.
+        _hold_read_only(driver, mount(driver.store, owner, doc, driver.workspace))
+        skill_mount.install(driver.runtime, driver.store, owner, driver.agent,
+                            driver.workspace)
     except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink
         driver.log.emit(shapes.session_error(
             "unknown_error", f"the session's files could not be mounted: {exc}"))
-        return
-    _hold_read_only(driver, mounted)
 
 
 def _hold_read_only(driver: SessionDriver, mounted: list[str]) -> None:

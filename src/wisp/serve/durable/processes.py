@@ -27,6 +27,7 @@ JSON = dict[str, Any]
 
 if TYPE_CHECKING:
     from wisp.serve.containment import Housing
+    from wisp.serve.deployments import Scheduler
     from wisp.serve.durable.dispatch import TurnDispatch
     from wisp.serve.http import Server
     from wisp.serve.store.postgres import Listener
@@ -51,6 +52,7 @@ class Scaled:
         self.server: Server | None = None
         self.dispatch: TurnDispatch | None = None
         self.deliverer: Deliverer | None = None
+        self.scheduler: Scheduler | None = None
         self.listener: Listener | None = None
 
     async def start(self, host: str, port: int) -> None:
@@ -96,6 +98,7 @@ class Scaled:
     async def _start_api(self, host: str, port: int) -> None:
         from wisp.serve.app import Api
         from wisp.serve.auth import ApiKeys
+        from wisp.serve.deployments import Scheduler
         from wisp.serve.durable.dispatch import TurnDispatch
         from wisp.serve.http import Server
         from wisp.serve.webhooks import Deliverer
@@ -107,11 +110,16 @@ class Scaled:
         self.url = self.server.url
         self.deliverer = Deliverer(self.store, env=self.env, poll_s=self.poll_s)
         self.deliverer.start()
+        # Every API replica looks; a claim per occurrence lets one of them fire it.
+        self.scheduler = Scheduler(self.store, api.start_session, env=self.env)
+        self.scheduler.start()
 
     async def close(self, drain_s: float) -> None:
         """SIGTERM: running steps get `drain_s` to finish; the turns still under way
         (waiting on a client, or cut short) are recovered by another worker at once,
         since this executor's lease is released."""
+        if self.scheduler is not None:
+            await self.scheduler.close()
         if self.runner is not None:
             await self.runner.drain(drain_s)
         if self.server is not None:

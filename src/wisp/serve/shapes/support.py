@@ -4,8 +4,7 @@ raises `ShapeError` naming the field, which the API answers as a 400.
 The request parsers (`agents`, `sessions`, `client_events`) accept every shape the
 official SDK can send, so the documents stay the API's; these checks run after them, on
 the normalised fields, and say which setting wisp would otherwise have stored and never
-acted on (skills it does not load, outcomes it does not grade, a web search it has no
-backend for).
+acted on (outcomes it does not grade, a web search it has no backend for).
 """
 
 from __future__ import annotations
@@ -26,9 +25,6 @@ def check_agent_fields(fields: JSON, path: str = "") -> None:
         where = _at(path, f"tools[{i}]")
         if tool.get("type") == AGENT_TOOLSET:
             _check_toolset(tool, where)
-    if fields.get("skills"):
-        raise ShapeError(_at(path, "skills"), f"agent skills {_NOT_HERE} yet "
-                         "(they would never be loaded)")
     identity = fields.get("execution_identity") or {}
     if identity.get("type") == "aws_role":
         raise ShapeError(_at(path, "execution_identity"), f"aws_role {_NOT_HERE}")

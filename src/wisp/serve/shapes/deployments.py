@@ -1,0 +1,194 @@
+"""Deployments and deployment runs (`client.beta.deployments`, `.deployment_runs`): the
+request bodies and queries, and the documents.
+
+A deployment keeps what each of its sessions is created with (agent pinned to a version,
+environment, initial events, resources, budget, vault ids) as a `POST /v1/sessions` body
+(`session_body`), so a run creates its session exactly as a client would, with the same
+checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from wisp.serve.cron import Cron, CronError
+from wisp.serve.shapes.common import (
+    JSON,
+    ShapeError,
+    _at,
+    _choice,
+    _get,
+    _int,
+    _metadata,
+    _obj,
+    _opt_str,
+    _patch_metadata,
+    _required,
+    _str,
+    _strs,
+    new_id,
+    timestamp,
+)
+from wisp.serve.shapes.queries import _created, _flag, _known, _limit, _one
+from wisp.serve.shapes.resources import resource_params
+from wisp.serve.shapes.sessions import _budget
+
+STATUSES: Final = ("active", "paused")
+TRIGGERS: Final = ("schedule", "manual")
+# Where a session body's fields come from on a deployment (the rest are its own).
+SESSION_FIELDS: Final = ("environment_id", "initial_events", "resources", "budget",
+                         "vault_ids")
+
+
+def _agent(value: object, path: str) -> JSON:
+    """An agent id (its latest version, resolved by the caller: version None) or
+    `{"type": "agent", "id", "version"}`."""
+    if isinstance(value, str):
+        return {"type": "agent", "id": _str(value, path, empty=False), "version": None}
+    obj = _obj(value, path)
+    _choice(obj.get("type"), _at(path, "type"), ("agent",))
+    return {"type": "agent", "id": _str(_required(obj, "id", path), _at(path, "id"),
+                                        empty=False),
+            "version": _int(_required(obj, "version", path), _at(path, "version"), 1)}
+
+
+def _schedule(value: object, path: str) -> JSON:
+    obj = _obj(value, path)
+    _choice(obj.get("type"), _at(path, "type"), ("cron",))
+    expression = _str(_required(obj, "expression", path), _at(path, "expression"))
+    zone = _str(_required(obj, "timezone", path), _at(path, "timezone"))
+    try:
+        Cron.parse(expression, zone)
+    except CronError as exc:
+        raise ShapeError(_at(path, "expression"), str(exc)) from None
+    return {"type": "cron", "expression": expression, "timezone": zone,
+            "last_run_at": None}
+
+
+def _events(value: object, path: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ShapeError(path, "expected an array")
+    return list(value)  # checked as a session's initial_events (`session_body`)
+
+
+_READ: Final = {"name": lambda v, p: _str(v, p, empty=False), "description": _opt_str,
+                "agent": _agent, "environment_id": lambda v, p: _str(v, p, empty=False),
+                "initial_events": _events, "resources": resource_params,
+                "budget": _budget, "schedule": _schedule, "vault_ids": _strs}
+
+
+def deployment_create(body: object) -> JSON:
+    obj = _obj(body, "")
+    fields = {key: _get(obj, key, "", read) for key, read in _READ.items()}
+    for key in ("name", "agent", "environment_id", "initial_events"):
+        if fields[key] is None:
+            raise ShapeError(key, "required")
+    fields["metadata"] = _get(obj, "metadata", "", _metadata, {})
+    fields["resources"] = fields["resources"] or []
+    fields["vault_ids"] = fields["vault_ids"] or []
+    return fields
+
+
+def deployment_update(body: object) -> JSON:
+    """Only the fields the body sets; null clears `description`, `budget`, `schedule`,
+    `resources`, `vault_ids` and `metadata`, and is refused for the others."""
+    obj = _obj(body, "")
+    patch: JSON = {}
+    for key, read in _READ.items():
+        if key not in obj:
+            continue
+        if obj[key] is None and key in ("name", "agent", "environment_id",
+                                        "initial_events"):
+            raise ShapeError(key, "cannot be null")
+        empty: Any = [] if key in ("resources", "vault_ids") else None
+        patch[key] = empty if obj[key] is None else read(obj[key], key)
+    if "metadata" in obj:
+        patch["metadata"] = (None if obj["metadata"] is None
+                             else _metadata(obj["metadata"], "metadata", patch=True))
+    return patch
+
+
+def session_body(deployment: JSON) -> JSON:
+    """The `POST /v1/sessions` body a run of the deployment sends."""
+    body: JSON = {key: deployment[key] for key in SESSION_FIELDS if deployment.get(key)}
+    body["environment_id"] = deployment["environment_id"]
+    body["agent"] = {"type": "agent", "id": deployment["agent"]["id"],
+                     "version": deployment["agent"]["version"]}
+    return body
+
+
+def deployment_document(fields: JSON) -> JSON:
+    now = timestamp()
+    return with_schedule({
+        "id": new_id("depl"), "type": "deployment", "name": fields["name"],
+        "description": fields["description"], "agent": fields["agent"],
+        "environment_id": fields["environment_id"],
+        "initial_events": fields["initial_events"], "resources": fields["resources"],
+        "budget": fields["budget"], "schedule": fields["schedule"],
+        "vault_ids": fields["vault_ids"], "metadata": fields["metadata"],
+        "status": "active", "paused_reason": None, "created_at": now, "updated_at": now,
+        "archived_at": None})
+
+
+def deployment_updated(doc: JSON, patch: JSON) -> JSON:
+    new = {**doc, **{k: v for k, v in patch.items() if k != "metadata"},
+           "updated_at": timestamp()}
+    if "metadata" in patch:
+        new["metadata"] = ({} if patch["metadata"] is None
+                           else _patch_metadata(doc["metadata"], patch["metadata"]))
+    if patch.get("schedule") is not None and doc.get("schedule"):
+        new["schedule"]["last_run_at"] = doc["schedule"].get("last_run_at")
+    return with_schedule(new)
+
+
+def with_schedule(doc: JSON, now: datetime | None = None) -> JSON:
+    """The schedule's `upcoming_runs_at` as of now (none once archived)."""
+    schedule = doc.get("schedule")
+    if not schedule:
+        return doc
+    upcoming: list[str] = []
+    if not doc.get("archived_at"):
+        cron = Cron.parse(schedule["expression"], schedule["timezone"])
+        upcoming = [stamp(t) for t in cron.upcoming(now or datetime.now(UTC))]
+    return {**doc, "schedule": {**schedule, "upcoming_runs_at": upcoming}}
+
+
+def stamp(moment: datetime) -> str:
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def run_document(deployment: JSON, trigger: JSON, *, session_id: str | None = None,
+                 error: JSON | None = None) -> JSON:
+    return {"id": new_id("drun"), "type": "deployment_run",
+            "deployment_id": deployment["id"], "agent": dict(deployment["agent"]),
+            "trigger_context": trigger, "session_id": session_id, "error": error,
+            "created_at": timestamp()}
+
+
+def deployments_query(query: Mapping[str, Sequence[str]]) -> JSON:
+    _known(query, ("limit", "page", "include_archived", "agent_id", "status",
+                   "created_at[gte]", "created_at[lte]"))
+    status = _one(query, "status")
+    out: JSON = {"limit": _limit(query, 20, 100), "page": _one(query, "page"),
+                 "include_archived": _flag(query, "include_archived"),
+                 "agent_id": _one(query, "agent_id"),
+                 "status": None if status is None else _choice(status, "status", STATUSES),
+                 **_created(query)}
+    if out["status"] is not None and out["include_archived"]:
+        raise ShapeError("status", "cannot be combined with include_archived")
+    return out
+
+
+def runs_query(query: Mapping[str, Sequence[str]]) -> JSON:
+    _known(query, ("limit", "page", "deployment_id", "has_error", "trigger_type",
+                   "created_at[gt]", "created_at[gte]", "created_at[lt]", "created_at[lte]"))
+    has_error = _one(query, "has_error")
+    trigger = _one(query, "trigger_type")
+    return {"limit": _limit(query, 20, 100), "page": _one(query, "page"),
+            "deployment_id": _one(query, "deployment_id"),
+            "has_error": None if has_error is None else _flag(query, "has_error"),
+            "trigger_type": None if trigger is None else _choice(trigger, "trigger_type",
+                                                                   TRIGGERS),
+            **_created(query)}
