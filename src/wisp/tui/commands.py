@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from wisp.commands.custom import CustomCommand, expand, parse_slash
 from wisp.sessions import paths
 from wisp.tui.everyday import COMMANDS
+from wisp.tui.resume_command import cmd_resume
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -202,39 +203,6 @@ async def cmd_context(app: TuiApp, args: str) -> None:
     title = Text(f"Context: {usage['totalTokens']:,} of {usage['maxTokens']:,} tokens "
                  f"({usage['percentage']}%, estimated) · {usage['model']}", style="bold")
     show_table(app, title, table)
-
-
-async def cmd_resume(app: TuiApp, args: str) -> None:
-    """/resume: a picker of this project's other sessions. /resume <words>: the session
-    whose id starts with them, else those whose title or first prompt holds them (one is
-    resumed at once, several are offered in the picker)."""
-    from wisp.tui.sessions_list import matching, project_sessions
-
-    sessions = project_sessions(app.env, app.config.cwd, exclude=app.runtime.session.session_id)
-    if args:
-        sessions = matching(sessions, args)
-    if not sessions:
-        app.view.print_text(f"No session matches {args}." if args
-                            else "No other sessions in this project.",
-                            "yellow" if args else "")
-        return
-    wanted = sessions
-    if len(sessions) > 1 or not args:
-        from rich.text import Text
-
-        from wisp.tui.dialog import Picker
-
-        shown = sessions[:9]
-        heading = f"Resume a session matching {args!r}" if args else "Resume a session"
-        choice = await app.show_dialog(Picker(
-            Text(heading, style="bold"), [s.label() for s in shown]))
-        wanted = [] if choice is None else [shown[choice]]
-    if not wanted:
-        return
-    await app.new_conversation(resume=wanted[0].session_id)
-    from wisp.tui.replay import replay_history
-
-    replay_history(app, app.runtime.session.history)
 
 
 async def cmd_permissions(app: TuiApp, args: str) -> None:

@@ -190,9 +190,10 @@ def _view_keys(app: TuiApp) -> KeyBindings:
 def _dialog_keys(app: TuiApp) -> KeyBindings:
     kb = KeyBindings()
     choosing = Condition(lambda: app.dialog is not None and not app.dialog.editing)
+    searching = Condition(lambda: app.dialog is not None and app.dialog.takes_text)
 
     for digit in "123456789":
-        @kb.add(digit, filter=choosing)
+        @kb.add(digit, filter=choosing & ~searching)
         def _pick(event: KeyPressEvent) -> None:
             assert app.dialog is not None
             index = int(event.key_sequence[0].key) - 1
@@ -223,9 +224,20 @@ def _dialog_keys(app: TuiApp) -> KeyBindings:
 
     @kb.add(Keys.Any, filter=choosing)
     def _ignore(event: KeyPressEvent) -> None:
-        """Other keys do nothing while a dialog waits (the input line is hidden)."""
+        """Other keys do nothing while a dialog waits (the input line is hidden), but
+        go to the search of a dialog that has one."""
+        assert app.dialog is not None
+        text = "".join(k.data for k in event.key_sequence)
+        if app.dialog.takes_text and text.isprintable():
+            app.dialog.type(text)
 
-    @kb.add("e", filter=choosing & Condition(lambda: bool(app.permission.rules)))
+    @kb.add("backspace", filter=choosing & searching)
+    def _backspace(event: KeyPressEvent) -> None:
+        assert app.dialog is not None
+        app.dialog.backspace()
+
+    @kb.add("e", filter=choosing & ~searching
+            & Condition(lambda: bool(app.permission.rules)))
     def _edit_rule(event: KeyPressEvent) -> None:
         assert app.dialog is not None
         buffer = rule_buffer(app)
