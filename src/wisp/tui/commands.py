@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from wisp.commands.custom import CustomCommand, expand, parse_slash
 from wisp.sessions import paths
 from wisp.tui.everyday import COMMANDS
-from wisp.tui.resume_command import cmd_resume
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -23,9 +22,6 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 Handler = Callable[["TuiApp", str], Awaitable[None]]
-MODEL_CHOICES = ("sonnet", "opus", "haiku")
-MODEL_NOTES = {"sonnet": "balanced, for everyday work", "opus": "the most capable, for hard tasks",
-               "haiku": "the fastest and cheapest, for simple tasks"}
 
 
 class CommandSet:
@@ -152,30 +148,15 @@ async def cmd_compact(app: TuiApp, args: str) -> None:
 
 
 async def cmd_model(app: TuiApp, args: str) -> None:
-    if not args:
-        from rich.text import Text
+    from wisp.tui.model_picker import choose_model  # rich loads after the first frame
 
-        from wisp.tui.dialog import Picker
-
-        current = app.runtime.session.model
-        choices = [*(model_choice(alias, app.env) for alias in MODEL_CHOICES),
-                   f"keep {current}"]
-        choice = await app.show_dialog(Picker(Text("Choose a model", style="bold"), choices))
-        if choice is None or choice == len(choices) - 1:
-            return
-        args = MODEL_CHOICES[choice]
-    model = app.runtime.set_model(args)
-    app.view.print_text(f"Model set to {model}")
+    await choose_model(app, args)
 
 
-def model_choice(alias: str, env: dict[str, str]) -> str:
-    """"sonnet · claude-sonnet-5-5 · $2/$10 per Mtok · what it is for"."""
-    from wisp.models import catalog
+async def cmd_resume(app: TuiApp, args: str) -> None:
+    from wisp.tui.resume_command import resume
 
-    model = catalog.resolve_model(alias, env)
-    price = catalog.price_for(model)
-    cost = f" · ${price.input:g}/${price.output:g} per Mtok" if price else ""
-    return f"{alias} · {model}{cost} · {MODEL_NOTES.get(alias, '')}".rstrip(" ·")
+    await resume(app, args)
 
 
 async def cmd_cost(app: TuiApp, args: str) -> None:

@@ -48,6 +48,9 @@ class Picker:
     def backspace(self) -> None:
         """Backspace in a dialog that `takes_text`."""
 
+    def adjust(self, step: int) -> None:
+        """← → in a dialog with a setting beside its choices (/model's effort)."""
+
     def move(self, step: int) -> None:
         self.moved = True
         self.selected = (self.selected + step) % len(self.choices)

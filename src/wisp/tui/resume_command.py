@@ -18,7 +18,7 @@ PREVIEW_MESSAGES = 6
 LINES_PER_MESSAGE = 3
 
 
-async def cmd_resume(app: TuiApp, args: str) -> None:
+async def resume(app: TuiApp, args: str) -> None:
     from wisp.tui.sessions_list import SessionRow, matching, project_sessions, search
 
     sessions = project_sessions(app.env, app.config.cwd, exclude=app.runtime.session.session_id)
