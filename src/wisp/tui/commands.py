@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from wisp.commands.custom import CustomCommand, expand, parse_slash
 from wisp.sessions import paths
 from wisp.tui.everyday import COMMANDS
+from wisp.tui.listings import LISTINGS
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -207,22 +208,6 @@ async def cmd_permissions(app: TuiApp, args: str) -> None:
     show_table(app, Text(f"Permission mode: {policy.mode}", style="bold"), table, hint)
 
 
-async def cmd_mcp(app: TuiApp, args: str) -> None:
-    """The session's servers, whichever way they came: --mcp-config, settings' or a
-    plugin's `mcpServers`."""
-    await app.runtime.connect_mcp()
-    status = app.runtime.mcp_status()
-    if not status:
-        app.view.print_text("No MCP servers are configured (--mcp-config, settings' "
-                            "mcpServers or a plugin).")
-        return
-    table = new_table("server", "status", "tools")
-    for entry in status:
-        tools = ", ".join(t.get("name", "") for t in entry.get("tools") or [])
-        add_row(table, str(entry.get("name")), str(entry.get("status")), tools or "-")
-    show_table(app, table)
-
-
 async def cmd_memory(app: TuiApp, args: str) -> None:
     """The memory files (CLAUDE.md and what they import) this session loaded; with none,
     where it looked, so a misplaced file is easy to spot. `/memory edit [project | local
@@ -295,29 +280,6 @@ def _after_reload(app: TuiApp) -> None:
     app.completer.commands = app.commands.descriptions()
 
 
-async def cmd_agents(app: TuiApp, args: str) -> None:
-    runner = app.runtime.ctx.subagents
-    table = new_table("agent", "description")
-    for name, description in sorted((runner.listing() if runner else {}).items()):
-        add_row(table, name, description)
-    show_table(app, table)
-
-
-async def cmd_hooks(app: TuiApp, args: str) -> None:
-    table = new_table("event", "matcher", "command", "from")
-    for source in app.runtime.settings.sources:
-        hooks = source.doc.get("hooks")
-        for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
-            for group in groups if isinstance(groups, list) else []:
-                for hook in group.get("hooks") or [] if isinstance(group, dict) else []:
-                    add_row(table, event, str(group.get("matcher") or "*"),
-                                  str(hook.get("command") or hook.get("type")), source.name)
-    if not table.row_count:
-        app.view.print_text("No hooks are configured.")
-        return
-    show_table(app, table)
-
-
 async def cmd_status(app: TuiApp, args: str) -> None:
     from wisp import __version__
 
@@ -380,13 +342,10 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "context": ("how full the context window is", cmd_context),
     "resume": ("resume another session of this project", cmd_resume),
     "permissions": ("view and edit permission rules", cmd_permissions),
-    "mcp": ("MCP servers, their status and tools", cmd_mcp),
     "memory": ("the CLAUDE.md memory files loaded; edit [project|local|user] opens one",
                cmd_memory),
-    "agents": ("the subagents the Task tool can start", cmd_agents),
     "reload-skills": ("read the skill folders again", cmd_reload_skills),
     "reload-plugins": ("read the plugins again (--plugin-dir)", cmd_reload_plugins),
-    "hooks": ("the configured hooks", cmd_hooks),
     "status": ("version, session, model and settings", cmd_status),
     "config": ("the settings in effect; set <key> <value>, unset <key> edit yours",
                cmd_config),
@@ -397,4 +356,5 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "exit": ("leave wisp", cmd_exit),
     "quit": ("leave wisp", cmd_exit),
     **COMMANDS,
+    **LISTINGS,
 }
