@@ -66,7 +66,7 @@ def test_add_dir_lets_tools_work_in_another_folder(tui: TuiSetup) -> None:
                       reply.text("read it"))
     term = started(tui)
     term.submit(f"/add-dir {other}")
-    term.wait_for(r"working folder( for)?$")  # the path is long: the line may wrap
+    term.wait_for(r"working\s+folder\s+for\s+this\s+session")  # the line may wrap
     term.submit("read the other notes")
     term.wait_for("read it")
     assert "1. Yes" not in term.scrollback()  # not asked: the folder is a working one
