@@ -115,7 +115,8 @@ def test_rename_names_the_session_for_resume(tui: TuiSetup) -> None:
     fresh = started(tui)
     fresh.submit("/resume")
     screen = fresh.wait_for("release notes")  # the picker shows the title, not the prompt
-    assert "remember this" not in screen
+    listed, _, preview = screen.partition("─ preview")
+    assert "remember this" not in listed and "❯ remember this" in preview
     fresh.keys("Escape")
     fresh.wait_gone("release notes")
     fresh.submit("/exit")

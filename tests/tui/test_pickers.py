@@ -82,16 +82,16 @@ def test_model_picker_sets_the_effort_with_the_arrows(tui: TuiSetup) -> None:
     tui.server.script(reply.echo())
     term = started(tui)
     term.submit("/model")
-    screen = term.wait_for(r"Effort: .* medium .*← → to change")
+    screen = term.wait_for(r"Effort \(← →\): .*\[medium\]")
     assert re.search(r"2\. opus · claude-opus\S* · \$[\d.]+/\$[\d.]+ per Mtok · the most "
                      r"capable", screen), screen
     term.keys("Right", "Right")
-    term.wait_for(r"Effort: .*for hard problems")
+    term.wait_for(r"Effort .*\[xhigh\] .*for hard problems")
     term.keys("Left", "Left", "Left", "Left", "Right")  # stops at low, then one up
-    term.wait_for(r"Effort: .*the default balance")
+    term.wait_for(r"Effort .*\[medium\] .*the default balance")
     term.keys("Right", "Right", "Down")  # the effort stays with the picker, not the line
     term.wait_for(r"❯ 2\. opus")
-    term.wait_for(r"Effort: .*for hard problems")
+    term.wait_for(r"Effort .*\[xhigh\] .*for hard problems")
     term.keys("Enter")
     term.wait_for(r"Model set to claude-opus\S* · effort xhigh")
     term.ready()
@@ -106,7 +106,7 @@ def test_model_picker_fits_60x20_and_esc_changes_nothing(tui: TuiSetup) -> None:
     tui.server.script(reply.echo())
     term = started(tui, width=60, height=20)
     term.submit("/model")
-    screen = term.wait_for(r"Effort:")
+    screen = term.wait_for(r"Effort \(← →\):")
     assert all(len(line) <= 60 for line in screen.split("\n"))
     for choice in ("1. sonnet", "2. opus", "3. haiku", "4. keep"):
         assert choice in screen, screen

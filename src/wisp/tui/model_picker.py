@@ -49,14 +49,19 @@ class ModelPicker(Picker):
     def choices_text(self, one_line: bool = False) -> RenderableType:
         line = Text()
         if takes_effort(self.models[self.selected]):
-            line.append("Effort: ", style="bold")
+            line.append("Effort (← →):", style="bold")
             for i, level in enumerate(self.levels):
-                line.append(f" {level} ", style="reverse bold" if i == self.effort else "dim")
-            line.append(f"  {EFFORT_NOTES.get(self.level, '')} · ← → to change", style="dim")
+                chosen = i == self.effort  # bracketed: seen without colours too
+                line.append(f"[{level}]" if chosen else f" {level} ",
+                            style="reverse bold" if chosen else "dim")
+            line.append(f"  {EFFORT_NOTES.get(self.level, '')}", style="dim")
         else:
             line.append("Effort: this model has no effort levels", style="dim")
         line.no_wrap, line.overflow = True, "ellipsis"
-        return Group(super().choices_text(one_line), line)
+        choices = super().choices_text(one_line)
+        if isinstance(choices, Text):  # a choice a line, cut to the width, never wrapped
+            choices.no_wrap, choices.overflow = True, "ellipsis"
+        return Group(choices, line)
 
 
 def takes_effort(model: str) -> bool:
