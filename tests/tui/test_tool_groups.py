@@ -69,3 +69,21 @@ def test_a_group_with_a_failure_is_shown_call_by_call(tui: TuiSetup) -> None:
     assert "Read 2 files" not in text
     assert re.search(r"● Read\(a\.txt\)\n\s+⎿\s+Read 1 line\b", text), text
     assert re.search(r"● Read\(missing\.txt\)\n\s+⎿\s+.*(not exist|No such)", text), text
+
+
+def test_a_held_read_beside_a_command_keeps_each_result_under_its_call(
+        tui: TuiSetup) -> None:
+    """A command's header, then a Read held for a group: the command's output must not
+    end up under the Read's header when the group is printed before it."""
+    (tui.cwd / "a.txt").write_text("one\ntwo\nthree\n")
+    tui.server.script(
+        reply.tool_uses([("Bash", {"command": "echo from-the-shell"}),
+                         ("Read", {"file_path": str(tui.cwd / "a.txt")})]),
+        reply.text("both done"))
+    term = tui.terminal("--allowedTools", "Bash")
+    term.ready(timeout=20)
+    term.submit("do both")
+    term.wait_for("both done")
+    text = term.scrollback()
+    assert re.search(r"Bash\(echo from-the-shell\)\n\s+⎿\s+from-the-shell", text), text
+    assert re.search(r"Read\(a\.txt\)\n\s+⎿\s+Read 3 lines", text), text

@@ -247,6 +247,7 @@ class ConversationView:
         if self.group is not None and self.group.finish(call_id, text, is_error, event.data):
             self.calls.pop(call_id, None)
             return
+        self.flush_group()  # before deciding whose header the result hangs under
         name, tool_input, _ = self.calls.pop(call_id, ("", {}, depth))
         if call_id != self._last_call and name:
             # Parallel calls: the result is hung under its own call, named again.
