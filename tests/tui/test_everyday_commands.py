@@ -14,7 +14,9 @@ from wisp.testing import reply
 def started(tui: TuiSetup, *args: str, env: dict[str, str] | None = None) -> Terminal:
     term = tui.terminal(*args, env=env)
     term.ready(timeout=20)
-    term.wait_for("default mode")
+    # Loaded: the footer names the mode ("default mode", or "· default" after a status
+    # line command's output, which may come first).
+    term.wait_for(r"(default mode|· default$)")
     return term
 
 
