@@ -14,7 +14,9 @@ from wisp.testing import reply
 def started(tui: TuiSetup, *args: str, env: dict[str, str] | None = None) -> Terminal:
     term = tui.terminal(*args, env=env)
     term.ready(timeout=20)
-    term.wait_for("default mode")
+    # Loaded: the footer names the mode ("default mode", or "· default" after a status
+    # line command's output, which may come first).
+    term.wait_for(r"(default mode|· default$)")
     return term
 
 
@@ -66,7 +68,7 @@ def test_add_dir_lets_tools_work_in_another_folder(tui: TuiSetup) -> None:
                       reply.text("read it"))
     term = started(tui)
     term.submit(f"/add-dir {other}")
-    term.wait_for("folder for this session")
+    term.wait_for(r"working\s+folder\s+for\s+this\s+session")  # the line may wrap
     term.submit("read the other notes")
     term.wait_for("read it")
     assert "1. Yes" not in term.scrollback()  # not asked: the folder is a working one
@@ -115,7 +117,8 @@ def test_rename_names_the_session_for_resume(tui: TuiSetup) -> None:
     fresh = started(tui)
     fresh.submit("/resume")
     screen = fresh.wait_for("release notes")  # the picker shows the title, not the prompt
-    assert "remember this" not in screen
+    listed, _, preview = screen.partition("─ preview")
+    assert "remember this" not in listed and "❯ remember this" in preview
     fresh.keys("Escape")
     fresh.wait_gone("release notes")
     fresh.submit("/exit")

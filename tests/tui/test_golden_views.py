@@ -21,13 +21,17 @@ from pathlib import Path
 import pytest
 
 from wisp.engine.tasks import Task
+from wisp.models.catalog import resolve_model
 from wisp.permissions.engine import Verdict
 from wisp.tui import tasks_panel, tool_summary
 from wisp.tui.dialog import Picker
 from wisp.tui.diff_view import hunks
+from wisp.tui.model_picker import ModelPicker, model_choice
 from wisp.tui.permission import permission_picker
 from wisp.tui.render import Renderer
 from wisp.tui.rewind import PromptMark, action_picker, prompt_picker
+from wisp.tui.search_picker import SearchPicker
+from wisp.tui.tool_group import CallGroup
 
 GOLDEN = Path(__file__).parent / "golden"
 WIDTH, ROWS = 80, 24
@@ -35,10 +39,15 @@ _SGR = re.compile(r"\x1b\[[0-9;]*m")
 SOURCE = "".join(f"value_{i} = {i}\n" for i in range(1, 13))
 
 
-def picked(make: Callable[[], Picker]) -> str:
-    """The picker as the live region draws it (a Picker needs a running loop)."""
+def picked(make: Callable[[], Picker], width: int = WIDTH, rows: int = ROWS,
+           keys: Callable[[Picker], None] | None = None) -> str:
+    """The picker as the live region draws it (a Picker needs a running loop), after
+    `keys` (what the user typed into it)."""
     async def draw() -> str:
-        return make().render(Renderer(WIDTH, {}), ROWS)
+        picker = make()
+        if keys is not None:
+            keys(picker)
+        return picker.render(Renderer(width, {}), rows)
     return asyncio.run(draw())
 
 
@@ -102,8 +111,52 @@ def test_rewind_pickers() -> None:
     check("rewind_actions", picked(lambda: action_picker(marks[0], preview)))
 
 
+SESSIONS = [("a1", "2026-12-01 09:12  fix the flaky parser test  · 5f0c2a11"),
+            ("b2", "2026-11-30 17:40  write the user docs for /resume  · 0be41d9c"),
+            ("c3", "2026-11-28 08:05  make logging less noisy  · 77aa03e1")]
+PREVIEWS = {"a1": ["❯ fix the flaky parser test", "⏺ The test races the file watcher; I "
+                   "made it wait for the event.", "❯ run it 50 times", "⏺ 50 passed."],
+            "b2": ["❯ write the user docs for /resume", "⏺ Done: docs/terminal-ui.md"],
+            "c3": ["❯ make logging less noisy", "⏺ Debug lines now go to the log file only."]}
+
+
+def resume_picker() -> Picker:
+    return SearchPicker("Resume a session", SESSIONS, label=lambda s: s[1],
+                        search=lambda rows, q: [r for r in rows if q.casefold() in r[1]],
+                        preview=lambda s, width: PREVIEWS[s[0]], verb="resume")
+
+
+def test_resume_picker_with_its_preview() -> None:
+    check("resume_picker", picked(resume_picker))
+    check("resume_picker_60x20", picked(resume_picker, 60, 18,
+                                        keys=lambda p: (p.type("docs"), None)[1]))
+
+
+def test_model_picker_with_effort() -> None:
+    def make() -> Picker:
+        aliases = ("sonnet", "opus", "haiku")
+        return ModelPicker([*(model_choice(a, {}) for a in aliases), "keep claude-opus-5-5"],
+                           [*(resolve_model(a, {}) for a in aliases), "claude-opus-5-5"],
+                           "high")
+    check("model_picker", picked(make))
+    check("model_picker_60x20", picked(make, 60, 18))
+
+
+def test_grouped_reads_and_searches() -> None:
+    group = CallGroup(0)
+    for i, (name, tool_input) in enumerate([("Read", {"file_path": "a.py"}),
+                                            ("Read", {"file_path": "b.py"}),
+                                            ("Grep", {"pattern": "TODO"}),
+                                            ("Glob", {"pattern": "**/*.md"})]):
+        group.add(f"t{i}", name, tool_input)
+    check("tool_group", Renderer(WIDTH, {}).ansi(group.summary_line(0)))
+
+
 @pytest.mark.parametrize("name", ["dialog_bash", "dialog_edit_diff", "after_edit",
-                                  "tasks_panel", "rewind_prompts", "rewind_actions"])
+                                  "tasks_panel", "rewind_prompts", "rewind_actions",
+                                  "resume_picker", "resume_picker_60x20", "model_picker",
+                                  "model_picker_60x20",
+                                  "tool_group"])
 def test_every_golden_is_plain_text_a_person_can_read(name: str) -> None:
     text = (GOLDEN / f"{name}.txt").read_text()
     assert "\x1b" not in text and text.strip()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from wisp.commands.custom import CustomCommand, expand, parse_slash
 from wisp.sessions import paths
 from wisp.tui.everyday import COMMANDS
+from wisp.tui.listings import LISTINGS
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -22,9 +23,6 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 Handler = Callable[["TuiApp", str], Awaitable[None]]
-MODEL_CHOICES = ("sonnet", "opus", "haiku")
-MODEL_NOTES = {"sonnet": "balanced, for everyday work", "opus": "the most capable, for hard tasks",
-               "haiku": "the fastest and cheapest, for simple tasks"}
 
 
 class CommandSet:
@@ -151,30 +149,15 @@ async def cmd_compact(app: TuiApp, args: str) -> None:
 
 
 async def cmd_model(app: TuiApp, args: str) -> None:
-    if not args:
-        from rich.text import Text
+    from wisp.tui.model_picker import choose_model  # rich loads after the first frame
 
-        from wisp.tui.dialog import Picker
-
-        current = app.runtime.session.model
-        choices = [*(model_choice(alias, app.env) for alias in MODEL_CHOICES),
-                   f"keep {current}"]
-        choice = await app.show_dialog(Picker(Text("Choose a model", style="bold"), choices))
-        if choice is None or choice == len(choices) - 1:
-            return
-        args = MODEL_CHOICES[choice]
-    model = app.runtime.set_model(args)
-    app.view.print_text(f"Model set to {model}")
+    await choose_model(app, args)
 
 
-def model_choice(alias: str, env: dict[str, str]) -> str:
-    """"sonnet · claude-sonnet-5-5 · $2/$10 per Mtok · what it is for"."""
-    from wisp.models import catalog
+async def cmd_resume(app: TuiApp, args: str) -> None:
+    from wisp.tui.resume_command import resume
 
-    model = catalog.resolve_model(alias, env)
-    price = catalog.price_for(model)
-    cost = f" · ${price.input:g}/${price.output:g} per Mtok" if price else ""
-    return f"{alias} · {model}{cost} · {MODEL_NOTES.get(alias, '')}".rstrip(" ·")
+    await resume(app, args)
 
 
 async def cmd_cost(app: TuiApp, args: str) -> None:
@@ -204,39 +187,6 @@ async def cmd_context(app: TuiApp, args: str) -> None:
     show_table(app, title, table)
 
 
-async def cmd_resume(app: TuiApp, args: str) -> None:
-    """/resume: a picker of this project's other sessions. /resume <words>: the session
-    whose id starts with them, else those whose title or first prompt holds them (one is
-    resumed at once, several are offered in the picker)."""
-    from wisp.tui.sessions_list import matching, project_sessions
-
-    sessions = project_sessions(app.env, app.config.cwd, exclude=app.runtime.session.session_id)
-    if args:
-        sessions = matching(sessions, args)
-    if not sessions:
-        app.view.print_text(f"No session matches {args}." if args
-                            else "No other sessions in this project.",
-                            "yellow" if args else "")
-        return
-    wanted = sessions
-    if len(sessions) > 1 or not args:
-        from rich.text import Text
-
-        from wisp.tui.dialog import Picker
-
-        shown = sessions[:9]
-        heading = f"Resume a session matching {args!r}" if args else "Resume a session"
-        choice = await app.show_dialog(Picker(
-            Text(heading, style="bold"), [s.label() for s in shown]))
-        wanted = [] if choice is None else [shown[choice]]
-    if not wanted:
-        return
-    await app.new_conversation(resume=wanted[0].session_id)
-    from wisp.tui.replay import replay_history
-
-    replay_history(app, app.runtime.session.history)
-
-
 async def cmd_permissions(app: TuiApp, args: str) -> None:
     """`/permissions` lists the rules; `/permissions allow|deny|ask <rule>` adds one to the
     project's local settings; `/permissions remove <rule>` takes it out of them."""
@@ -256,22 +206,6 @@ async def cmd_permissions(app: TuiApp, args: str) -> None:
     hint = Text("/permissions allow|deny|ask <rule> adds a rule to .claude/settings.local.json;"
                 " /permissions remove <rule> takes one out", style="dim")
     show_table(app, Text(f"Permission mode: {policy.mode}", style="bold"), table, hint)
-
-
-async def cmd_mcp(app: TuiApp, args: str) -> None:
-    """The session's servers, whichever way they came: --mcp-config, settings' or a
-    plugin's `mcpServers`."""
-    await app.runtime.connect_mcp()
-    status = app.runtime.mcp_status()
-    if not status:
-        app.view.print_text("No MCP servers are configured (--mcp-config, settings' "
-                            "mcpServers or a plugin).")
-        return
-    table = new_table("server", "status", "tools")
-    for entry in status:
-        tools = ", ".join(t.get("name", "") for t in entry.get("tools") or [])
-        add_row(table, str(entry.get("name")), str(entry.get("status")), tools or "-")
-    show_table(app, table)
 
 
 async def cmd_memory(app: TuiApp, args: str) -> None:
@@ -346,29 +280,6 @@ def _after_reload(app: TuiApp) -> None:
     app.completer.commands = app.commands.descriptions()
 
 
-async def cmd_agents(app: TuiApp, args: str) -> None:
-    runner = app.runtime.ctx.subagents
-    table = new_table("agent", "description")
-    for name, description in sorted((runner.listing() if runner else {}).items()):
-        add_row(table, name, description)
-    show_table(app, table)
-
-
-async def cmd_hooks(app: TuiApp, args: str) -> None:
-    table = new_table("event", "matcher", "command", "from")
-    for source in app.runtime.settings.sources:
-        hooks = source.doc.get("hooks")
-        for event, groups in (hooks.items() if isinstance(hooks, dict) else ()):
-            for group in groups if isinstance(groups, list) else []:
-                for hook in group.get("hooks") or [] if isinstance(group, dict) else []:
-                    add_row(table, event, str(group.get("matcher") or "*"),
-                                  str(hook.get("command") or hook.get("type")), source.name)
-    if not table.row_count:
-        app.view.print_text("No hooks are configured.")
-        return
-    show_table(app, table)
-
-
 async def cmd_status(app: TuiApp, args: str) -> None:
     from wisp import __version__
 
@@ -431,13 +342,10 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "context": ("how full the context window is", cmd_context),
     "resume": ("resume another session of this project", cmd_resume),
     "permissions": ("view and edit permission rules", cmd_permissions),
-    "mcp": ("MCP servers, their status and tools", cmd_mcp),
     "memory": ("the CLAUDE.md memory files loaded; edit [project|local|user] opens one",
                cmd_memory),
-    "agents": ("the subagents the Task tool can start", cmd_agents),
     "reload-skills": ("read the skill folders again", cmd_reload_skills),
     "reload-plugins": ("read the plugins again (--plugin-dir)", cmd_reload_plugins),
-    "hooks": ("the configured hooks", cmd_hooks),
     "status": ("version, session, model and settings", cmd_status),
     "config": ("the settings in effect; set <key> <value>, unset <key> edit yours",
                cmd_config),
@@ -448,4 +356,5 @@ BUILT_IN: dict[str, tuple[str, Handler]] = {
     "exit": ("leave wisp", cmd_exit),
     "quit": ("leave wisp", cmd_exit),
     **COMMANDS,
+    **LISTINGS,
 }

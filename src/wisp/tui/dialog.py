@@ -24,7 +24,10 @@ JSON = dict[str, Any]
 class Picker:
     """`refusal`: the choice that refuses (a permission prompt's "No"). A dialog whose
     title does not fit the terminal is shown cut (see `render`), and then the refusal is
-    what Enter picks until the user moves: what is approved must be what was seen."""
+    what Enter picks until the user moves: what is approved must be what was seen.
+    `takes_text`: typed keys are the dialog's text (a search), not choices by number."""
+
+    takes_text = False
 
     def __init__(self, title: RenderableType, choices: list[str], *, footer: str = "",
                  refusal: int | None = None, question: str = "") -> None:
@@ -38,6 +41,15 @@ class Picker:
         self.cut = False  # the title did not fit when last drawn
         self.future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self.editing = False  # a text field of the dialog has the keys (the rule of "2")
+
+    def type(self, text: str) -> None:
+        """A key typed into a dialog that `takes_text`."""
+
+    def backspace(self) -> None:
+        """Backspace in a dialog that `takes_text`."""
+
+    def adjust(self, step: int) -> None:
+        """← → in a dialog with a setting beside its choices (/model's effort)."""
 
     def move(self, step: int) -> None:
         self.moved = True

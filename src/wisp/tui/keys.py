@@ -6,7 +6,9 @@ While the model works: Esc or Ctrl+C interrupt. Ctrl+C twice on an empty input, 
 exits. Shift+Tab cycles the permission mode; Ctrl+R searches the history (prompt_toolkit's
 own search); Ctrl+O expands pasted chips in the input, or else the last shortened output.
 `?` on an empty input shows the shortcuts; Ctrl+G edits the prompt in $EDITOR.
-Dialogs: digits pick, arrows and Enter pick the highlighted choice, Esc means No.
+Dialogs: digits pick, arrows and Enter pick the highlighted choice, Esc means No; in a
+dialog with a search (/resume) typed keys are its search text; ← → change a setting
+shown beside the choices (/model's effort).
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ def rule_buffer(app: TuiApp) -> Buffer:
 def key_bindings(app: TuiApp) -> KeyBindingsBase:
     return merge_key_bindings([
         load_basic_bindings(), load_emacs_bindings(), load_emacs_search_bindings(),
-        _input_keys(app), _control_keys(app), _view_keys(app), _dialog_keys(app), _rule_keys(app)])
+        _input_keys(app), _control_keys(app), _view_keys(app), _dialog_keys(app),
+        _dialog_text_keys(app),
+        _rule_keys(app)])
 
 
 def _input_keys(app: TuiApp) -> KeyBindings:
@@ -190,9 +194,10 @@ def _view_keys(app: TuiApp) -> KeyBindings:
 def _dialog_keys(app: TuiApp) -> KeyBindings:
     kb = KeyBindings()
     choosing = Condition(lambda: app.dialog is not None and not app.dialog.editing)
+    searching = Condition(lambda: app.dialog is not None and app.dialog.takes_text)
 
     for digit in "123456789":
-        @kb.add(digit, filter=choosing)
+        @kb.add(digit, filter=choosing & ~searching)
         def _pick(event: KeyPressEvent) -> None:
             assert app.dialog is not None
             index = int(event.key_sequence[0].key) - 1
@@ -223,9 +228,15 @@ def _dialog_keys(app: TuiApp) -> KeyBindings:
 
     @kb.add(Keys.Any, filter=choosing)
     def _ignore(event: KeyPressEvent) -> None:
-        """Other keys do nothing while a dialog waits (the input line is hidden)."""
+        """Other keys do nothing while a dialog waits (the input line is hidden), but
+        go to the search of a dialog that has one."""
+        assert app.dialog is not None
+        text = "".join(k.data for k in event.key_sequence)
+        if app.dialog.takes_text and text.isprintable():
+            app.dialog.type(text)
 
-    @kb.add("e", filter=choosing & Condition(lambda: bool(app.permission.rules)))
+    @kb.add("e", filter=choosing & ~searching
+            & Condition(lambda: bool(app.permission.rules)))
     def _edit_rule(event: KeyPressEvent) -> None:
         assert app.dialog is not None
         buffer = rule_buffer(app)
@@ -233,6 +244,27 @@ def _dialog_keys(app: TuiApp) -> KeyBindings:
         buffer.cursor_position = len(buffer.text)
         app.dialog.editing = True
         event.app.layout.focus(buffer)
+
+    return kb
+
+
+def _dialog_text_keys(app: TuiApp) -> KeyBindings:
+    """Backspace in a dialog's search (the typing itself is `_ignore`'s), ← → for a
+    setting beside the choices."""
+    kb = KeyBindings()
+    choosing = Condition(lambda: app.dialog is not None and not app.dialog.editing)
+    searching = Condition(lambda: app.dialog is not None and app.dialog.takes_text)
+
+    @kb.add("backspace", filter=choosing & searching)
+    def _backspace(event: KeyPressEvent) -> None:
+        assert app.dialog is not None
+        app.dialog.backspace()
+
+    @kb.add("left", filter=choosing)
+    @kb.add("right", filter=choosing)
+    def _adjust(event: KeyPressEvent) -> None:
+        assert app.dialog is not None
+        app.dialog.adjust(1 if event.key_sequence[0].key == Keys.Right else -1)
 
     return kb
 

@@ -95,7 +95,11 @@ class LiveTail:
             last = render.safe(thinking.strip().rsplit("\n", 1)[-1])[-(width - 16):]
             return renderer.ansi(render.note(" " * depth * 4 + f"✻ Thinking… {last}"))
         if piece is None:
-            return ""
+            group = self.app.view.live_group()  # Read/Grep/Glob calls held as one line
+            if group is None:
+                return ""
+            line, depth = group
+            return renderer.ansi(render.note(" " * depth * 4 + f"● {line}", "bold"))
         if piece.kind == "code":
             # Plain while it streams: highlighting costs ~1 ms a line per frame, and the
             # lines are highlighted once they are committed, a dozen at a time.

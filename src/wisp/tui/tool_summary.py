@@ -77,7 +77,7 @@ def checklist(todos: Any) -> Text | None:
 
 
 def _counted(name: str, data: JSON) -> Text | None:
-    line = _count_line(name, data)
+    line = count_line(name, data)
     if line is None:
         return None
     out = Text(line)
@@ -85,7 +85,7 @@ def _counted(name: str, data: JSON) -> Text | None:
     return out
 
 
-def _count_line(name: str, data: JSON) -> str | None:
+def count_line(name: str, data: JSON) -> str | None:
     if name == "Read" and isinstance(data.get("file"), dict):
         return _plural(int(data["file"].get("numLines") or 0), "Read", "line")
     if name == "Glob" and isinstance(data.get("numFiles"), int):

@@ -21,6 +21,7 @@ from rich.text import Text
 from wisp.engine import events as ev
 from wisp.tui import render, tool_summary
 from wisp.tui.stream_text import Piece, StreamingMarkdown
+from wisp.tui.tool_group import CallGroup, grouped
 
 JSON = dict[str, Any]
 BIG_OUTPUT_CHARS = 20_000  # a result this long is also saved whole to a file
@@ -48,13 +49,15 @@ class _Stream:
 
 
 class Collapsed:
-    """The last thing shown shortened (a tool result, a thinking block): ctrl+o shows it
-    whole."""
+    """The last thing shown shortened (a tool result, a thinking block, a group of calls
+    whose `detail` is each call with its result): ctrl+o shows it whole."""
 
-    __slots__ = ("indent", "is_error", "kind", "text")
+    __slots__ = ("detail", "indent", "is_error", "kind", "text")
 
-    def __init__(self, kind: str, text: str, is_error: bool, indent: int) -> None:
+    def __init__(self, kind: str, text: str, is_error: bool, indent: int,
+                 detail: Text | None = None) -> None:
         self.kind, self.text, self.is_error, self.indent = kind, text, is_error, indent
+        self.detail = detail
 
 
 class ConversationView:
@@ -74,6 +77,7 @@ class ConversationView:
         self.background: tuple[ev.TaskStarted, ...] = ()  # running in the background now
         self._background_ids: set[str] = set()
         self.verbose = False  # ctrl+o: thinking and results shown whole from now on
+        self.group: CallGroup | None = None  # Read/Grep/Glob calls not printed yet
 
     # EventSink ---------------------------------------------------------------------------
 
@@ -97,6 +101,7 @@ class ConversationView:
             self._note(f"⎿ {kind}: {event.description}", depth + 1)
         elif isinstance(event, ev.RunFinished):
             self.end_streams()
+            self.flush_group()
         else:
             self._status_event(event, depth)
 
@@ -201,10 +206,11 @@ class ConversationView:
     # Finished blocks ---------------------------------------------------------------------
 
     def show_block(self, block: JSON) -> None:
-        """A finished block of the main agent (a resumed conversation's history)."""
-        self._block(block, "", 0)
+        """A finished block of the main agent (a resumed conversation's history, whose
+        results are printed as they come: its calls are not grouped)."""
+        self._block(block, "", 0, group=False)
 
-    def _block(self, block: JSON, source: str, depth: int) -> None:
+    def _block(self, block: JSON, source: str, depth: int, group: bool = True) -> None:
         kind = block.get("type")
         stream = self.streams.pop(source, None)
         if kind == "text":
@@ -225,6 +231,9 @@ class ConversationView:
             call_id = str(block.get("id"))
             self.calls[call_id] = (name, tool_input if isinstance(tool_input, dict) else {},
                                    depth)
+            if group and grouped(name) and not self.verbose:
+                self._hold(call_id, name, self.calls[call_id][1], depth)
+                return
             self._print(render.tool_call_line(name, tool_input, depth * INDENT, self.cwd),
                         gap=True)
             self._last_call = call_id
@@ -235,19 +244,64 @@ class ConversationView:
         is_error = bool(block.get("is_error"))
         indent = depth * INDENT
         call_id = str(block.get("tool_use_id"))
+        if self.group is not None and self.group.finish(call_id, text, is_error, event.data):
+            self.calls.pop(call_id, None)
+            return
+        self.flush_group()  # before deciding whose header the result hangs under
         name, tool_input, _ = self.calls.pop(call_id, ("", {}, depth))
         if call_id != self._last_call and name:
             # Parallel calls: the result is hung under its own call, named again.
             self._print(render.tool_call_line(name, tool_input, indent, self.cwd), gap=True)
+        self._show_result(name, tool_input, event.data, text, is_error=is_error,
+                          indent=indent)
+
+    def _show_result(self, name: str, tool_input: JSON, data: Any, text: str, *,
+                     is_error: bool, indent: int) -> None:
         self.collapsed = Collapsed("result", text, is_error, indent)
         short = None if self.verbose else tool_summary.summary(
-            name, tool_input, event.data, text, is_error=is_error, cwd=self.cwd)
+            name, tool_input, data, text, is_error=is_error, cwd=self.cwd)
         if short is not None:
             self._print(render.under_call(short, indent))
             return
         full_path = self._whole_output(text)
         self._print(render.result_block(text, is_error, indent, full_path=full_path,
                                         expanded=self.verbose, width=self.screen.width()))
+
+    # Groups of looking-around calls (`wisp.tui.tool_group`) --------------------------
+
+    def _hold(self, call_id: str, name: str, tool_input: JSON, depth: int) -> None:
+        if self.group is not None and self.group.depth != depth:
+            self.flush_group()
+        self.group = self.group or CallGroup(depth)
+        self.group.add(call_id, name, tool_input)
+
+    def live_group(self) -> tuple[str, int] | None:
+        """The group not printed yet, for the live region: its line and depth."""
+        group = self.group
+        if group is None:
+            return None
+        return group.headline(running=not all(c.done for c in group.calls)), group.depth
+
+    def flush_group(self) -> None:
+        """Prints the held calls: one line for the group (each call, if one failed or is
+        still running: see `CallGroup.one_by_one`)."""
+        group, self.group = self.group, None
+        if group is None:
+            return
+        indent = group.depth * INDENT
+        if not group.one_by_one():
+            self._print(group.summary_line(indent), gap=True)
+            self.collapsed = Collapsed("group", "", False, indent,
+                                       group.detail(indent, self.cwd))
+            return
+        for call in group.calls:
+            self._print(render.tool_call_line(call.name, call.input, indent, self.cwd),
+                        gap=True)
+            if call.done:
+                self._show_result(call.name, call.input, call.data, call.text,
+                                  is_error=call.is_error, indent=indent)
+            else:
+                self._last_call = call.call_id  # its result comes later, hung under it
 
     def _whole_output(self, text: str) -> str | None:
         """Where a long result can be read whole: the file a tool saved its clipped output
@@ -275,6 +329,8 @@ class ConversationView:
         item = self.collapsed
         if item is None:
             self._print(render.note("(nothing to expand)"))
+        elif item.detail is not None:
+            self._print(item.detail)
         elif item.kind == "thinking":
             self._print(render.thinking_block(item.text, True, item.indent))
         else:
@@ -286,12 +342,14 @@ class ConversationView:
     def _print_pieces(self, pieces: list[Piece], depth: int) -> None:
         if not pieces:
             return
+        self.flush_group()
         self._last_call = None
         renderer = render.Renderer(self.screen.width(), self.env)
         self.screen.print("".join(("" if p.continued else "\n") + renderer.piece(
             p, depth * INDENT) for p in pieces))
 
     def _print(self, text: Text, gap: bool = False) -> None:
+        self.flush_group()  # what came before this is printed before it
         self._last_call = None
         ansi = render.Renderer(self.screen.width(), self.env).ansi(text)
         self.screen.print("\n" + ansi if gap else ansi)
