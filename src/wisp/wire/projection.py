@@ -144,7 +144,7 @@ class StreamJson:
         match event:
             case ev.ToolProgress() | ev.ThinkingProgress():
                 return progress_frame(event, sid, parent)
-            case ev.RefusalRetry() | ev.RefusalFinal():
+            case ev.Refused():
                 return refusal_frame(event, sid, parent)
             case ev.TurnDuration() | ev.StopHookSummary() if not self.internal_frames:
                 return None
