@@ -111,11 +111,11 @@ class Runtime:
         return self._mcp
 
     async def _elicit(self, server: str, params: JSON) -> JSON:
-        """A server asks the user something: the host answers (`mcp_elicit`, set by a
-        front end that has one), else it is declined, as the SDKs do without a handler."""
-        if self.mcp_elicit is None:
-            return {"action": "decline"}
-        return await self.mcp_elicit(server, params)
+        """A server asks the user something: hooks, then whoever `mcp_elicit` names (set
+        by a front end that has one) answer (`wisp.runtime.elicitation`)."""
+        from wisp.runtime.elicitation import elicit
+
+        return await elicit(self.ctx, self.mcp_elicit, server, params)
 
     def sandbox_status(self) -> JSON | None:
         """The OS sandbox in force for the model's commands (None: off)."""
