@@ -71,5 +71,5 @@ def _request(hook_input: dict[str, Any]) -> ElicitationRequest:
         request["requested_schema"] = hook_input["requested_schema"]
     for key in ("url", "elicitation_id"):
         if isinstance(hook_input.get(key), str):
-            request[key] = hook_input[key]  # type: ignore[literal-required]
+            request[key] = hook_input[key]
     return request

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
@@ -43,8 +43,9 @@ class ElicitDialog:
         url = params.get("url") if params.get("mode") == "url" else None
         schema = params.get("requestedSchema")
         fields: JSON = schema.get("properties") or {} if isinstance(schema, dict) else {}
-        lines = [Text(f"The MCP server {safe(server)} asks:", style="bold yellow"),
-                 Padding(Text(safe(str(params.get("message") or ""))), (0, 0, 0, 2))]
+        lines: list[RenderableType] = [
+            Text(f"The MCP server {safe(server)} asks:", style="bold yellow"),
+            Padding(Text(safe(str(params.get("message") or ""))), (0, 0, 0, 2))]
         if isinstance(url, str):
             lines.append(Padding(Text(safe(url), style="underline"), (0, 0, 0, 2)))
             choices = ["Yes, I'll open the link", "No (decline)"]
