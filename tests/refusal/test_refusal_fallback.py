@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from tests.refrun import Place, have_reference, kind, print_run
 from wisp.testing import ScriptedServer, reply
 from wisp.testing.reply import MessageReply, Served
 
@@ -118,3 +119,18 @@ def test_the_same_fallback_through_the_official_python_sdk(
     assert results == ["the answer", "still the fallback"]
     # the fallback serves the session from then on
     assert [r.body["model"] for r in server.requests if r.body][-1] == "claude-sonnet-5"
+
+
+@pytest.mark.skipif(not have_reference(), reason="the reference CLI is not installed")
+def test_the_reference_offline_does_not_fall_back(tmp_path: Path) -> None:
+    """What docs/protocol.md says wisp differs in: the reference, with --fallback-model and
+    a category, asks the same model again (its switch is behind server-side flags)."""
+    with ScriptedServer() as server:
+        server.script(refusal(), reply.text("the answer"))
+        code, _, frames = print_run(
+            "reference", Place(tmp_path, server), "-p", "do it", "--output-format",
+            "stream-json", "--verbose", "--model", "claude-opus-4-8", "--fallback-model",
+            "claude-sonnet-4-6")
+        models = [r.body["model"] for r in server.requests if r.body]
+    assert code == 0 and "system/model_refusal_fallback" not in [kind(f) for f in frames]
+    assert models == ["claude-opus-4-8", "claude-opus-4-8"]
