@@ -120,3 +120,17 @@ def test_the_official_python_sdk_answers_through_its_hook_callbacks(
     assert (url["mode"], url["url"], url["elicitation_id"]) == (
         "url", "https://example.test/login", "e-7")
     assert (url_result["mode"], url_result["elicitation_id"]) == ("url", "e-7")
+
+
+def test_a_url_elicitation_the_server_completes_is_reported(wisp, server):
+    """`notifications/elicitation/complete` from the server: `system/elicitation_complete`
+    (mcp_server_name, elicitation_id), as the reference reports it."""
+    server.script(reply.tool_use("mcp__elicit__login", {}), reply.text("signed in"))
+    accept = {"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept"}}
+    run = wisp("-p", "go", "--output-format", "stream-json", "--verbose", "--mcp-config",
+               CONFIG, "--allowedTools", "mcp__elicit", "--settings",
+               json.dumps({"hooks": _hook("Elicitation", accept)}))
+    assert run.returncode == 0, run.stderr
+    assert _said(run.frames) == {"action": "accept"}
+    [done] = [f for f in run.frames if f.get("subtype") == "elicitation_complete"]
+    assert (done["mcp_server_name"], done["elicitation_id"]) == ("elicit", "e-7")

@@ -534,6 +534,19 @@ class Refused(_Event):
         _set(self, "facts", facts)
 
 
+class ElicitationComplete(_Event):
+    """An MCP server says a URL-mode elicitation the user was sent to is done."""
+
+    __slots__ = ("elicitation_id", "server")
+    kind: ClassVar[Literal["elicitation_complete"]] = "elicitation_complete"
+    server: str
+    elicitation_id: str
+
+    def __init__(self, server: str, elicitation_id: str) -> None:
+        _set(self, "server", server)
+        _set(self, "elicitation_id", elicitation_id)
+
+
 class RunFinished(_Event):
     """The end of one prompt's run, with how it ended and what it cost. `local_command`
     names the built-in slash command that ran instead of the model (`compact`)."""
@@ -559,7 +572,7 @@ Event = (BlockShown | StreamDelta | ToolResultReady | Interrupted | ApiErrorShow
          | TaskProgress
          | TaskFinished | TaskStep | TaskUpdated | TaskNotified | BackgroundTasksChanged
          | ToolProgress | ThinkingProgress | TurnDuration | StopHookSummary | Refused
-         | RunFinished)
+         | ElicitationComplete | RunFinished)
 
 
 class EventSink(Protocol):

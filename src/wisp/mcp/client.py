@@ -27,6 +27,8 @@ __all__ = ["JSON", "PROTOCOL", "McpAuthRequired", "McpError", "McpServer", "McpT
 JSON = dict[str, Any]
 # (server name, the elicitation's params) → the user's answer: {action, content?}
 Elicit = Callable[[str, JSON], Awaitable[JSON]]
+# (server name, elicitation id): the server says a URL-mode elicitation is done.
+ElicitDone = Callable[[str, str], None]
 PROTOCOL = "2025-06-18"
 # A server that pages its tool list forever must not hang the handshake.
 _MAX_LIST_PAGES = 50
@@ -80,6 +82,7 @@ class McpServer:
         self.auth_challenge: str | None = None  # a 401's WWW-Authenticate (wisp.mcp.oauth)
         # Asks the user what an `elicitation/create` wants (the hub's; None: decline).
         self.on_elicit: Elicit | None = None
+        self.on_elicit_done: ElicitDone | None = None
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak refs
 
@@ -177,8 +180,13 @@ class McpServer:
         return await self.on_elicit(self.name, params)
 
     def notified(self, method: str, params: Any) -> None:
-        """A notification from the server. Only a changed tool list matters to wisp."""
-        if method == "notifications/tools/list_changed" and self.status == "connected":
+        """A notification from the server: a changed tool list, or a URL-mode elicitation
+        the user finished (`notifications/elicitation/complete`)."""
+        done = params.get("elicitationId") if isinstance(params, dict) else None
+        if method == "notifications/elicitation/complete" and isinstance(done, str):
+            if self.on_elicit_done is not None:
+                self.on_elicit_done(self.name, done)
+        elif method == "notifications/tools/list_changed" and self.status == "connected":
             task = asyncio.ensure_future(self._relist())
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)

@@ -16,9 +16,9 @@ import asyncio
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from wisp.mcp.client import Elicit, McpServer
+from wisp.mcp.client import McpServer
 from wisp.mcp.config import build_server
 from wisp.mcp.sdk_bridge import SdkMcpServer, Send
 from wisp.permissions.rules import Rule
@@ -29,6 +29,14 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 
+
+class Elicitor(Protocol):
+    """Asks the user what a server's `elicitation/create` wants, and hears when a server
+    says a URL-mode one is done."""
+
+    async def __call__(self, server: str, params: JSON) -> JSON: ...
+
+    def completed(self, server: str, elicitation_id: str) -> None: ...
 
 class McpHub:
     def __init__(self, send: Send | None, cwd: Path | None = None,
@@ -42,8 +50,9 @@ class McpHub:
         self._lock = asyncio.Lock()
         self._configs: dict[str, JSON] = {}  # each server's config as given
         self._named: set[str] = set()  # servers an `mcp_set_servers` call named
-        # Who answers a server's elicitation (the SDK host); None: it is declined.
-        self.elicit: Elicit | None = None
+        # Who answers a server's elicitation and hears it is done (the runtime's
+        # `wisp.runtime.elicitation.Elicitor`); None: it is declined.
+        self.elicit: Elicitor | None = None
         self._oauth: OAuthFlows | None = None  # made when a host first authorizes
 
     def add_configured(self, entries: dict[str, JSON]) -> None:
@@ -65,6 +74,7 @@ class McpHub:
         self._configs[server.name] = _normalised(config)
         server.on_tools_changed = self._tools_changed
         server.on_elicit = self._ask
+        server.on_elicit_done = self._done
 
     async def set_servers(self, entries: dict[str, JSON]) -> JSON:
         """`mcp_set_servers`: the servers the host manages at run time (every SDK-hosted
@@ -120,6 +130,10 @@ class McpHub:
         if self.elicit is None:
             return {"action": "decline"}
         return await self.elicit(server, params)
+
+    def _done(self, server: str, elicitation_id: str) -> None:
+        if self.elicit is not None:
+            self.elicit.completed(server, elicitation_id)
 
     def _tools_changed(self) -> None:
         if self.on_tools_changed is not None:

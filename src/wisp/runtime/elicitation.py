@@ -9,14 +9,34 @@ it (a decline)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wisp.engine.context import RunContext
+from wisp.engine.events import ElicitationComplete
 from wisp.engine.hook_points import fire
+
+if TYPE_CHECKING:
+    from wisp.runtime.runtime import Runtime
 
 JSON = dict[str, Any]
 Asker = Callable[[str, JSON], Awaitable[JSON]]
 DECLINE: JSON = {"action": "decline"}
+
+
+class Elicitor:
+    """The runtime's answer to its MCP servers' questions (`wisp.mcp.hub.Elicitor`): asked
+    through whoever `runtime.mcp_elicit` names when the question comes (a front end sets it
+    after the servers start); a server's word that a URL-mode one is done goes out as
+    `system/elicitation_complete`, as the reference sends it."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    async def __call__(self, server: str, params: JSON) -> JSON:
+        return await elicit(self.runtime.ctx, self.runtime.mcp_elicit, server, params)
+
+    def completed(self, server: str, elicitation_id: str) -> None:
+        self.runtime.ctx.emit(ElicitationComplete(server, elicitation_id))
 
 
 async def elicit(ctx: RunContext, ask: Asker | None, server: str, params: JSON) -> JSON:

@@ -103,19 +103,13 @@ class Runtime:
         support (it costs start-up time)."""
         if self._mcp is None:
             from wisp.mcp.hub import McpHub
+            from wisp.runtime.elicitation import Elicitor
 
             self._mcp = McpHub(self._mcp_send, cwd=self.config.cwd, environ=self.env)
             self._mcp.add_configured(self._configured_mcp)
             self._mcp.on_tools_changed = self.tools_changed
-            self._mcp.elicit = self._elicit
+            self._mcp.elicit = Elicitor(self)
         return self._mcp
-
-    async def _elicit(self, server: str, params: JSON) -> JSON:
-        """A server asks the user something: hooks, then whoever `mcp_elicit` names (set
-        by a front end that has one) answer (`wisp.runtime.elicitation`)."""
-        from wisp.runtime.elicitation import elicit
-
-        return await elicit(self.ctx, self.mcp_elicit, server, params)
 
     def sandbox_status(self) -> JSON | None:
         """The OS sandbox in force for the model's commands (None: off)."""

@@ -142,7 +142,7 @@ class StreamJson:
 
         sid = self.session_id
         match event:
-            case ev.ToolProgress() | ev.ThinkingProgress():
+            case ev.ToolProgress() | ev.ThinkingProgress() | ev.ElicitationComplete():
                 return progress_frame(event, sid, parent)
             case ev.Refused():
                 return refusal_frame(event, sid, parent)

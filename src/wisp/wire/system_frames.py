@@ -11,6 +11,7 @@ from wisp.wire import frames
 if TYPE_CHECKING:
     from wisp.engine.events import (
         ConversationReset,
+        ElicitationComplete,
         LocalCommandOutput,
         Refused,
         StopHookSummary,
@@ -21,11 +22,16 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 
-def progress_frame(event: ToolProgress | ThinkingProgress, session_id: str,
-                   parent: str | None) -> JSON:
-    """A tool call still running (`tool_progress`), or thinking streamed so far
-    (`system/thinking_tokens`, as the reference sends it whatever the flags)."""
-    from wisp.engine.events import ThinkingProgress
+def progress_frame(event: ToolProgress | ThinkingProgress | ElicitationComplete,
+                   session_id: str, parent: str | None) -> JSON:
+    """A tool call still running (`tool_progress`), thinking streamed so far
+    (`system/thinking_tokens`, as the reference sends it whatever the flags), or a
+    URL-mode elicitation its MCP server says is done (`system/elicitation_complete`)."""
+    from wisp.engine.events import ElicitationComplete, ThinkingProgress
+
+    if isinstance(event, ElicitationComplete):
+        return frames.system("elicitation_complete", session_id,
+                             mcp_server_name=event.server, elicitation_id=event.elicitation_id)
 
     if isinstance(event, ThinkingProgress):
         return frames.system("thinking_tokens", session_id, estimated_tokens=event.estimated,
