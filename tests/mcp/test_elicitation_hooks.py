@@ -61,12 +61,12 @@ def test_a_result_hook_that_blocks_turns_the_answer_into_a_decline(wisp, server)
     assert _run(wisp, "who", hooks) == {"action": "decline", "data": None}
 
 
-def test_a_hook_for_another_server_is_not_asked_and_print_mode_declines(wisp, server):
+def test_a_hook_for_another_server_is_not_asked_and_print_mode_cancels(wisp, server):
     server.script(reply.tool_use("mcp__elicit__login", {}), reply.text("ok"))
     accept = {"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept"}}
     hooks = {"Elicitation": [{"matcher": "other", "hooks": [
         {"type": "command", "command": f"echo {shlex.quote(json.dumps(accept))}"}]}]}
-    assert _run(wisp, "login", hooks) == {"action": "decline"}
+    assert _run(wisp, "login", hooks) == {"action": "cancel"}
 
 
 def test_the_official_python_sdk_answers_through_its_hook_callbacks(
@@ -134,3 +134,30 @@ def test_a_url_elicitation_the_server_completes_is_reported(wisp, server):
     assert _said(run.frames) == {"action": "accept"}
     [done] = [f for f in run.frames if f.get("subtype") == "elicitation_complete"]
     assert (done["mcp_server_name"], done["elicitation_id"]) == ("elicit", "e-7")
+
+
+def test_an_official_python_sdk_host_without_a_hook_gets_a_cancel(
+        server: ScriptedServer, tmp_path: Path) -> None:
+    """The Python SDK answers the `elicitation` request with an error (it has no handler);
+    the server then gets `cancel`, as the reference gives it (measured)."""
+    sdk = pytest.importorskip("claude_agent_sdk", reason="bash scripts/install-sdk-deps")
+    from tests.sdk.conftest import sdk_env, wisp_executable
+
+    server.script(reply.tool_use("mcp__elicit__who", {}), reply.text("hi"))
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    opts = sdk.ClaudeAgentOptions(
+        cli_path=wisp_executable(tmp_path), cwd=str(work), env=sdk_env(server, home),
+        mcp_servers={"elicit": {"command": sys.executable, "args": [str(SERVER)]}},
+        allowed_tools=["mcp__elicit"])
+
+    async def ask() -> list[Any]:
+        return [m async for m in sdk.query(prompt="who am I", options=opts)]
+
+    messages = asyncio.run(asyncio.wait_for(ask(), 90))
+    [said] = [json.loads(b.content if isinstance(b.content, str) else b.content[0]["text"])
+              for m in messages if isinstance(m, sdk.UserMessage)
+              and isinstance(m.content, list)
+              for b in m.content if isinstance(b, sdk.ToolResultBlock)]
+    assert said == {"action": "cancel", "data": None}

@@ -150,7 +150,8 @@ class HostBridge:
 
     async def elicit(self, server: str, params: JSON) -> JSON:
         """Asks the host what an MCP server's `elicitation/create` wants; a host that
-        fails or answers nonsense declines, as the SDKs do without a handler."""
+        fails (the Python SDK has no handler) cancels, as the reference answers then; one that
+        answers nonsense declines."""
         request: Elicitation = {"subtype": "elicitation", "mcp_server_name": server,
                                 "message": str(params.get("message") or "")}
         if params.get("mode") == "url":
@@ -165,8 +166,8 @@ class HostBridge:
         self.state.begin_wait()
         try:
             answer = await self.requester.request(request)
-        except RequestFailed:
-            return {"action": "decline"}
+        except RequestFailed:  # a host with no handler: nobody answered (the reference's)
+            return {"action": "cancel"}
         finally:
             self.state.end_wait()
         action = answer.get("action")

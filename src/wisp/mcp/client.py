@@ -80,7 +80,7 @@ class McpServer:
         # Called when the server's tool list changed after the handshake.
         self.on_tools_changed: Callable[[], None] | None = None
         self.auth_challenge: str | None = None  # a 401's WWW-Authenticate (wisp.mcp.oauth)
-        # Asks the user what an `elicitation/create` wants (the hub's; None: decline).
+        # Asks the user what an `elicitation/create` wants (the hub's; None: cancel).
         self.on_elicit: Elicit | None = None
         self.on_elicit_done: ElicitDone | None = None
         self._ids = itertools.count(1)
@@ -136,7 +136,7 @@ class McpServer:
             {
                 "protocolVersion": PROTOCOL,
                 # Servers may ask the user mid-call (forms; URLs by `mode`).
-                "capabilities": {"elicitation": {}},
+                "capabilities": {"elicitation": {"form": {}, "url": {}}},
                 "clientInfo": {"name": "wisp", "version": __version__},
             },
             self.startup_timeout,
@@ -171,12 +171,12 @@ class McpServer:
         self.status, self.error, self.server_info, self.tools = "pending", None, None, []
 
     async def requested(self, method: str, params: Any) -> JSON | None:
-        """A request from the server: an elicitation goes to the user (declined when no
+        """A request from the server: an elicitation goes to the user (cancelled when no
         one can answer); anything else is not served (None)."""
         if method != "elicitation/create":
             return None
         if self.on_elicit is None or not isinstance(params, dict):
-            return {"action": "decline"}
+            return {"action": "cancel"}  # nobody to ask, as the reference answers
         return await self.on_elicit(self.name, params)
 
     def notified(self, method: str, params: Any) -> None:

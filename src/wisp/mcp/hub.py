@@ -51,7 +51,7 @@ class McpHub:
         self._configs: dict[str, JSON] = {}  # each server's config as given
         self._named: set[str] = set()  # servers an `mcp_set_servers` call named
         # Who answers a server's elicitation and hears it is done (the runtime's
-        # `wisp.runtime.elicitation.Elicitor`); None: it is declined.
+        # `wisp.runtime.elicitation.Elicitor`); None: it is cancelled.
         self.elicit: Elicitor | None = None
         self._oauth: OAuthFlows | None = None  # made when a host first authorizes
 
@@ -128,7 +128,7 @@ class McpHub:
 
     async def _ask(self, server: str, params: JSON) -> JSON:
         if self.elicit is None:
-            return {"action": "decline"}
+            return {"action": "cancel"}
         return await self.elicit(server, params)
 
     def _done(self, server: str, elicitation_id: str) -> None:

@@ -2,7 +2,8 @@
 handles it: `Elicitation` hooks (matched on the server's name) may answer first, or block
 (a decline); else whoever the front end names asks the user (the SDK host through an
 `elicitation` control request, the terminal UI through a dialog, `wisp.sdk`'s
-`on_elicitation`); with nobody to ask it is declined. `ElicitationResult` hooks then see
+`on_elicitation`); with nobody to ask it is cancelled (measured: the reference's answer
+in print mode and to an SDK host that has no handler). `ElicitationResult` hooks then see
 the answer and may change its action (keeping its content unless they give one) or block
 it (a decline)."""
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 Asker = Callable[[str, JSON], Awaitable[JSON]]
 DECLINE: JSON = {"action": "decline"}
+UNASKED: JSON = {"action": "cancel"}  # nobody to ask: the reference answers this
 
 
 class Elicitor:
@@ -51,7 +53,7 @@ async def elicit(ctx: RunContext, ask: Asker | None, server: str, params: JSON) 
                            if isinstance(params.get("requestedSchema"), dict) else {}))
     if hooked.blocked:
         return dict(DECLINE)
-    answer = hooked.elicitation or (await ask(server, params) if ask else dict(DECLINE))
+    answer = hooked.elicitation or (await ask(server, params) if ask else dict(UNASKED))
     checked = await fire(ctx, "ElicitationResult", target=server, mcp_server_name=server,
                          mode=mode, action=answer.get("action"),
                          content=answer.get("content"),
