@@ -31,7 +31,7 @@ def test_a_form_elicitation_reaches_the_host_and_its_answer_the_server(duplex, s
     assert asked["request"] == {
         "subtype": "elicitation", "mcp_server_name": "elicit", "message": "Who are you?",
         "mode": "form", "requested_schema": {"type": "object", "properties": {
-            "name": {"type": "string"}}, "required": ["name"]}}
+            "name": {"type": "string"}}, "required": ["name"]}, "property_order": ["name"]}
     proc.answer(asked, {"action": "accept", "content": {"name": "Ada"}})
     proc.wait_frame("result")
     assert proc.finish() == 0

@@ -163,6 +163,11 @@ class HostBridge:
         elif isinstance(params.get("requestedSchema"), dict):
             request["mode"] = "form"
             request["requested_schema"] = params["requestedSchema"]
+            # The fields' order as the server wrote them (the reference sends it: a host
+            # decoding JSON into an unordered map would lose it).
+            fields = params["requestedSchema"].get("properties")
+            if isinstance(fields, dict):
+                request["property_order"] = list(fields)
         self.state.begin_wait()
         try:
             answer = await self.requester.request(request)
