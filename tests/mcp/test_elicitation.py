@@ -37,7 +37,8 @@ def test_a_form_elicitation_reaches_the_host_and_its_answer_the_server(duplex, s
     assert proc.finish() == 0
     seen = _tool_answer(proc.frames)
     assert seen == {"answer": {"action": "accept", "content": {"name": "Ada"}},
-                    "declared": {"elicitation": {"form": {}, "url": {}}}}
+                    "declared": {"roots": {"listChanged": True},
+                                 "elicitation": {"form": {}, "url": {}}}}
 
 
 def test_a_url_elicitation_and_a_host_that_declines(duplex, server):

@@ -15,6 +15,7 @@ import itertools
 import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 from wisp import __version__
@@ -83,6 +84,8 @@ class McpServer:
         # Asks the user what an `elicitation/create` wants (the hub's; None: cancel).
         self.on_elicit: Elicit | None = None
         self.on_elicit_done: ElicitDone | None = None
+        # The folders the session works in, for `roots/list` (the hub's: cwd, added dirs).
+        self.roots: Callable[[], list[str]] | None = None
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak refs
 
@@ -136,7 +139,8 @@ class McpServer:
             {
                 "protocolVersion": PROTOCOL,
                 # Servers may ask the user mid-call (forms; URLs by `mode`).
-                "capabilities": {"elicitation": {"form": {}, "url": {}}},
+                "capabilities": {"roots": {"listChanged": True},
+                                 "elicitation": {"form": {}, "url": {}}},
                 "clientInfo": {"name": "wisp", "version": __version__},
             },
             self.startup_timeout,
@@ -171,8 +175,12 @@ class McpServer:
         self.status, self.error, self.server_info, self.tools = "pending", None, None, []
 
     async def requested(self, method: str, params: Any) -> JSON | None:
-        """A request from the server: an elicitation goes to the user (cancelled when no
-        one can answer); anything else is not served (None)."""
+        """A request from the server: its roots (the session's folders, as the reference
+        lists them: a `file://` uri each), or an elicitation, which goes to the user
+        (cancelled when no one can answer); anything else is not served (None)."""
+        if method == "roots/list":
+            folders = self.roots() if self.roots is not None else []
+            return {"roots": [{"uri": Path(folder).as_uri()} for folder in folders]}
         if method != "elicitation/create":
             return None
         if self.on_elicit is None or not isinstance(params, dict):

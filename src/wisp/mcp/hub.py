@@ -13,6 +13,7 @@ start-up and the initialize answer stay fast.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -53,6 +54,8 @@ class McpHub:
         # Who answers a server's elicitation and hears it is done (the runtime's
         # `wisp.runtime.elicitation.Elicitor`); None: it is cancelled.
         self.elicit: Elicitor | None = None
+        # The session's folders (cwd first, then added ones), which servers ask for.
+        self.roots: Callable[[], list[str]] = lambda: [str(Path(cwd or ".").resolve())]
         self._oauth: OAuthFlows | None = None  # made when a host first authorizes
 
     def add_configured(self, entries: dict[str, JSON]) -> None:
@@ -75,6 +78,7 @@ class McpHub:
         server.on_tools_changed = self._tools_changed
         server.on_elicit = self._ask
         server.on_elicit_done = self._done
+        server.roots = self._roots  # late: the runtime names its folders after this
 
     async def set_servers(self, entries: dict[str, JSON]) -> JSON:
         """`mcp_set_servers`: the servers the host manages at run time (every SDK-hosted
@@ -130,6 +134,17 @@ class McpHub:
         if self.elicit is None:
             return {"action": "cancel"}
         return await self.elicit(server, params)
+
+    async def roots_changed(self) -> None:
+        """Tells the connected servers the folders changed (they may ask again)."""
+        for server in list(self.servers.values()):
+            if server.status == "connected":
+                with contextlib.suppress(Exception):  # a server gone away is no error here
+                    await server.send_notification(
+                        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+
+    def _roots(self) -> list[str]:
+        return self.roots()
 
     def _done(self, server: str, elicitation_id: str) -> None:
         if self.elicit is not None:

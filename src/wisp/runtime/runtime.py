@@ -109,6 +109,7 @@ class Runtime:
             self._mcp.add_configured(self._configured_mcp)
             self._mcp.on_tools_changed = self.tools_changed
             self._mcp.elicit = Elicitor(self)
+            self._mcp.roots = self.session.policy.working_dirs
         return self._mcp
 
     def sandbox_status(self) -> JSON | None:
