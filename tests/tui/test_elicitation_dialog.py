@@ -79,3 +79,4 @@ def test_a_url_request_shows_the_link(tui: TuiSetup) -> None:
     term.keys("1")
     term.wait_for("all done")
     assert _said(tui) == {"action": "accept"}
+    assert "elicit: e-7 is done" in term.scrollback()  # the server said the sign-in ended

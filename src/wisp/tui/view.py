@@ -113,6 +113,8 @@ class ConversationView:
         elif isinstance(event, ev.ModelFallback):
             self._note(f"⚠ {event.original} unavailable ({event.reason}): using "
                        f"{event.fallback}", depth, "yellow")
+        elif isinstance(event, ev.ElicitationComplete):  # the user finished at the link
+            self._note(f"⎿ {event.server}: {event.elicitation_id} is done", depth)
         elif isinstance(event, ev.Refused) and event.step == "fallback":
             # The refused answer above stays on screen (scrollback cannot be unwritten):
             # say it was withdrawn and who answers now.
