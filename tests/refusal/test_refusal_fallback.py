@@ -134,3 +134,17 @@ def test_the_reference_offline_does_not_fall_back(tmp_path: Path) -> None:
         models = [r.body["model"] for r in server.requests if r.body]
     assert code == 0 and "system/model_refusal_fallback" not in [kind(f) for f in frames]
     assert models == ["claude-opus-4-8", "claude-opus-4-8"]
+
+
+def test_in_a_subagent_only_the_subagent_switches(wisp, server):
+    server.script(reply.tool_use("Task", {"description": "look", "prompt": "look around",
+                                          "subagent_type": "general-purpose"}),
+                  refusal(), reply.text("the subagent's answer"), reply.text("all done"))
+    run = wisp("-p", "do it", "--output-format", "stream-json", "--verbose",
+               "--model", "claude-opus-5-5", "--fallback-model", "claude-sonnet-5")
+    assert run.returncode == 0, run.stderr
+    assert [r.body["model"] for r in server.requests if r.body] == [
+        "claude-opus-5-5", "claude-opus-5-5", "claude-sonnet-5", "claude-opus-5-5"]
+    [switch] = [f for f in run.frames if f.get("subtype") == "model_refusal_fallback"]
+    assert switch["scope"] == "local" and "unchanged" in switch["content"]
+    assert run.frames[-1]["result"] == "all done"

@@ -117,13 +117,18 @@ def fallback_for(ctx: RunContext, already: bool) -> str | None:
 def fall_back(ctx: RunContext, fallback: str, completed: Completed,
               prompt_uuid: str | None) -> None:
     """Retracts the refused message (the caller keeps it out of the conversation; what was
-    streamed of it is named by its frames' uuids) and hands the session to `fallback`."""
+    streamed of it is named by its frames' uuids) and hands the session to `fallback`. In
+    a subagent only the subagent switches (`scope: "local"`, as the reference's)."""
     original = ctx.session.model
+    local = ctx.agent_id is not None
     content = (f"{display_name(original)}'s safeguards stopped the response above \u00b7 "
-               f"{display_name(fallback)} answers instead for the rest of this session")
+               f"{display_name(fallback)} answers instead "
+               + ("(your session model is unchanged)" if local else
+                  "for the rest of this session"))
     ctx.session.model = fallback
     ctx.emit(Refused("fallback", {"model": original, "fallback": fallback,
                                   "request_id": completed.request_id,
                                   "retracted": list(completed.block_uuids),
                                   "prompt_uuid": prompt_uuid, "content": content,
+                                  "scope": "local" if local else "session",
                                   **stop_details(completed.message)}))

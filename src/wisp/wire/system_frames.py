@@ -59,7 +59,7 @@ def refusal_frame(event: Refused, session_id: str, parent: str | None) -> JSON:
                              original_model=facts["model"], request_id=facts["request_id"],
                              **reported, content="")
     return frames.system("model_refusal_fallback", session_id, trigger="refusal",
-                         direction="retry", scope="session", original_model=facts["model"],
+                         direction="retry", scope=facts["scope"], original_model=facts["model"],
                          fallback_model=facts["fallback"], request_id=facts["request_id"],
                          retracted_message_uuids=facts["retracted"], **reported,
                          content=facts["content"], level="warning")
