@@ -89,6 +89,21 @@ def test_the_lists_for_initialize_and_init(place: tuple[Path, Path]) -> None:
     assert names(cwd, config) == ["compact", "greet", "mine", "clear"]
 
 
+@pytest.mark.parametrize("sources", [("user",), ("project",), ("user", "project")])
+def test_the_settings_sources_decide_whose_commands_count(
+        place: tuple[Path, Path], sources: tuple[str, ...]) -> None:
+    """As the reference: `--setting-sources user` leaves the project's commands out (the
+    official SDK's e2e test_setting_sources_user_only checks system/init for it)."""
+    from wisp.project.context import ProjectContext
+
+    cwd, config = place
+    project = ProjectContext(cwd, config, sources, (), ())
+    listed = names(cwd, config, project)
+    assert ("greet" in listed, "mine" in listed) == ("project" in sources, "user" in sources)
+    expanded = expand_prompt("/greet Ada", cwd, config, project)
+    assert (expanded != "/greet Ada") is ("project" in sources)
+
+
 # The runtime ---------------------------------------------------------------------------
 
 

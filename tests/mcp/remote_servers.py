@@ -100,7 +100,7 @@ def scripted_http_app() -> App:
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-type", b"text/event-stream")]})
         for data in (b'{"jsonrpc":"2.0","id":"srv-1","method":"ping"}',
-                     b'{"jsonrpc":"2.0","id":"srv-2","method":"roots/list"}',
+                     b'{"jsonrpc":"2.0","id":"srv-2","method":"sampling/createMessage"}',
                      b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}',
                      reply):
             await send({"type": "http.response.body", "body": b"event: message\ndata: "

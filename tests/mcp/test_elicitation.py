@@ -1,7 +1,8 @@
 """An MCP server asks the user mid-call (`elicitation/create`): wisp declares the
 capability, asks its host with an `elicitation` control request (a form with its schema,
 or a URL), and hands the server the host's answer; with no host to ask (print mode), the
-answer is a decline, as the SDKs' is without a handler."""
+answer is a cancel, as the reference's (measured: print mode, and an official Python SDK
+host, which has no handler)."""
 
 from __future__ import annotations
 
@@ -30,13 +31,14 @@ def test_a_form_elicitation_reaches_the_host_and_its_answer_the_server(duplex, s
     assert asked["request"] == {
         "subtype": "elicitation", "mcp_server_name": "elicit", "message": "Who are you?",
         "mode": "form", "requested_schema": {"type": "object", "properties": {
-            "name": {"type": "string"}}, "required": ["name"]}}
+            "name": {"type": "string"}}, "required": ["name"]}, "property_order": ["name"]}
     proc.answer(asked, {"action": "accept", "content": {"name": "Ada"}})
     proc.wait_frame("result")
     assert proc.finish() == 0
     seen = _tool_answer(proc.frames)
     assert seen == {"answer": {"action": "accept", "content": {"name": "Ada"}},
-                    "declared": {"elicitation": {}}}
+                    "declared": {"roots": {"listChanged": True},
+                                 "elicitation": {"form": {}, "url": {}}}}
 
 
 def test_a_url_elicitation_and_a_host_that_declines(duplex, server):
@@ -53,9 +55,9 @@ def test_a_url_elicitation_and_a_host_that_declines(duplex, server):
     assert _tool_answer(proc.frames)["answer"] == {"action": "decline"}
 
 
-def test_with_no_host_the_elicitation_is_declined(wisp, server):
+def test_with_no_host_the_elicitation_is_cancelled(wisp, server):
     server.script(reply.tool_use("mcp__elicit__ask", {}), reply.text("ok"))
     run = wisp("-p", "who", "--output-format", "stream-json", "--verbose",
                "--mcp-config", CONFIG, "--allowedTools", "mcp__elicit")
     assert run.returncode == 0, run.stderr
-    assert _tool_answer(run.frames)["answer"] == {"action": "decline"}
+    assert _tool_answer(run.frames)["answer"] == {"action": "cancel"}

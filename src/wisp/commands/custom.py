@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -72,13 +72,17 @@ class CustomCommand:
 
 
 def load_commands(cwd: Path, config_dir: Path,
-                  plugin_roots: Sequence[tuple[str, Path]] = ()) -> dict[str, CustomCommand]:
-    """Every command from the user's and the project's folders, by name, sorted. A project
-    command replaces a user command of the same name: the project knows its own needs.
-    `plugin_roots` are (plugin name, folder): their commands are `/<plugin>:<name>`."""
+                  plugin_roots: Sequence[tuple[str, Path]] = (),
+                  sources: Collection[str] = ("user", "project")) -> dict[str, CustomCommand]:
+    """Every command from the user's and the project's folders (those of `sources`, the
+    settings sources the session loads), by name, sorted. A project command replaces a
+    user command of the same name: the project knows its own needs. `plugin_roots` are
+    (plugin name, folder): their commands are `/<plugin>:<name>`."""
     found: dict[str, CustomCommand] = {}
     roots: list[tuple[Source, Path, str]] = [
-        ("user", config_dir / "commands", ""), ("project", cwd / ".claude" / "commands", "")]
+        root for root in (("user", config_dir / "commands", ""),
+                          ("project", cwd / ".claude" / "commands", ""))
+        if root[0] in sources]
     roots += [("plugin", folder, f"{plugin}:") for plugin, folder in plugin_roots]
     for source, root, prefix in roots:  # user first, so project commands overwrite them
         for name, path in _command_files(root):

@@ -90,7 +90,10 @@ def commands_of(cwd: Path, config_dir: Path, project: ProjectContext | None = No
         return {}
     from wisp.commands.custom import load_commands
 
-    return load_commands(cwd, config_dir, plugins)
+    # Without a project context (a bare helper call) both folders count, as with every
+    # settings source loaded.
+    return load_commands(cwd, config_dir, plugins,
+                         project.sources if project is not None else ("user", "project"))
 
 
 def expand_prompt(content: str | list[JSON], cwd: Path, config_dir: Path,

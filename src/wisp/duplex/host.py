@@ -150,7 +150,8 @@ class HostBridge:
 
     async def elicit(self, server: str, params: JSON) -> JSON:
         """Asks the host what an MCP server's `elicitation/create` wants; a host that
-        fails or answers nonsense declines, as the SDKs do without a handler."""
+        fails (the Python SDK has no handler) cancels, as the reference answers then; one that
+        answers nonsense declines."""
         request: Elicitation = {"subtype": "elicitation", "mcp_server_name": server,
                                 "message": str(params.get("message") or "")}
         if params.get("mode") == "url":
@@ -162,11 +163,16 @@ class HostBridge:
         elif isinstance(params.get("requestedSchema"), dict):
             request["mode"] = "form"
             request["requested_schema"] = params["requestedSchema"]
+            # The fields' order as the server wrote them (the reference sends it: a host
+            # decoding JSON into an unordered map would lose it).
+            fields = params["requestedSchema"].get("properties")
+            if isinstance(fields, dict):
+                request["property_order"] = list(fields)
         self.state.begin_wait()
         try:
             answer = await self.requester.request(request)
-        except RequestFailed:
-            return {"action": "decline"}
+        except RequestFailed:  # a host with no handler: nobody answered (the reference's)
+            return {"action": "cancel"}
         finally:
             self.state.end_wait()
         action = answer.get("action")

@@ -105,7 +105,7 @@ class Workspace:
         return True
 
     async def register_repo_root(self, request: h.RegisterRepoRoot) -> JSON:
-        directory = self._add_root(request["directory"])
+        directory = await self._add_root(request["directory"])
         if request.get("reload_skills") or request.get("reload_plugins"):
             from wisp.runtime.project import reload_skills
 
@@ -116,16 +116,18 @@ class Workspace:
 
     async def add_directory(self, request: h.AddDirectory) -> JSON:
         raw = request.get("path", request.get("directory"))
-        return {"directory": str(self._add_root(str(raw)))}
+        return {"directory": str(await self._add_root(str(raw)))}
 
-    def _add_root(self, raw: str) -> Path:
-        """A working folder more: tools may read and write there as in the cwd."""
+    async def _add_root(self, raw: str) -> Path:
+        """A working folder more: tools may read and write there as in the cwd, and MCP
+        servers, which may list the session's roots, are told (`roots` declared so)."""
         directory = self._resolve(raw)
         if not directory.is_dir():
             raise ControlError(f"Not a directory: {raw}", "not_a_directory")
         extra = self.server.session.policy.extra_dirs
         if directory not in [d.resolve() for d in extra]:
             extra.append(directory)
+            await self.server.runtime.mcp.roots_changed()
         return directory
 
     def _resolve(self, raw: str) -> Path:

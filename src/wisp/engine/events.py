@@ -519,33 +519,32 @@ class StopHookSummary(_Event):
         _set(self, "duration_ms", duration_ms)
 
 
-class RefusalRetry(_Event):
-    """The model refused; the note the model reads before its one retry (`text`), naming
-    the refused message."""
+class Refused(_Event):
+    """The model refused (`wisp.engine.refusal`). `step` says what follows: "retry" (the
+    same model again, after a note), "fallback" (another model, the refused message
+    retracted) or "final" (the run ends); `facts` what is reported of it."""
 
-    __slots__ = ("refused_message_id", "text")
-    kind: ClassVar[Literal["refusal_retry"]] = "refusal_retry"
-    text: str
-    refused_message_id: str | None
+    __slots__ = ("facts", "step")
+    kind: ClassVar[Literal["refused"]] = "refused"
+    step: Literal["retry", "fallback", "final"]
+    facts: JSON
 
-    def __init__(self, text: str, refused_message_id: str | None) -> None:
-        _set(self, "text", text)
-        _set(self, "refused_message_id", refused_message_id)
+    def __init__(self, step: Literal["retry", "fallback", "final"], facts: JSON) -> None:
+        _set(self, "step", step)
+        _set(self, "facts", facts)
 
 
-class RefusalFinal(_Event):
-    """The model refused again after its retry, and no other model is tried."""
+class ElicitationComplete(_Event):
+    """An MCP server says a URL-mode elicitation the user was sent to is done."""
 
-    __slots__ = ("model", "prompt_uuid", "request_id")
-    kind: ClassVar[Literal["refusal_final"]] = "refusal_final"
-    model: str
-    request_id: str | None
-    prompt_uuid: str | None
+    __slots__ = ("elicitation_id", "server")
+    kind: ClassVar[Literal["elicitation_complete"]] = "elicitation_complete"
+    server: str
+    elicitation_id: str
 
-    def __init__(self, model: str, request_id: str | None, prompt_uuid: str | None) -> None:
-        _set(self, "model", model)
-        _set(self, "request_id", request_id)
-        _set(self, "prompt_uuid", prompt_uuid)
+    def __init__(self, server: str, elicitation_id: str) -> None:
+        _set(self, "server", server)
+        _set(self, "elicitation_id", elicitation_id)
 
 
 class RunFinished(_Event):
@@ -572,8 +571,8 @@ Event = (BlockShown | StreamDelta | ToolResultReady | Interrupted | ApiErrorShow
          | ConversationReset | LocalCommandOutput | HookEvent | Informational | TaskStarted
          | TaskProgress
          | TaskFinished | TaskStep | TaskUpdated | TaskNotified | BackgroundTasksChanged
-         | ToolProgress | ThinkingProgress | TurnDuration | StopHookSummary | RefusalRetry
-         | RefusalFinal | RunFinished)
+         | ToolProgress | ThinkingProgress | TurnDuration | StopHookSummary | Refused
+         | ElicitationComplete | RunFinished)
 
 
 class EventSink(Protocol):

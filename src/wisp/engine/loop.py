@@ -47,6 +47,7 @@ from wisp.engine.outcome import (
     run_stats,
 )
 from wisp.engine.plan_mode import PLAN_TOOL, in_plan_mode, plan_note, plan_path
+from wisp.engine.refusal import Refusals
 from wisp.engine.session import append_user
 from wisp.engine.structured import StructuredRun
 from wisp.engine.tool_calls import ToolRunState, run_one
@@ -127,8 +128,7 @@ class AgentLoop:
         self.raw_tool_inputs: dict[str, str] = {}
         self.finished: RunFinished | None = None
         self.origin: JSON | None = None
-        self.prompt_uuid: str | None = None
-        self.refusal_retried = False  # a refusal in this turn was retried once already
+        self.refusals = Refusals()
 
     async def run(self, prompt: str | list[JSON], uuid: str | None = None, *,
                   origin: JSON | None = None) -> Outcome:
@@ -137,8 +137,7 @@ class AgentLoop:
         says what prompted a run no user did (a task's notification: no UserPromptSubmit
         hooks, and its result carries it)."""
         self.origin = origin
-        self.prompt_uuid = uuid
-        self.refusal_retried = False
+        self.refusals = Refusals(uuid)
         self.tools.denials = self.state.denials
         self.ctx.run_usage = UsageLedger()
         self.ctx.session.abort.clear()
@@ -159,20 +158,6 @@ class AgentLoop:
         self.finished = RunFinished(outcome, stats, origin=origin)
         self.ctx.emit(self.finished)
         return outcome
-
-    def _refused(self, message: JSON, request_id: str | None) -> Outcome | None:
-        """One retry per turn after a refusal, then the reference's error
-        (`wisp.engine.refusal`)."""
-        from wisp.engine.refusal import refused_again, refused_once
-
-        message_id = message.get("id")
-        if not self.refusal_retried:
-            self.refusal_retried = True
-            refused_once(self.ctx, message_id if isinstance(message_id, str) else None)
-            return None
-        return refused_again(self.ctx, request_id,
-                             message_id if isinstance(message_id, str) else None,
-                             self.prompt_uuid)
 
     def _turn_duration(self, started: float) -> None:
         tasks = self.ctx.tasks
@@ -248,12 +233,14 @@ class AgentLoop:
                 state.api_ms += (time.monotonic() - started) * 1000
             message = completed.message
             ctx.session.last_usage = message.get("usage") or {}
+            state.stop_reason = message.get("stop_reason")
+            if state.stop_reason == "refusal" and self.refusals.fell_back(ctx, completed):
+                continue  # retracted: the fallback model answers the same request
             ctx.session.add_assistant(message, request_id=completed.request_id,
                                       block_uuids=completed.block_uuids)
             self.raw_tool_inputs = completed.raw_tool_inputs
-            state.stop_reason = message.get("stop_reason")
             if state.stop_reason == "refusal":
-                refused = self._refused(message, completed.request_id)
+                refused = self.refusals.refused(ctx, completed)
                 if refused is not None:
                     return refused
                 continue

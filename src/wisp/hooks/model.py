@@ -13,7 +13,7 @@ JSON = dict[str, Any]
 HookEvent = Literal[
     "PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop",
     "SubagentStart", "SubagentStop", "PreCompact", "SessionStart", "SessionEnd",
-    "Notification", "PermissionRequest",
+    "Notification", "PermissionRequest", "Elicitation", "ElicitationResult",
 ]
 EVENTS: tuple[HookEvent, ...] = get_args(HookEvent)
 # `hookSpecificOutput.permissionDecision`, strongest first when several hooks answer.
@@ -111,6 +111,9 @@ class HookOutcome:
     # Each hook that ran ({command, duration_ms}) and each failure: a Stop hook summary.
     ran: list[JSON] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # Elicitation / ElicitationResult: the answer a hook gave the MCP server ({action,
+    # content}); a "cancel" from any hook wins, else the last hook that answered.
+    elicitation: JSON | None = None
 
     def merge(self, output: JSON, event: str) -> None:
         if output.get("continue") is False:
@@ -149,6 +152,12 @@ class HookOutcome:
             self.additional_context.append(context)
         if "updatedToolOutput" in specific:
             self.updated_output = specific["updatedToolOutput"]
+        if (specific.get("hookEventName") == event and event.startswith("Elicitation")
+                and specific.get("action") in ("accept", "decline", "cancel")
+                and (self.elicitation or {}).get("action") != "cancel"):
+            self.elicitation = {"action": specific["action"], **(
+                {"content": specific["content"]} if isinstance(specific.get("content"), dict)
+                else {})}
 
     def _decide(self, decision: Any, reason: Any) -> None:
         """A permission decision counts when it is stronger than the one held."""

@@ -15,6 +15,7 @@ import itertools
 import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar
 
 from wisp import __version__
@@ -27,6 +28,8 @@ __all__ = ["JSON", "PROTOCOL", "McpAuthRequired", "McpError", "McpServer", "McpT
 JSON = dict[str, Any]
 # (server name, the elicitation's params) → the user's answer: {action, content?}
 Elicit = Callable[[str, JSON], Awaitable[JSON]]
+# (server name, elicitation id): the server says a URL-mode elicitation is done.
+ElicitDone = Callable[[str, str], None]
 PROTOCOL = "2025-06-18"
 # A server that pages its tool list forever must not hang the handshake.
 _MAX_LIST_PAGES = 50
@@ -78,8 +81,11 @@ class McpServer:
         # Called when the server's tool list changed after the handshake.
         self.on_tools_changed: Callable[[], None] | None = None
         self.auth_challenge: str | None = None  # a 401's WWW-Authenticate (wisp.mcp.oauth)
-        # Asks the user what an `elicitation/create` wants (the hub's; None: decline).
+        # Asks the user what an `elicitation/create` wants (the hub's; None: cancel).
         self.on_elicit: Elicit | None = None
+        self.on_elicit_done: ElicitDone | None = None
+        # The folders the session works in, for `roots/list` (the hub's: cwd, added dirs).
+        self.roots: Callable[[], list[str]] | None = None
         self._ids = itertools.count(1)
         self._tasks: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak refs
 
@@ -133,7 +139,8 @@ class McpServer:
             {
                 "protocolVersion": PROTOCOL,
                 # Servers may ask the user mid-call (forms; URLs by `mode`).
-                "capabilities": {"elicitation": {}},
+                "capabilities": {"roots": {"listChanged": True},
+                                 "elicitation": {"form": {}, "url": {}}},
                 "clientInfo": {"name": "wisp", "version": __version__},
             },
             self.startup_timeout,
@@ -168,17 +175,26 @@ class McpServer:
         self.status, self.error, self.server_info, self.tools = "pending", None, None, []
 
     async def requested(self, method: str, params: Any) -> JSON | None:
-        """A request from the server: an elicitation goes to the user (declined when no
-        one can answer); anything else is not served (None)."""
+        """A request from the server: its roots (the session's folders, as the reference
+        lists them: a `file://` uri each), or an elicitation, which goes to the user
+        (cancelled when no one can answer); anything else is not served (None)."""
+        if method == "roots/list":
+            folders = self.roots() if self.roots is not None else []
+            return {"roots": [{"uri": Path(folder).as_uri()} for folder in folders]}
         if method != "elicitation/create":
             return None
         if self.on_elicit is None or not isinstance(params, dict):
-            return {"action": "decline"}
+            return {"action": "cancel"}  # nobody to ask, as the reference answers
         return await self.on_elicit(self.name, params)
 
     def notified(self, method: str, params: Any) -> None:
-        """A notification from the server. Only a changed tool list matters to wisp."""
-        if method == "notifications/tools/list_changed" and self.status == "connected":
+        """A notification from the server: a changed tool list, or a URL-mode elicitation
+        the user finished (`notifications/elicitation/complete`)."""
+        done = params.get("elicitationId") if isinstance(params, dict) else None
+        if method == "notifications/elicitation/complete" and isinstance(done, str):
+            if self.on_elicit_done is not None:
+                self.on_elicit_done(self.name, done)
+        elif method == "notifications/tools/list_changed" and self.status == "connected":
             task = asyncio.ensure_future(self._relist())
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)

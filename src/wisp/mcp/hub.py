@@ -13,12 +13,13 @@ start-up and the initialize answer stay fast.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from wisp.mcp.client import Elicit, McpServer
+from wisp.mcp.client import McpServer
 from wisp.mcp.config import build_server
 from wisp.mcp.sdk_bridge import SdkMcpServer, Send
 from wisp.permissions.rules import Rule
@@ -29,6 +30,14 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 
+
+class Elicitor(Protocol):
+    """Asks the user what a server's `elicitation/create` wants, and hears when a server
+    says a URL-mode one is done."""
+
+    async def __call__(self, server: str, params: JSON) -> JSON: ...
+
+    def completed(self, server: str, elicitation_id: str) -> None: ...
 
 class McpHub:
     def __init__(self, send: Send | None, cwd: Path | None = None,
@@ -42,8 +51,11 @@ class McpHub:
         self._lock = asyncio.Lock()
         self._configs: dict[str, JSON] = {}  # each server's config as given
         self._named: set[str] = set()  # servers an `mcp_set_servers` call named
-        # Who answers a server's elicitation (the SDK host); None: it is declined.
-        self.elicit: Elicit | None = None
+        # Who answers a server's elicitation and hears it is done (the runtime's
+        # `wisp.runtime.elicitation.Elicitor`); None: it is cancelled.
+        self.elicit: Elicitor | None = None
+        # The session's folders (cwd first, then added ones), which servers ask for.
+        self.roots: Callable[[], list[str]] = lambda: [str(Path(cwd or ".").resolve())]
         self._oauth: OAuthFlows | None = None  # made when a host first authorizes
 
     def add_configured(self, entries: dict[str, JSON]) -> None:
@@ -65,6 +77,8 @@ class McpHub:
         self._configs[server.name] = _normalised(config)
         server.on_tools_changed = self._tools_changed
         server.on_elicit = self._ask
+        server.on_elicit_done = self._done
+        server.roots = self._roots  # late: the runtime names its folders after this
 
     async def set_servers(self, entries: dict[str, JSON]) -> JSON:
         """`mcp_set_servers`: the servers the host manages at run time (every SDK-hosted
@@ -118,8 +132,23 @@ class McpHub:
 
     async def _ask(self, server: str, params: JSON) -> JSON:
         if self.elicit is None:
-            return {"action": "decline"}
+            return {"action": "cancel"}
         return await self.elicit(server, params)
+
+    async def roots_changed(self) -> None:
+        """Tells the connected servers the folders changed (they may ask again)."""
+        for server in list(self.servers.values()):
+            if server.status == "connected":
+                with contextlib.suppress(Exception):  # a server gone away is no error here
+                    await server.send_notification(
+                        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+
+    def _roots(self) -> list[str]:
+        return self.roots()
+
+    def _done(self, server: str, elicitation_id: str) -> None:
+        if self.elicit is not None:
+            self.elicit.completed(server, elicitation_id)
 
     def _tools_changed(self) -> None:
         if self.on_tools_changed is not None:

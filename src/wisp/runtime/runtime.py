@@ -103,19 +103,14 @@ class Runtime:
         support (it costs start-up time)."""
         if self._mcp is None:
             from wisp.mcp.hub import McpHub
+            from wisp.runtime.elicitation import Elicitor
 
             self._mcp = McpHub(self._mcp_send, cwd=self.config.cwd, environ=self.env)
             self._mcp.add_configured(self._configured_mcp)
             self._mcp.on_tools_changed = self.tools_changed
-            self._mcp.elicit = self._elicit
+            self._mcp.elicit = Elicitor(self)
+            self._mcp.roots = self.session.policy.working_dirs
         return self._mcp
-
-    async def _elicit(self, server: str, params: JSON) -> JSON:
-        """A server asks the user something: the host answers (`mcp_elicit`, set by a
-        front end that has one), else it is declined, as the SDKs do without a handler."""
-        if self.mcp_elicit is None:
-            return {"action": "decline"}
-        return await self.mcp_elicit(server, params)
 
     def sandbox_status(self) -> JSON | None:
         """The OS sandbox in force for the model's commands (None: off)."""

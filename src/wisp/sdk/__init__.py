@@ -12,6 +12,11 @@ from wisp import __version__
 from wisp.sdk.client import (
     ClaudeSDKClient,
 )
+from wisp.sdk.elicitation import (
+    ElicitationAnswer,
+    ElicitationRequest,
+    elicitation_hooks,
+)
 from wisp.sdk.errors import (
     ClaudeSDKError,
     CLIConnectionError,
@@ -206,7 +211,9 @@ __all__ = [
     "CwdChangedHookSpecificOutput",
     "DeferredToolUse",
     "EffortLevel",
+    "ElicitationAnswer",
     "ElicitationHookSpecificOutput",
+    "ElicitationRequest",
     "ElicitationResultHookSpecificOutput",
     "FastModeDisabledReason",
     "FastModeState",
@@ -325,6 +332,7 @@ __all__ = [
     "create_sdk_mcp_server",
     "delete_session",
     "delete_session_via_store",
+    "elicitation_hooks",
     "file_path_to_session_key",
     "fork_session",
     "fork_session_via_store",

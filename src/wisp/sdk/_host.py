@@ -50,6 +50,10 @@ class HostAnswers:
             return await self._hook_callback(request)
         if subtype == "mcp_message":
             return await self._mcp_message(request)
+        if subtype == "elicitation":
+            # Asked only when no Elicitation hook answered (`wisp.sdk.elicitation`): a
+            # decline, as the official TypeScript SDK answers without `onElicitation`.
+            return {"action": "decline"}
         raise ClaudeSDKError(f"Unsupported control request subtype: {subtype}")
 
     async def _can_use_tool(self, request: JSON) -> JSON:

@@ -174,7 +174,7 @@ class TuiApp:
         from wisp.runtime.runtime import Runtime
 
         runtime = Runtime.open(config, self.view)
-        runtime.connect_host(self.permission, None)
+        self.permission.connect(runtime)
         return runtime
 
     def _history_file(self) -> Any:

@@ -41,6 +41,10 @@ class Picker:
         self.cut = False  # the title did not fit when last drawn
         self.future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
         self.editing = False  # a text field of the dialog has the keys (the rule of "2")
+        # A dialog that asks for text (an MCP server's form field) names it here: its text
+        # field has the keys from the start, Enter answers with `text`, Esc cancels.
+        self.field: str | None = None
+        self.text = ""
 
     def type(self, text: str) -> None:
         """A key typed into a dialog that `takes_text`."""

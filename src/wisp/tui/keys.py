@@ -279,6 +279,10 @@ def _rule_keys(app: TuiApp) -> KeyBindings:
         from wisp.tui.rules import split_rules, validate_rule
 
         assert app.dialog is not None
+        if app.dialog.field is not None:  # a text answer, not a rule
+            app.dialog.text = rule_buffer(app).text
+            app.dialog.pick(0)
+            return
         rules = split_rules(rule_buffer(app).text)
         problems = [p for p in map(validate_rule, rules) if p] or (
             [] if rules else ["type at least one rule"])
@@ -296,6 +300,8 @@ def _rule_keys(app: TuiApp) -> KeyBindings:
     def _cancel(event: KeyPressEvent) -> None:
         assert app.dialog is not None
         app.dialog.editing = False
+        if app.dialog.field is not None:
+            app.dialog.pick(None)
 
     return kb
 

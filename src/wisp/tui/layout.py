@@ -242,6 +242,12 @@ def _shortcuts(app: TuiApp) -> StyleAndTextTuples:
     return [("class:footer", "\n".join(lines))]
 
 
+def _field(app: TuiApp) -> str:
+    """The label of the dialog's text field: a form field's name, else the rule."""
+    field = app.dialog.field if app.dialog is not None else None
+    return f"{field}: " if field is not None else "rule: "
+
+
 def _line_prefix(line: int, wrap: int) -> StyleAndTextTuples:
     return [("class:prompt", "❯ " if line == 0 and not wrap else "  ")]
 
@@ -274,7 +280,7 @@ def build_layout(app: TuiApp) -> Layout:
                 Window(shown(lambda: _dialog(app)), dont_extend_height=True),
                 ConditionalContainer(
                     Window(BufferControl(rule_buffer(app)), height=1,
-                           get_line_prefix=lambda line, wrap: [("bold", "rule: ")]),
+                           get_line_prefix=lambda line, wrap: [("bold", _field(app))]),
                     filter=editing_rule),
             ]),
             filter=has_dialog),

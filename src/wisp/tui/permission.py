@@ -32,6 +32,7 @@ from wisp.tui.diff_view import relative
 from wisp.tui.rules import save_allow_rule, suggest_rules
 
 if TYPE_CHECKING:
+    from wisp.runtime.runtime import Runtime
     from wisp.tools.base import Tool
     from wisp.tui.app import TuiApp
 
@@ -129,6 +130,14 @@ class PermissionPrompt:
         self.app = app
         self._one_at_a_time = asyncio.Lock()
         self.rules: list[str] = []  # what "don't ask again" saves (editable with `e`)
+
+    def connect(self, runtime: Runtime) -> None:
+        """This dialog answers the runtime's permission questions, and MCP servers' own
+        questions (`wisp.tui.elicit_dialog`) take turns with it."""
+        from wisp.tui.elicit_dialog import ElicitDialog
+
+        runtime.connect_host(self, None)
+        runtime.mcp_elicit = ElicitDialog(self.app, self._one_at_a_time)
 
     async def __call__(self, tool: Tool, tool_input: JSON, tool_use_id: str,
                        verdict: Verdict) -> tuple[Verdict, JSON]:

@@ -118,6 +118,13 @@ class ConversationView:
         elif isinstance(event, ev.ModelFallback):
             self._note(f"⚠ {event.original} unavailable ({event.reason}): using "
                        f"{event.fallback}", depth, "yellow")
+        elif isinstance(event, ev.ElicitationComplete):  # the user finished at the link
+            self._note(f"⎿ {event.server}: {event.elicitation_id} is done", depth)
+        elif isinstance(event, ev.Refused) and event.step == "fallback":
+            # The refused answer above stays on screen (scrollback cannot be unwritten):
+            # say it was withdrawn and who answers now.
+            self._note(f"⚠ {event.facts['content']} (the answer above is withdrawn)", depth,
+                       "yellow")
         # PermissionDenied needs no line of its own: the refused call's error result
         # follows and says the same.
         elif isinstance(event, ev.Compacted):

@@ -142,9 +142,9 @@ class StreamJson:
 
         sid = self.session_id
         match event:
-            case ev.ToolProgress() | ev.ThinkingProgress():
+            case ev.ToolProgress() | ev.ThinkingProgress() | ev.ElicitationComplete():
                 return progress_frame(event, sid, parent)
-            case ev.RefusalRetry() | ev.RefusalFinal():
+            case ev.Refused():
                 return refusal_frame(event, sid, parent)
             case ev.TurnDuration() | ev.StopHookSummary() if not self.internal_frames:
                 return None

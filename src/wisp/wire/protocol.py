@@ -506,9 +506,8 @@ class McpMessageAnswer(TypedDict, total=False):
 
 
 class Elicitation(TypedDict):
-    """An MCP server asks the user something mid-call (`elicitation/create`): a form
-    (`requested_schema`) or a page to open (`mode: "url"`). The answer is `{action:
-    accept | decline | cancel, content?}`, as MCP's."""
+    """An MCP server asks the user mid-call (`elicitation/create`): a form (`requested_schema`,
+    fields in `property_order`) or a page to open (`mode: "url"`); answered as MCP's."""
 
     subtype: Literal["elicitation"]
     mcp_server_name: str
@@ -517,6 +516,7 @@ class Elicitation(TypedDict):
     url: NotRequired[str]
     elicitation_id: NotRequired[str]
     requested_schema: NotRequired[JSON]
+    property_order: NotRequired[list[str]]
 
 
 OutboundRequest = CanUseTool | HookCallback | McpMessage | Elicitation

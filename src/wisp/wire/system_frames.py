@@ -11,9 +11,9 @@ from wisp.wire import frames
 if TYPE_CHECKING:
     from wisp.engine.events import (
         ConversationReset,
+        ElicitationComplete,
         LocalCommandOutput,
-        RefusalFinal,
-        RefusalRetry,
+        Refused,
         StopHookSummary,
         ThinkingProgress,
         ToolProgress,
@@ -22,11 +22,16 @@ if TYPE_CHECKING:
 JSON = dict[str, Any]
 
 
-def progress_frame(event: ToolProgress | ThinkingProgress, session_id: str,
-                   parent: str | None) -> JSON:
-    """A tool call still running (`tool_progress`), or thinking streamed so far
-    (`system/thinking_tokens`, as the reference sends it whatever the flags)."""
-    from wisp.engine.events import ThinkingProgress
+def progress_frame(event: ToolProgress | ThinkingProgress | ElicitationComplete,
+                   session_id: str, parent: str | None) -> JSON:
+    """A tool call still running (`tool_progress`), thinking streamed so far
+    (`system/thinking_tokens`, as the reference sends it whatever the flags), or a
+    URL-mode elicitation its MCP server says is done (`system/elicitation_complete`)."""
+    from wisp.engine.events import ElicitationComplete, ThinkingProgress
+
+    if isinstance(event, ElicitationComplete):
+        return frames.system("elicitation_complete", session_id,
+                             mcp_server_name=event.server, elicitation_id=event.elicitation_id)
 
     if isinstance(event, ThinkingProgress):
         return frames.system("thinking_tokens", session_id, estimated_tokens=event.estimated,
@@ -37,19 +42,27 @@ def progress_frame(event: ToolProgress | ThinkingProgress, session_id: str,
             "uuid": new_uuid(), "session_id": session_id}
 
 
-def refusal_frame(event: RefusalRetry | RefusalFinal, session_id: str,
-                  parent: str | None) -> JSON:
-    """The reference's frames around a refusal (`wisp.engine.refusal`)."""
-    from wisp.engine.events import RefusalRetry
-
-    if isinstance(event, RefusalRetry):
-        return frames.user([{"type": "text", "text": event.text}], session_id=session_id,
+def refusal_frame(event: Refused, session_id: str, parent: str | None) -> JSON:
+    """The reference's frames around a refusal (`wisp.engine.refusal`): the synthetic note
+    before a retry, `system/model_refusal_fallback` when another model takes over (after
+    the refused preview is retracted), `system/model_refusal_no_fallback` at the end."""
+    facts = event.facts
+    if event.step == "retry":
+        return frames.user([{"type": "text", "text": facts["text"]}], session_id=session_id,
                            parent_tool_use_id=parent, isSynthetic=True,
-                           refused_message_id=event.refused_message_id, refusal_retry=True)
-    return frames.system("model_refusal_no_fallback", session_id, original_model=event.model,
-                         request_id=event.request_id, api_refusal_category=None,
-                         api_refusal_explanation=None,
-                         refused_user_message_uuid=event.prompt_uuid, content="")
+                           refused_message_id=facts["refused_message_id"], refusal_retry=True)
+    reported: JSON = {"api_refusal_category": facts.get("category"),
+                      "api_refusal_explanation": facts.get("explanation"),
+                      "refused_user_message_uuid": facts.get("prompt_uuid")}
+    if event.step == "final":
+        return frames.system("model_refusal_no_fallback", session_id,
+                             original_model=facts["model"], request_id=facts["request_id"],
+                             **reported, content="")
+    return frames.system("model_refusal_fallback", session_id, trigger="refusal",
+                         direction="retry", scope=facts["scope"], original_model=facts["model"],
+                         fallback_model=facts["fallback"], request_id=facts["request_id"],
+                         retracted_message_uuids=facts["retracted"], **reported,
+                         content=facts["content"], level="warning")
 
 
 def stop_hook_summary(event: StopHookSummary, session_id: str) -> JSON:
