@@ -71,14 +71,16 @@ def test_settings_wisp_would_ignore_are_refused_naming_the_field(
         sessions = client.beta.sessions
         refused(lambda: sessions.create(agent=agent.id, environment_id=environment.id,
                                         vault_ids=["vlt_1"]), "vault_ids")
-        outcome = {"type": "user.define_outcome", "description": "a haiku",
-                   "rubric": {"type": "text", "content": "5-7-5"}}
-        refused(lambda: sessions.create(agent=agent.id, environment_id=environment.id,
-                                        initial_events=[outcome]),
-                "initial_events[0]", "define_outcome")
         session = sessions.create(agent=agent.id, environment_id=environment.id)
-        refused(lambda: sessions.events.send(session.id, events=[outcome]),
-                "events[0]", "define_outcome")
+        outcome = {"type": "user.define_outcome", "description": "a haiku",
+                   "rubric": {"type": "file", "file_id": "file_missing"}}
+        refused(lambda: sessions.events.send(session.id, events=[
+            {**outcome, "max_iterations": 21}]), "events[0].max_iterations")
+        try:  # a file rubric is read on receipt: one that is not there is a 404
+            sessions.events.send(session.id, events=[outcome])
+            raise AssertionError("a missing rubric file was accepted")
+        except anthropic.NotFoundError as exc:
+            assert "file_missing" in exc.message
         refused(lambda: sessions.events.send(session.id, events=[{
             "type": "user.tool_result", "tool_use_id": "sevt_x", "content": []}]),
             "user.tool_result", "self_hosted")

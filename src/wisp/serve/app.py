@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from wisp.serve import (
     files,
     memory_routes,
+    outcomes,
     resources,
     shapes,
     thread_routes,
@@ -254,7 +255,7 @@ class Api:
         self.store.create("session", request.owner, doc)
         initial = fields.get("initial_events") or []
         if initial:
-            self._queue(doc["id"], initial)
+            self._queue(request.owner, doc["id"], initial)
         self._offer_work(request.owner, doc, environment)
         return Response(200, doc)
 
@@ -354,15 +355,17 @@ class Api:
         shapes.check_client_events(events)
         environment = self._environment_of(request.owner, session)
         _check_answers(environment, events)
-        stored = self._queue(session["id"], events)
+        stored = self._queue(request.owner, session["id"], events)
         self._offer_work(request.owner, session, environment)
         return Response(200, shapes.send_events_response([public(e) for e in stored]))
 
-    def _queue(self, session_id: str, events: list[JSON]) -> list[JSON]:
+    def _queue(self, owner: str, session_id: str, events: list[JSON]) -> list[JSON]:
         """Client events into the log (queued, processed_at null), then the worker is
         woken: once this returns the events are durable, whatever happens next."""
+        events = outcomes.with_rubric_text(self.files, owner, events)
         stored = self.store.append(session_id, [shapes.client_event_record(e)
                                                 for e in events])
+        outcomes.record(self.store, owner, session_id, stored)
         self.fanout.wake(session_id)
         if self.worker is not None:
             self.worker.notify(session_id)

@@ -18,7 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from wisp.engine.events import ApiRetry, BlockShown, Event, StreamDelta, ToolResultReady
+from wisp.engine.events import (
+    ApiRetry,
+    BlockShown,
+    Event,
+    RefusalFinal,
+    StreamDelta,
+    ToolResultReady,
+)
 from wisp.serve import shapes
 from wisp.serve.session_log import SessionLog, event_id, public, tool_event_id
 
@@ -46,6 +53,7 @@ class SessionProjection:
         # queued (taken up again) or answered-in-progress, never lost in between.
         self.consume_with_next_user: JSON | None = None
         self.usages: list[JSON] = []  # each finished request's usage, until accounted
+        self.refused = False  # the run ended on the model's refusal (`wisp.serve.ending`)
 
     # EventSink --------------------------------------------------------------------------
 
@@ -58,6 +66,8 @@ class SessionProjection:
             self._tool_result(event)
         elif isinstance(event, ApiRetry):
             self._retry(event)
+        elif isinstance(event, RefusalFinal):
+            self.refused = True
 
     def _retry(self, retry: ApiRetry) -> None:
         """A failed model request the engine sends again: its span ends in error, and
