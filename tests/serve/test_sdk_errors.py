@@ -87,3 +87,26 @@ def test_the_apis_validation_rules(tmp_path: Path, server: ScriptedServer) -> No
                             headers={"x-api-key": KEYS[0], "content-type": "text/plain"})
     assert len(capped.data) == 4
     assert wrong.status_code == 400 and "content-type" in wrong.json()["error"]["message"]
+
+
+def test_a_refusal_idles_the_session_with_refusal(tmp_path: Path,
+                                                  server: ScriptedServer) -> None:
+    refusal = reply.message([{"type": "text", "text": "I can't help with that."}],
+                            stop_reason="refusal")
+    server.script(refusal, refusal, reply.text("fine now"))
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[user_message("something")])
+        events = wait_for(client, session.id, lambda es: "session.status_idle" in types(es))
+        idle = next(e for e in events if e["type"] == "session.status_idle")
+        client.beta.sessions.events.send(session.id, events=[user_message("else")])
+        wait_for(client, session.id, idle_end_turn)  # the session goes on
+    # The engine asks once more after a refusal; the second ends the turn as the API does.
+    assert len(server.requests) == 3
+    assert idle["stop_reason"] == {"type": "refusal"}
+    assert idle["stop_details"]["type"] == "refusal"
+    assert not [e for e in events if e["type"] == "session.error"]
+    ends = [e for e in events if e["type"] == "span.model_request_end"]
+    assert len(ends) == 2 and not any(e["is_error"] for e in ends)
