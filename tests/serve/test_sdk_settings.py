@@ -231,3 +231,25 @@ def test_web_fetch_is_offered_and_honours_the_agents_domains(
                     assert "blocked" in result["content"][0]["text"]
     offered = {t["name"] for t in server.requests[0].body["tools"]}
     assert "web_fetch" in offered and "web_search" not in offered
+
+
+def test_limit_is_capped_and_filters_find_matches_beyond_the_first_page(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        first, environment = cloud_setup(client)
+        lone = client.beta.sessions.create(agent=first.id, environment_id=environment.id)
+        others = [client.beta.agents.create(name=f"a{i}", model="claude-sonnet-4-5")
+                  for i in range(100)]
+        for _ in range(25):
+            client.beta.sessions.create(agent=others[0].id, environment_id=environment.id)
+        page = client.beta.agents.list(limit=500)
+        assert len(page.data) == 100 and page.has_next_page()  # the documented maximum
+        assert len(list(client.beta.agents.list(limit=500))) == 101
+        # Newest first: the matches are past the first pages of unfiltered resources.
+        cut = datetime.fromisoformat(str(first.created_at))
+        assert [a.id for a in client.beta.agents.list(created_at_lte=cut)] == [first.id]
+        assert [s.id for s in client.beta.sessions.list(agent_id=first.id)] == [lone.id]
+        small = client.beta.sessions.list(agent_id=others[0].id, limit=10)
+        assert len(small.data) == 10 and small.has_next_page()
+        assert len(list(client.beta.sessions.list(agent_id=others[0].id, limit=10))) == 25
