@@ -42,6 +42,29 @@ def test_failed_model_requests_are_retried_visibly_then_exhausted(
     assert {e["type"] for e in errors} == {"model_request_failed_error"}
     idle = next(e for e in events if e["type"] == "session.status_idle")
     assert idle["stop_reason"]["type"] == "retries_exhausted"
+    # Each retry is said as the API says a transient failure: the session is rescheduled.
+    assert types(events).count("session.status_rescheduled") == 2
+
+
+def test_a_retried_model_request_that_succeeds_runs_on(tmp_path: Path,
+                                                        server: ScriptedServer) -> None:
+    server.script(reply.error(529, "overloaded"), reply.text("there you are"))
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[user_message("hi")])
+        events = wait_for(client, session.id, idle_end_turn)
+        status = client.beta.sessions.retrieve(session.id).status
+    assert types(events) == [
+        "user.message", "session.status_running", "span.model_request_start",
+        "span.model_request_end", "session.error", "session.status_rescheduled",
+        "session.status_running", "span.model_request_start", "agent.message",
+        "span.model_request_end", "session.usage", "session.status_idle"]
+    error = next(e for e in events if e["type"] == "session.error")["error"]
+    assert (error["type"], error["retry_status"]["type"]) == ("model_overloaded_error",
+                                                              "retrying")
+    assert status == "idle"
 
 
 def test_an_unknown_tool_is_answered_to_the_model_as_an_error(

@@ -96,6 +96,7 @@ class SessionDriver:
         runtime = Runtime.open(config, projection, model=self.model)
         runtime.session.history = conversation
         runtime.session.recorder = projection
+        projection.on_status = self.set_status
         if self.housing is not None and not self.plan.self_hosted:
             sandbox = self.housing.sandbox(self.workspace, self.env, self.environment)
             runtime.ctx.config.sandbox = sandbox

@@ -54,6 +54,10 @@ class SessionProjection:
         self.consume_with_next_user: JSON | None = None
         self.usages: list[JSON] = []  # each finished request's usage, until accounted
         self.refused = False  # the run ended on the model's refusal (`wisp.serve.ending`)
+        # The session's status through a model request's retries: `rescheduling` while
+        # it waits to send it again, `running` once it does (the driver's `set_status`).
+        self.on_status: Callable[[str], None] | None = None
+        self.rescheduled = False
 
     # EventSink --------------------------------------------------------------------------
 
@@ -76,6 +80,9 @@ class SessionProjection:
         kind = error_kind(retry.status)
         message = f"{retry.message} (attempt {retry.attempt} of {retry.max_retries})"
         self.log.emit(shapes.session_error(kind, message, retry_status="retrying"))
+        if self.on_status is not None:
+            self.rescheduled = True
+            self.on_status("rescheduling")
 
     def _stream(self, raw: JSON) -> None:
         kind = raw.get("type")
@@ -92,6 +99,9 @@ class SessionProjection:
     def _start_request(self) -> None:
         if self.request_start is not None:  # a retry of the same request: a new span
             self._end_request(_ZERO_USAGE, is_error=True)
+        if self.rescheduled and self.on_status is not None:
+            self.rescheduled = False
+            self.on_status("running")
         [start] = self.log.emit(shapes.model_request_start())
         self.request_start = start["id"]
 
