@@ -96,3 +96,22 @@ def test_an_interrupt_while_grading_ends_the_outcome_interrupted(
     [state] = retrieved.outcome_evaluations
     assert state.result == "interrupted" and state.completed_at is not None
     assert len(server.requests) == 2
+
+
+def test_a_budget_spent_by_the_agents_turn_fails_the_outcome_ungraded(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    server.script(reply.text("a draft"), verdict("satisfied", "never asked"))
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(
+            agent=agent.id, environment_id=environment.id, initial_events=[outcome()],
+            budget={"type": "limit", "max_list_cost": {"amount": "0.000001",
+                                                       "currency": "USD"}})
+        events = wait_for(client, session.id,
+                          lambda es: "session.status_idle" in types(es))
+        [state] = client.beta.sessions.retrieve(session.id).outcome_evaluations
+    idle = next(e for e in events if e["type"] == "session.status_idle")
+    assert idle["stop_reason"]["type"] == "budget_reached"
+    assert len(server.requests) == 1 and evaluations(events) == []
+    assert state.result == "failed" and "budget" in (state.explanation or "")

@@ -142,7 +142,11 @@ class Outcomes:
         self.driver.log.emit(outcome_shapes.outcome_evaluation_end(
             start, result, verdict.explanation, verdict.usage))
         if verdict.usage and self.driver.projection is not None:
-            self.driver.projection.usages.append(verdict.usage)  # the session's cost
+            # The grader's cost is the session's: in its usage, and in the ledger the
+            # budget of the turn's next model requests is checked against.
+            self.driver.projection.usages.append(verdict.usage)
+            session = self.driver.opened().ctx.session
+            session.usage.add(session.model, verdict.usage)
         if result == "needs_revision":
             self._change(outcome_id, result="running", iteration=iteration + 1,
                          explanation=verdict.explanation)
