@@ -133,3 +133,32 @@ def test_a_refusal_idles_the_session_with_refusal(tmp_path: Path,
     assert not [e for e in events if e["type"] == "session.error"]
     ends = [e for e in events if e["type"] == "span.model_request_end"]
     assert len(ends) == 2 and not any(e["is_error"] for e in ends)
+
+
+def test_content_the_model_would_refuse_is_refused_on_receipt(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    png = "iVBORw0KGgo="
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        send = client.beta.sessions.events.send
+        for content, field in (
+                ([{"type": "image", "source": {"type": "base64", "media_type": "image/bmp",
+                                               "data": png}}],
+                 "events[0].content[0].source.media_type"),
+                ([{"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                               "data": "not base64!"}}],
+                 "events[0].content[0].source.data"),
+                ([{"type": "document", "source": {"type": "base64",
+                                                  "media_type": "image/png", "data": png}}],
+                 "events[0].content[0].source.media_type"),
+                ([], "events[0].content")):
+            with pytest.raises(anthropic.BadRequestError, match=field.replace("[", r"\[")):
+                send(session.id, events=[{"type": "user.message", "content": content}])
+        accepted = send(session.id, events=[{"type": "user.message", "content": [
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": png}}]}])
+        listed = [e.type for e in client.beta.sessions.events.list(session.id)]
+    assert accepted.data[0].type == "user.message"
+    assert listed[0] == "user.message"  # only the accepted one was logged

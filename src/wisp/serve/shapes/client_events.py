@@ -39,9 +39,10 @@ CLIENT_EVENT_TYPES: Final = ("user.message", "user.interrupt", "user.tool_confir
 
 
 def _user_message(obj: JSON, path: str) -> JSON:
-    return {"type": "user.message",
-            "content": _blocks(_required(obj, "content", path), _at(path, "content"),
-                               _MESSAGE_BLOCKS)}
+    content = _blocks(_required(obj, "content", path), _at(path, "content"), _MESSAGE_BLOCKS)
+    if not content:  # the model takes no empty turn: refused here, not mid-turn
+        raise ShapeError(_at(path, "content"), "must not be empty")
+    return {"type": "user.message", "content": content}
 
 
 def _user_interrupt(obj: JSON, path: str) -> JSON:
