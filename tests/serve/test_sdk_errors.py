@@ -92,6 +92,15 @@ def test_the_apis_validation_rules(tmp_path: Path, server: ScriptedServer) -> No
         client = served.client()
         agent, environment = cloud_setup(client)
         session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        # An answer names a call of this session of the kind it answers.
+        with pytest.raises(anthropic.BadRequestError, match="custom_tool_use_id"):
+            client.beta.sessions.events.send(session.id, events=[{
+                "type": "user.custom_tool_result", "custom_tool_use_id": "sevt_nothing",
+                "content": [{"type": "text", "text": "42"}]}])
+        with pytest.raises(anthropic.BadRequestError, match=r"events\[0\].tool_use_id"):
+            client.beta.sessions.events.send(session.id, events=[{
+                "type": "user.tool_confirmation", "tool_use_id": "sevt_nothing",
+                "result": "allow"}])
         client.beta.sessions.archive(session.id)
         with pytest.raises(anthropic.BadRequestError, match="archived"):
             client.beta.sessions.events.send(session.id, events=[user_message("hi")])

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from wisp.serve import (
+    answers,
     files,
     memory_routes,
     outcomes,
@@ -354,7 +355,7 @@ class Api:
         events = shapes.send_events(request.json())
         shapes.check_client_events(events)
         environment = self._environment_of(request.owner, session)
-        _check_answers(environment, events)
+        answers.check(self.store, session["id"], environment, events)
         stored = self._queue(request.owner, session["id"], events)
         self._offer_work(request.owner, session, environment)
         return Response(200, shapes.send_events_response([public(e) for e in stored]))
@@ -415,18 +416,6 @@ def _preview_filter(kinds: list[str], queue: asyncio.Queue[JSON], wake: asyncio.
 def _is_json(content_type: str) -> bool:
     kind = content_type.split(";", 1)[0].strip().lower()
     return kind == "application/json" or kind.endswith("+json")
-
-
-def _check_answers(environment: JSON | None, events: list[JSON]) -> None:
-    """`user.tool_result` answers a toolset call a client ran: only a self-hosted
-    session's are (a cloud session runs them here)."""
-    if ((environment or {}).get("config") or {}).get("type") == "self_hosted":
-        return
-    for index, event in enumerate(events):
-        if event.get("type") == "user.tool_result":
-            raise HttpError(400, "invalid_request_error",
-                            f"events[{index}]: user.tool_result is only accepted by a session "
-                            "in a self_hosted environment (a cloud session runs its tools)")
 
 
 def _session_matches(session: JSON, query: JSON) -> bool:
