@@ -115,3 +115,19 @@ def test_a_budget_spent_by_the_agents_turn_fails_the_outcome_ungraded(
     assert idle["stop_reason"]["type"] == "budget_reached"
     assert len(server.requests) == 1 and evaluations(events) == []
     assert state.result == "failed" and "budget" in (state.explanation or "")
+
+
+def test_an_interrupt_while_the_agent_works_ends_the_outcome_ungraded(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    server.script(reply.slow("drafting " * 20, 0.5, chunks=30), verdict("satisfied", "no"))
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[outcome()])
+        wait_for(client, session.id, lambda es: "span.model_request_start" in types(es))
+        client.beta.sessions.events.send(session.id, events=[{"type": "user.interrupt"}])
+        events = wait_for(client, session.id, idle_end_turn, timeout=15)
+        [state] = client.beta.sessions.retrieve(session.id).outcome_evaluations
+    assert evaluations(events) == [] and len(server.requests) == 1
+    assert state.result == "interrupted" and state.completed_at is not None
