@@ -82,17 +82,25 @@ def test_an_outcome_that_reaches_its_max_iterations(
 def test_an_interrupt_while_grading_ends_the_outcome_interrupted(
         tmp_path: Path, server: ScriptedServer) -> None:
     server.script(reply.text("a draft"), reply.slow("grading slowly", 1.0, chunks=30))
-    with serving(tmp_path, server) as served:
+    heartbeat = {"WISP_SERVE_OUTCOME_HEARTBEAT_S": "0.2"}
+    with serving(tmp_path, server, env=heartbeat) as served:
         client = served.client()
         agent, environment = cloud_setup(client)
         session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
         client.beta.sessions.events.send(session.id, events=[outcome()])
+        # The grader is slow: heartbeats say it is working, not stuck.
         wait_for(client, session.id,
-                 lambda es: "span.outcome_evaluation_start" in types(es))
+                 lambda es: "span.outcome_evaluation_ongoing" in types(es))
         client.beta.sessions.events.send(session.id, events=[{"type": "user.interrupt"}])
         events = wait_for(client, session.id, idle_end_turn, timeout=15)
         retrieved = client.beta.sessions.retrieve(session.id)
     assert evaluations(events) == [(0, "interrupted")]
+    ongoing = [e for e in events if e["type"] == "span.outcome_evaluation_ongoing"]
+    start = types(events).index("span.outcome_evaluation_start")
+    end = types(events).index("span.outcome_evaluation_end")
+    assert ongoing and all(start < events.index(e) < end for e in ongoing)
+    assert {(e["outcome_id"], e["iteration"]) for e in ongoing} == {
+        (events[start]["outcome_id"], 0)}
     [state] = retrieved.outcome_evaluations
     assert state.result == "interrupted" and state.completed_at is not None
     assert len(server.requests) == 2

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from typing import TYPE_CHECKING, Any
 
 from wisp.serve import grader, shapes
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
     from wisp.serve.store.base import Store
 
 JSON = dict[str, Any]
-ONGOING_S = 10.0  # a `span.outcome_evaluation_ongoing` this often while the grader works
+# A `span.outcome_evaluation_ongoing` this often while the grader works (seconds).
+ONGOING_ENV = "WISP_SERVE_OUTCOME_HEARTBEAT_S"
+ONGOING_S = 10.0
 OUTCOME = "user.define_outcome"
 
 
@@ -55,6 +58,13 @@ def last_word(explanation: str) -> list[JSON]:
         "The evaluation budget for this outcome is spent and the rubric is still not "
         f"met. The grader's last explanation:\n{explanation}\n\nDo not continue the work: "
         "briefly acknowledge this and summarise what is still missing.")}]
+
+
+def _ongoing_s() -> float:
+    try:
+        return max(0.05, float(os.environ.get(ONGOING_ENV, ONGOING_S)))
+    except ValueError:
+        return ONGOING_S
 
 
 class Outcomes:
@@ -166,7 +176,7 @@ class Outcomes:
             list(runtime.session.history)))
         try:
             while True:
-                done, _ = await asyncio.wait({self.grading}, timeout=ONGOING_S)
+                done, _ = await asyncio.wait({self.grading}, timeout=_ongoing_s())
                 if done:
                     return self.grading.result()
                 self.driver.log.emit(outcome_shapes.outcome_evaluation_ongoing(
