@@ -23,6 +23,7 @@ from wisp.testing import ScriptedServer, reply
 
 def test_an_outcome_satisfied_on_the_first_try(tmp_path: Path, server: ScriptedServer) -> None:
     server.script(reply.text("Crisp leaves falling / ..."),
+                  reply.error(529, "overloaded"),  # the grader's request is retried
                   verdict("satisfied", "Three lines, 5-7-5, autumn."))
     with serving(tmp_path, server) as served:
         client = served.client()
@@ -58,7 +59,8 @@ def test_an_outcome_satisfied_on_the_first_try(tmp_path: Path, server: ScriptedS
     # its own instructions, the rubric and the transcript, forced to answer by its tool.
     assert "Write a haiku about autumn" in last_user_text(server.requests[0].body)
     assert RUBRIC in last_user_text(server.requests[0].body)
-    grading = server.requests[1].body
+    grading = server.requests[2].body
+    assert server.requests[1].body == grading
     assert grading["tool_choice"] == {"type": "tool", "name": TOOL}
     assert [t["name"] for t in grading["tools"]] == [TOOL]
     assert len(grading["messages"]) == 1
@@ -139,3 +141,19 @@ def test_an_interrupt_while_the_agent_works_ends_the_outcome_ungraded(
         [state] = client.beta.sessions.retrieve(session.id).outcome_evaluations
     assert evaluations(events) == [] and len(server.requests) == 1
     assert state.result == "interrupted" and state.completed_at is not None
+
+
+def test_a_failed_grader_request_fails_the_outcome_and_says_why(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    server.script(reply.text("a draft"), reply.error(400, "the grader cannot be asked"))
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id,
+                                              initial_events=[outcome()])
+        events = wait_for(client, session.id, idle_end_turn)
+        [state] = client.beta.sessions.retrieve(session.id).outcome_evaluations
+    assert evaluations(events) == [(0, "failed")]
+    [error] = [e["error"] for e in events if e["type"] == "session.error"]
+    assert "the grader cannot be asked" in error["message"]
+    assert state.result == "failed" and "grader" in (state.explanation or "")

@@ -4,15 +4,19 @@ the session's model, that scores the agent's work against an outcome's rubric.
 The grader sees the outcome's description and rubric and a plain-text transcript of the
 conversation (never the agent's system prompt or tools), and must answer by calling its
 one tool, `submit_verdict`, with `result` (`satisfied`, `needs_revision` or `failed`) and
-an `explanation`. An answer it cannot read is a `failed` verdict saying so.
+an `explanation`. An answer it cannot read is a `failed` verdict saying so. Transient
+failures are retried with the session's retry policy.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from wisp.engine.retry import RetryPolicy
+from wisp.errors import RetryableAPIError
 from wisp.models.accumulate import accumulate
 from wisp.models.base import Model, ModelRequest
 from wisp.serve.shapes.outcomes import VERDICTS
@@ -62,14 +66,28 @@ def request(model_id: str, description: str, rubric: str, history: list[JSON]
                         extra={"tool_choice": {"type": "tool", "name": TOOL}})
 
 
-async def grade(model: Model, model_id: str, description: str, rubric: str,
-                history: list[JSON]) -> Verdict:
-    """The grader's verdict. Raises ModelAPIError when its request fails."""
+async def grade(model: Model, asked: ModelRequest) -> Verdict:
+    """The grader's verdict on `asked` (`request`). Raises ModelAPIError when the
+    request fails."""
     snapshot: JSON | None = None
-    async with model.stream(request(model_id, description, rubric, history)) as stream:
+    async with model.stream(asked) as stream:
         async for event in stream:
             snapshot = accumulate(snapshot, event)
     return verdict_of(snapshot or {})
+
+
+async def grade_retrying(model: Model, policy: RetryPolicy, asked: ModelRequest) -> Verdict:
+    """`grade`, its transient failures (overloaded, 5xx, rate limits) retried with the
+    session's retry policy as the agent's own requests are."""
+    retries = 0
+    while True:
+        try:
+            return await grade(model, asked)
+        except RetryableAPIError as error:
+            if retries >= policy.max_retries:
+                raise
+            retries += 1
+            await asyncio.sleep(policy.delay_s(retries, error))
 
 
 def verdict_of(message: JSON) -> Verdict:

@@ -170,10 +170,11 @@ class Outcomes:
         from wisp.errors import ModelAPIError
 
         runtime = self.driver.opened()
-        self.grading = asyncio.ensure_future(grader.grade(
-            runtime.ctx.model, runtime.ctx.session.model, str(event["description"]),
-            str((event.get("rubric") or {}).get("content") or ""),
-            list(runtime.session.history)))
+        asked = grader.request(runtime.ctx.session.model, str(event["description"]),
+                               str((event.get("rubric") or {}).get("content") or ""),
+                               list(runtime.session.history))
+        self.grading = asyncio.ensure_future(grader.grade_retrying(
+            runtime.ctx.model, runtime.ctx.config.retry, asked))
         try:
             while True:
                 done, _ = await asyncio.wait({self.grading}, timeout=_ongoing_s())
