@@ -253,3 +253,28 @@ def test_limit_is_capped_and_filters_find_matches_beyond_the_first_page(
         small = client.beta.sessions.list(agent_id=others[0].id, limit=10)
         assert len(small.data) == 10 and small.has_next_page()
         assert len(list(client.beta.sessions.list(agent_id=others[0].id, limit=10))) == 25
+
+
+def test_a_sessions_budget_counts_its_threads(tmp_path: Path,
+                                              server: ScriptedServer) -> None:
+    small = {"input_tokens": 10, "output_tokens": 10}  # $0.00018 at Sonnet's list prices
+    server.script(reply.tool_use("delegate_to_agent", {"agent": "helper", "message": "go"},
+                                 usage=small),
+                  reply.text("done, expensively", usage={"input_tokens": 100_000,
+                                                         "output_tokens": 0}),
+                  reply.text("never asked for"))
+    limit = {"type": "limit", "max_list_cost": {"amount": "0.01", "currency": "USD"}}
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        helper = client.beta.agents.create(name="helper", model="claude-sonnet-4-5")
+        lead = client.beta.agents.create(name="lead", model="claude-sonnet-4-5",
+                                         multiagent={"type": "coordinator",
+                                                     "agents": [helper.id]})
+        environment = client.beta.environments.create(name="env")
+        session = client.beta.sessions.create(agent=lead.id, environment_id=environment.id,
+                                              budget=limit)
+        client.beta.sessions.events.send(session.id, events=[user_message("delegate")])
+        wait_for(client, session.id, idled("budget_reached"))
+        cost = client.beta.sessions.retrieve(session.id).usage.list_cost.amount
+    assert len(server.requests) == 2  # the coordinator did not go on past the budget
+    assert float(cost) >= 0.3  # the thread's request (100k input tokens) is the session's

@@ -52,9 +52,10 @@ class SessionDriver:
     def __init__(self, store: Store, fanout: Fanout, session: JSON, agent: JSON,
                  environment: JSON | None, *, env: Mapping[str, str], workspace: Path,
                  housing: Housing | None = None, model: Model | None = None,
-                 holder: str | None = None) -> None:
+                 holder: str | None = None, billed_to: str | None = None) -> None:
         self.store = store
         self.session_id = str(session["id"])
+        self.billed_to = billed_to or self.session_id  # a thread's: its session
         self.log = SessionLog(store, fanout, self.session_id, holder=holder)
         self.plan = ToolPlan(agent, environment)
         self.agent = agent
@@ -240,16 +241,16 @@ class SessionDriver:
         """Gives the turn what the session's budget leaves (the engine stops before a
         model request past it); False, with `budget_reached` due, when nothing is left."""
         runtime = self.opened()
-        doc = self.document()
+        doc = budget.billed(self)
         left = None if doc is None else budget.remaining(doc)
         if left is None:
             runtime.ctx.config.max_budget_usd = None
             return True
+        # Relative to the engine's own ledger: what it spends from now on, at most `left`.
+        runtime.ctx.config.max_budget_usd = runtime.ctx.session.usage.cost_usd + left
         if left <= 0:
             self.stop_reason = "budget_reached"
-            return False
-        runtime.ctx.config.max_budget_usd = runtime.ctx.session.usage.cost_usd + left
-        return True
+        return left > 0
 
     def _mount(self) -> None:
         """The session's file resources into its workspace, as they are now."""
@@ -293,7 +294,7 @@ class SessionDriver:
         for future in self.waiting.values():
             future.cancel()
         self.waiting.clear()
-        self._account_usage()
+        self.account_usage()
         if self.queue:
             self.turn = asyncio.ensure_future(self.run(self.queue.pop(0)))
             return
@@ -301,21 +302,8 @@ class SessionDriver:
         details, self.stop_details = self.stop_details, None
         self.set_status("idle", {"type": reason, "stop_details": details})
 
-    def _account_usage(self) -> None:
-        """The turn's model usage added to the session's totals: the document's `usage`
-        and a `session.usage` event carrying them."""
-        if self.projection is None or not self.projection.usages:
-            return
-        usages, self.projection.usages = self.projection.usages, []
-        owner = self.store.owner_of("session", self.session_id)
-        doc = self.store.get("session", owner, self.session_id) if owner else None
-        if doc is None or owner is None:
-            return
-        for usage in usages:
-            doc = shapes.session_usage_added(doc, usage)
-        doc = budget.with_cost(doc, _model_id(self.agent) or "", usages)
-        self.store.update("session", owner, self.session_id, doc)
-        self.log.emit(shapes.session_usage(doc["usage"], doc.get("budget")))
+    def account_usage(self) -> None:
+        budget.account(self, _model_id(self.agent) or "")
 
     def _interrupt(self) -> None:
         if self.runtime is not None and self.busy:

@@ -201,6 +201,8 @@ class Outcomes:
     # The session's state ------------------------------------------------------------------
 
     def _active(self) -> JSON | None:
+        if self.driver.billed_to != self.driver.session_id:
+            return None  # a session thread: outcomes are its session's
         doc = self.driver.document()
         return None if doc is None else outcome_shapes.active_outcome(doc)
 
