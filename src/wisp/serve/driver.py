@@ -25,12 +25,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from wisp.serve import budget, ending, memory_tool, shapes, threads
+from wisp.serve import budget, ending, memory_tool, shapes, threads, turn_setup
 from wisp.serve.outcomes import OUTCOME, Outcomes
 from wisp.serve.projection import SessionProjection
 from wisp.serve.recovery import result_of
-from wisp.serve.resources import mount
 from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
+from wisp.serve.session_mcp import SessionMcp
 from wisp.serve.store.base import LeaseLost
 from wisp.serve.tool_plan import ToolPlan
 from wisp.serve.toolset import ClientTool, ConfirmedTool, cloud_tools
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 ANSWERS = ("user.custom_tool_result", "user.tool_result")
-MOUNT_RANK = -1  # the rank of the deny rules that hold mounted resources read-only
 
 
 class SessionDriver:
@@ -78,22 +77,26 @@ class SessionDriver:
         self.seen: set[str] = set()  # client events already taken in hand
         self.changed = asyncio.Event()  # set at each status change (see `settle`)
         self.fenced = False  # the lease was lost: this driver writes no more
+        self.mcp = SessionMcp(store, session, agent, environment, env=self.env, log=self.log,
+                              plan=self.plan)
 
     # Building the runtime -----------------------------------------------------------------
 
     def _open(self) -> Runtime:
         from wisp.runtime.config import RuntimeConfig
         from wisp.runtime.runtime import Runtime
+        from wisp.serve.operator_policy import operator_policy
 
         conversation = self.store.conversation(self.session_id)
-        projection = SessionProjection(self.log, self.plan.route, len(conversation))
+        projection = SessionProjection(self.log, self.plan.route, len(conversation),
+                                       self.plan.mcp_call)
         config = RuntimeConfig(
             cwd=self.workspace, env=self.env, model=_model_id(self.agent),
             system_prompt=self.agent.get("system") or None, tools=(),
             allowed_tools=self.plan.allow_rules(self.workspace),
-            permission_mode="acceptEdits",
-            permission_mode_set=True, no_session_persistence=True,
-            include_partial_messages=True, setting_sources=("user",))
+            permission_mode="acceptEdits", permission_mode_set=True,
+            no_session_persistence=True, include_partial_messages=True,
+            setting_sources=(), settings=operator_policy(self.env))
         runtime = Runtime.open(config, projection, model=self.model)
         runtime.session.history = conversation
         runtime.session.recorder = projection
@@ -126,9 +129,9 @@ class SessionDriver:
             tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
         tools.update(memory_tool.tools_for(self.store, self.session_id, self.document()))
         tools.update(threads.tools_for(self))
-        return {name: self._gated(name, tool) for name, tool in tools.items()}
+        return {name: self.gated(name, tool) for name, tool in tools.items()}
 
-    def _gated(self, name: str, tool: Tool) -> Tool:
+    def gated(self, name: str, tool: Tool) -> Tool:
         if self.plan.route(name)[1] != "ask":
             return tool
         return ConfirmedTool(tool, self._confirm)
@@ -189,7 +192,7 @@ class SessionDriver:
 
     async def _run(self, prompt: JSON | list[JSON] | str) -> None:
         self.opened()
-        self._mount()
+        await turn_setup.prepare(self)
         content = prompt
         if isinstance(prompt, dict):
             content = (self.outcomes.begin(prompt) if prompt.get("type") == OUTCOME
@@ -251,32 +254,6 @@ class SessionDriver:
         if left <= 0:
             self.stop_reason = "budget_reached"
         return left > 0
-
-    def _mount(self) -> None:
-        """The session's file resources into its workspace, as they are now."""
-        owner = self.store.owner_of("session", self.session_id)
-        doc = self.document()
-        if owner is None or doc is None:
-            return
-        memory_tool.install(self.runtime, memory_tool.tools_for(self.store, self.session_id, doc))
-        try:
-            mounted = mount(self.store, owner, doc, self.workspace)
-        except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink
-            self.log.emit(shapes.session_error(
-                "unknown_error", f"the session's files could not be mounted: {exc}"))
-            return
-        self._hold_read_only(mounted)
-
-    def _hold_read_only(self, mounted: list[str]) -> None:
-        """Mounted files stay as they were given, whoever runs as root: an Edit deny rule
-        each, which the file tools obey and the sandbox turns into a read-only mount."""
-        if self.runtime is None:
-            return
-        from wisp.permissions.rules import Rule
-
-        policy = self.runtime.session.policy
-        policy.deny = [r for r in policy.deny if r.rank != MOUNT_RANK]
-        policy.deny += [Rule.parse(f"Edit(/{path})", rank=MOUNT_RANK) for path in mounted]
 
     def document(self) -> JSON | None:
         owner = self.store.owner_of("session", self.session_id)
@@ -395,6 +372,7 @@ class SessionDriver:
             self.turn.cancel()
         if self.runtime is not None:
             await self.runtime.aclose()
+        await self.mcp.close()
 
 
 def _model_id(agent: JSON) -> str | None:
