@@ -182,3 +182,33 @@ def test_sigterm_drains_a_running_turn_before_exiting(tmp_path: Path,
         store.close()
     assert kinds[-1] == "session.status_idle" and "agent.message" in kinds
     check_log(served, session.id)
+
+
+def test_killed_while_grading_an_outcome_the_grading_runs_again(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    from wisp.serve.grader import TOOL
+
+    server.script(reply.text("a haiku"), reply.slow("grading " * 10, 0.5, chunks=30),
+                  reply.tool_use(TOOL, {"result": "satisfied", "explanation": "good"}))
+    served = start(tmp_path, server)
+    client = served.client()
+    agent, environment = cloud_setup(client)
+    session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+    client.beta.sessions.events.send(session.id, events=[{
+        "type": "user.define_outcome", "description": "a haiku",
+        "rubric": {"type": "text", "content": "5-7-5"}}])
+    wait_for(client, session.id, lambda es: "span.outcome_evaluation_start" in types(es))
+    served.kill()
+    served = start(tmp_path, server)
+    try:
+        client = served.client()
+        events = wait_for(client, session.id, idle_end_turn)
+        [state] = client.beta.sessions.retrieve(session.id).outcome_evaluations
+    finally:
+        served.stop()
+    assert len(server.requests) == 3  # the agent's turn is not run again; the grader is
+    ends = [e for e in events if e["type"] == "span.outcome_evaluation_end"]
+    assert [(e["iteration"], e["result"]) for e in ends] == [(0, "satisfied")]
+    assert types(events).count("span.outcome_evaluation_start") == 2
+    assert (state.result, state.explanation) == ("satisfied", "good")
+    check_log(served, session.id)

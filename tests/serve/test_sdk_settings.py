@@ -71,14 +71,16 @@ def test_settings_wisp_would_ignore_are_refused_naming_the_field(
         sessions = client.beta.sessions
         refused(lambda: sessions.create(agent=agent.id, environment_id=environment.id,
                                         vault_ids=["vlt_1"]), "vault_ids[0]", "not found")
-        outcome = {"type": "user.define_outcome", "description": "a haiku",
-                   "rubric": {"type": "text", "content": "5-7-5"}}
-        refused(lambda: sessions.create(agent=agent.id, environment_id=environment.id,
-                                        initial_events=[outcome]),
-                "initial_events[0]", "define_outcome")
         session = sessions.create(agent=agent.id, environment_id=environment.id)
-        refused(lambda: sessions.events.send(session.id, events=[outcome]),
-                "events[0]", "define_outcome")
+        outcome = {"type": "user.define_outcome", "description": "a haiku",
+                   "rubric": {"type": "file", "file_id": "file_missing"}}
+        refused(lambda: sessions.events.send(session.id, events=[
+            {**outcome, "max_iterations": 21}]), "events[0].max_iterations")
+        try:  # a file rubric is read on receipt: one that is not there is a 404
+            sessions.events.send(session.id, events=[outcome])
+            raise AssertionError("a missing rubric file was accepted")
+        except anthropic.NotFoundError as exc:
+            assert "file_missing" in exc.message
         refused(lambda: sessions.events.send(session.id, events=[{
             "type": "user.tool_result", "tool_use_id": "sevt_x", "content": []}]),
             "user.tool_result", "self_hosted")
@@ -247,3 +249,50 @@ def test_web_fetch_refuses_an_internal_address_the_operator_did_not_allow(
     text = result["content"][0]["text"]
     assert result["is_error"] is True and "internal secret" not in text
     assert "refused" in text and "127.0.0.1" in text and "WebFetch(domain:" in text
+
+
+def test_limit_is_capped_and_filters_find_matches_beyond_the_first_page(
+        tmp_path: Path, server: ScriptedServer) -> None:
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        first, environment = cloud_setup(client)
+        lone = client.beta.sessions.create(agent=first.id, environment_id=environment.id)
+        others = [client.beta.agents.create(name=f"a{i}", model="claude-sonnet-4-5")
+                  for i in range(100)]
+        for _ in range(25):
+            client.beta.sessions.create(agent=others[0].id, environment_id=environment.id)
+        page = client.beta.agents.list(limit=500)
+        assert len(page.data) == 100 and page.has_next_page()  # the documented maximum
+        assert len(list(client.beta.agents.list(limit=500))) == 101
+        # Newest first: the matches are past the first pages of unfiltered resources.
+        cut = datetime.fromisoformat(str(first.created_at))
+        assert [a.id for a in client.beta.agents.list(created_at_lte=cut)] == [first.id]
+        assert [s.id for s in client.beta.sessions.list(agent_id=first.id)] == [lone.id]
+        small = client.beta.sessions.list(agent_id=others[0].id, limit=10)
+        assert len(small.data) == 10 and small.has_next_page()
+        assert len(list(client.beta.sessions.list(agent_id=others[0].id, limit=10))) == 25
+
+
+def test_a_sessions_budget_counts_its_threads(tmp_path: Path,
+                                              server: ScriptedServer) -> None:
+    small = {"input_tokens": 10, "output_tokens": 10}  # $0.00018 at Sonnet's list prices
+    server.script(reply.tool_use("delegate_to_agent", {"agent": "helper", "message": "go"},
+                                 usage=small),
+                  reply.text("done, expensively", usage={"input_tokens": 100_000,
+                                                         "output_tokens": 0}),
+                  reply.text("never asked for"))
+    limit = {"type": "limit", "max_list_cost": {"amount": "0.01", "currency": "USD"}}
+    with serving(tmp_path, server) as served:
+        client = served.client()
+        helper = client.beta.agents.create(name="helper", model="claude-sonnet-4-5")
+        lead = client.beta.agents.create(name="lead", model="claude-sonnet-4-5",
+                                         multiagent={"type": "coordinator",
+                                                     "agents": [helper.id]})
+        environment = client.beta.environments.create(name="env")
+        session = client.beta.sessions.create(agent=lead.id, environment_id=environment.id,
+                                              budget=limit)
+        client.beta.sessions.events.send(session.id, events=[user_message("delegate")])
+        wait_for(client, session.id, idled("budget_reached"))
+        cost = client.beta.sessions.retrieve(session.id).usage.list_cost.amount
+    assert len(server.requests) == 2  # the coordinator did not go on past the budget
+    assert float(cost) >= 0.3  # the thread's request (100k input tokens) is the session's

@@ -32,6 +32,7 @@ from anthropic.types.beta.sessions import (  # noqa: E402
 from anthropic.types.beta.sessions.event_list_params import EventListParams  # noqa: E402
 
 from wisp.serve import shapes  # noqa: E402
+from wisp.serve.session_log import public  # noqa: E402
 from wisp.serve.shapes import ShapeError  # noqa: E402
 
 JSON = dict[str, Any]
@@ -378,7 +379,7 @@ def test_every_client_event_kind_is_covered():
 @pytest.mark.parametrize("event", CLIENT_EVENTS, ids=lambda e: e["type"])
 def test_client_event_records_parse_as_sdk_events(event):
     params = shapes.send_events({"events": [event]})[0]
-    queued = shapes.client_event_record(params)
+    queued = public(shapes.client_event_record(params))  # as clients see it
     parsed = logged_event(queued)
     assert parsed.id.startswith("sevt_") and parsed.type == event["type"]
     if event["type"] == "user.define_outcome":
@@ -387,7 +388,10 @@ def test_client_event_records_parse_as_sdk_events(event):
     else:
         assert parsed.processed_at is None
     done = logged_event(shapes.processed(queued, now=NOW))
-    assert done.id == parsed.id and done.processed_at.isoformat().startswith("2026-05-01")
+    if event["type"] == "user.define_outcome":  # processed on receipt: it keeps that time
+        assert done.id == parsed.id and done.processed_at == parsed.processed_at
+    else:
+        assert done.id == parsed.id and done.processed_at.isoformat().startswith("2026-05-01")
     sent = BetaManagedAgentsSendSessionEvents.model_validate(
         shapes.send_events_response([queued]))
     assert sent.data[0].id == queued["id"]

@@ -297,6 +297,31 @@ def test_status_changes_arrive_signed_and_in_order(tmp_path: Path, server: Scrip
                                     key=endpoint["secret"])
 
 
+def test_an_outcome_evaluation_ending_is_reported(tmp_path: Path, server: ScriptedServer,
+                                                  receiver: Receiver, sw: Any) -> None:
+    from wisp.serve.grader import TOOL
+
+    server.script(reply.text("a haiku"),
+                  reply.tool_use(TOOL, {"result": "satisfied", "explanation": "fine"}))
+    with serving(tmp_path, server, env=FAST) as served:
+        endpoint = register(served, receiver.url,
+                            event_types=["session.outcome_evaluation_ended"]).json()
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id,
+                                              initial_events=[{
+                                                  "type": "user.define_outcome",
+                                                  "description": "a haiku",
+                                                  "rubric": {"type": "text",
+                                                             "content": "5-7-5"}}])
+        wait_for(client, session.id, idle_end_turn)
+        [received] = receiver.wait_for(lambda rs: len(rs) >= 1)
+    event = client.beta.webhooks.unwrap(received.body, headers=received.headers,
+                                        key=endpoint["secret"])
+    assert event.data.type == "session.outcome_evaluation_ended"
+    assert event.data.id == session.id
+
+
 def test_a_failing_receiver_gets_the_same_delivery_until_it_answers(
         tmp_path: Path, server: ScriptedServer, sw: Any) -> None:
     server.script(reply.text("hello"))

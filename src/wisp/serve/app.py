@@ -15,9 +15,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from wisp.serve import (
+    answers,
     deployment_routes,
     files,
     memory_routes,
+    outcomes,
     resources,
     shapes,
     skill_routes,
@@ -268,7 +270,7 @@ class Api:
         self.store.create("session", owner, doc)
         initial = fields.get("initial_events") or []
         if initial:
-            self._queue(doc["id"], initial)
+            self._queue(owner, doc["id"], initial)
         self._offer_work(owner, doc, environment)
         return doc
 
@@ -367,16 +369,18 @@ class Api:
         events = shapes.send_events(request.json())
         shapes.check_client_events(events)
         environment = self._environment_of(request.owner, session)
-        _check_answers(environment, events)
-        stored = self._queue(session["id"], events)
+        answers.check(self.store, session["id"], environment, events)
+        stored = self._queue(request.owner, session["id"], events)
         self._offer_work(request.owner, session, environment)
         return Response(200, shapes.send_events_response([public(e) for e in stored]))
 
-    def _queue(self, session_id: str, events: list[JSON]) -> list[JSON]:
+    def _queue(self, owner: str, session_id: str, events: list[JSON]) -> list[JSON]:
         """Client events into the log (queued, processed_at null), then the worker is
         woken: once this returns the events are durable, whatever happens next."""
+        events = outcomes.with_rubric_text(self.files, owner, events)
         stored = self.store.append(session_id, [shapes.client_event_record(e)
                                                 for e in events])
+        outcomes.record(self.store, owner, session_id, stored)
         self.fanout.wake(session_id)
         if self.worker is not None:
             self.worker.notify(session_id)
@@ -408,18 +412,6 @@ class Api:
 def _is_json(content_type: str) -> bool:
     kind = content_type.split(";", 1)[0].strip().lower()
     return kind == "application/json" or kind.endswith("+json")
-
-
-def _check_answers(environment: JSON | None, events: list[JSON]) -> None:
-    """`user.tool_result` answers a toolset call a client ran: only a self-hosted
-    session's are (a cloud session runs them here)."""
-    if ((environment or {}).get("config") or {}).get("type") == "self_hosted":
-        return
-    for index, event in enumerate(events):
-        if event.get("type") == "user.tool_result":
-            raise HttpError(400, "invalid_request_error",
-                            f"events[{index}]: user.tool_result is only accepted by a session "
-                            "in a self_hosted environment (a cloud session runs its tools)")
 
 
 def _session_matches(session: JSON, query: JSON) -> bool:

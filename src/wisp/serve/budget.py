@@ -6,6 +6,8 @@ reaches the limit, and idles with `budget_reached`. The engine checks its own le
 before each model request (`max_budget_usd`), so a turn is given the ledger's cost so
 far plus what the budget leaves; a turn that would start over budget does not start.
 Costs are list prices from `wisp.models.catalog` (a model it does not know costs 0).
+A session thread's model use is billed to its session (`SessionDriver.billed_to`): it
+counts in the session's usage and against its budget.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from wisp.runtime.runtime import Runtime
+    from wisp.serve.driver import SessionDriver
 
 JSON = dict[str, Any]
 NOT_RUN = "Not run: the session's budget was reached before this call could run."
@@ -80,3 +83,30 @@ def settle_unrun_calls(runtime: Runtime) -> None:
         runtime.ctx.emit(ToolResultReady(block, NOT_RUN, {"id": block["tool_use_id"]}, ""))
     append_user(history, blocks)
     runtime.session.record_user(blocks)
+
+
+def billed(driver: SessionDriver) -> JSON | None:
+    """The document of the session the driver's model use is billed to."""
+    owner = driver.store.owner_of("session", driver.billed_to)
+    return driver.store.get("session", owner, driver.billed_to) if owner else None
+
+
+def account(driver: SessionDriver, model: str) -> None:
+    """The model usage of the driver's turn so far added to the totals of the session it
+    is billed to: the document's `usage` and `list_cost`, and a `session.usage` event
+    carrying them."""
+    from wisp.serve import shapes
+
+    projection = driver.projection
+    if projection is None or not projection.usages:
+        return
+    usages, projection.usages = projection.usages, []
+    owner = driver.store.owner_of("session", driver.billed_to)
+    doc = billed(driver)
+    if doc is None or owner is None:
+        return
+    for usage in usages:
+        doc = shapes.session_usage_added(doc, usage)
+    doc = with_cost(doc, model, usages)
+    driver.store.update("session", owner, driver.billed_to, doc)
+    driver.log.emit(shapes.session_usage(doc["usage"], doc.get("budget")))

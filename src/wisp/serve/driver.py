@@ -25,8 +25,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from wisp.serve import budget, memory_tool, shapes, threads, turn_setup
-from wisp.serve.projection import SessionProjection, error_kind
+from wisp.serve import budget, ending, memory_tool, shapes, threads, turn_setup
+from wisp.serve.outcomes import OUTCOME, Outcomes
+from wisp.serve.projection import SessionProjection
 from wisp.serve.recovery import result_of
 from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
 from wisp.serve.session_mcp import SessionMcp
@@ -50,9 +51,10 @@ class SessionDriver:
     def __init__(self, store: Store, fanout: Fanout, session: JSON, agent: JSON,
                  environment: JSON | None, *, env: Mapping[str, str], workspace: Path,
                  housing: Housing | None = None, model: Model | None = None,
-                 holder: str | None = None) -> None:
+                 holder: str | None = None, billed_to: str | None = None) -> None:
         self.store = store
         self.session_id = str(session["id"])
+        self.billed_to = billed_to or self.session_id  # a thread's: its session
         self.log = SessionLog(store, fanout, self.session_id, holder=holder)
         self.plan = ToolPlan(agent, environment)
         self.agent = agent
@@ -69,6 +71,8 @@ class SessionDriver:
         self.answers: dict[str, JSON] = {}  # answers that came before anyone waited
         self._report_due = False
         self.stop_reason = "end_turn"  # how the turn in progress will end
+        self.stop_details: JSON | None = None  # what a `refusal` says
+        self.outcomes = Outcomes(self)
         self.status = str(session.get("status") or "idle")
         self.seen: set[str] = set()  # client events already taken in hand
         self.changed = asyncio.Event()  # set at each status change (see `settle`)
@@ -96,6 +100,7 @@ class SessionDriver:
         runtime = Runtime.open(config, projection, model=self.model)
         runtime.session.history = conversation
         runtime.session.recorder = projection
+        projection.on_status = self.set_status
         if self.housing is not None and not self.plan.self_hosted:
             sandbox = self.housing.sandbox(self.workspace, self.env, self.environment)
             runtime.ctx.config.sandbox = sandbox
@@ -143,13 +148,14 @@ class SessionDriver:
                 continue  # still queued in the store: a user message waiting for its turn
             self.seen.add(event["id"])
             kind = event.get("type")
-            if kind == "user.message":
+            if kind in ("user.message", OUTCOME):
                 if self.busy:
                     self.queue.append(event)
                 else:
                     self.start(event)
             elif kind == "user.interrupt":
                 self.log.consumed([event, *self.queue])  # queued messages are dropped too
+                self.outcomes.dropped(self.queue)
                 self.queue.clear()
                 self._interrupt()
             elif kind in ANSWERS or kind == "user.tool_confirmation":
@@ -185,65 +191,69 @@ class SessionDriver:
             self._fenced()
 
     async def _run(self, prompt: JSON | list[JSON] | str) -> None:
-        if self.runtime is None:
-            self.runtime = self._open()
+        self.opened()
         await turn_setup.prepare(self)
-        if not self._within_budget(self.runtime):
-            if isinstance(prompt, dict):
-                self.log.consumed([prompt])  # taken up, and answered by budget_reached
-            self._end_turn()
-            return
         content = prompt
         if isinstance(prompt, dict):
-            content = prompt.get("content") or []
+            content = (self.outcomes.begin(prompt) if prompt.get("type") == OUTCOME
+                       else prompt.get("content") or [])
+        if not self.within_budget():
+            if isinstance(prompt, dict):
+                self.log.consumed([prompt])  # taken up, and answered by budget_reached
+            self.outcomes.stop("the session's budget was reached")
+            self._end_turn()
+            return
+        if isinstance(prompt, dict):
             assert self.projection is not None
             self.projection.consume_with_next_user = prompt
-        try:
-            outcome = await self.runtime.run_prompt(cast("list[JSON] | str", content))
-        except LeaseLost:
-            raise
-        except Exception as exc:  # the session reports it; the service goes on
-            self.log.emit(shapes.session_error("unknown_error", str(exc)))
-        else:
-            if _budget_hit(outcome):
-                self.stop_reason = "budget_reached"
-                budget.settle_unrun_calls(self.runtime)
-            if self.log.fenced:  # the loop failed on a fenced write: it said nothing
-                raise LeaseLost(self.session_id, self.log.holder or "")
-            self._report_failure(outcome)
+        ended = await self.once(cast("list[JSON] | str", content))
+        await self.outcomes.pursue(ended)
         if self.projection is not None:
             self.projection.request_failed()  # a span left open by an error or interrupt
         self._end_turn()
 
-    def _report_failure(self, outcome: Outcome) -> None:
-        """A failed turn's `session.error`; a model request that failed for good (its
-        retries spent) also ends the turn with `retries_exhausted`."""
-        from wisp.engine.outcome import ApiFailed
+    async def once(self, content: list[JSON] | str) -> Outcome | None:
+        """One run of the engine on `content`, its failure reported; None when it raised
+        (reported too)."""
+        runtime = self.opened()
+        try:
+            outcome = await runtime.run_prompt(content)
+        except LeaseLost:
+            raise
+        except Exception as exc:  # the session reports it; the service goes on
+            self.log.emit(shapes.session_error("unknown_error", str(exc)))
+            return None
+        if ending.budget_hit(outcome):
+            self.stop_reason = "budget_reached"
+            budget.settle_unrun_calls(runtime)
+        if self.log.fenced:  # the loop failed on a fenced write: it said nothing
+            raise LeaseLost(self.session_id, self.log.holder or "")
+        ending.report_failure(self, outcome)
+        return outcome
 
-        error = _error_of(outcome)
-        if error is None:
-            return
-        if isinstance(outcome, ApiFailed):
-            assert self.projection is not None
-            self.projection.failed_request()
-            self.stop_reason = "retries_exhausted"
-            self.log.emit(shapes.session_error(*error, retry_status="exhausted"))
-        else:
-            self.log.emit(shapes.session_error(*error))
+    async def grade(self) -> None:
+        """Grades a turn that ended before a crash (`wisp.serve.recovery`), then goes on
+        as any turn working toward an outcome."""
+        from wisp.engine.outcome import Success
 
-    def _within_budget(self, runtime: Runtime) -> bool:
+        self.opened()
+        await self.outcomes.pursue(Success(""))
+        self._end_turn()
+
+    def within_budget(self) -> bool:
         """Gives the turn what the session's budget leaves (the engine stops before a
         model request past it); False, with `budget_reached` due, when nothing is left."""
-        doc = self.document()
+        runtime = self.opened()
+        doc = budget.billed(self)
         left = None if doc is None else budget.remaining(doc)
         if left is None:
             runtime.ctx.config.max_budget_usd = None
             return True
+        # Relative to the engine's own ledger: what it spends from now on, at most `left`.
+        runtime.ctx.config.max_budget_usd = runtime.ctx.session.usage.cost_usd + left
         if left <= 0:
             self.stop_reason = "budget_reached"
-            return False
-        runtime.ctx.config.max_budget_usd = runtime.ctx.session.usage.cost_usd + left
-        return True
+        return left > 0
 
     def document(self) -> JSON | None:
         owner = self.store.owner_of("session", self.session_id)
@@ -261,32 +271,21 @@ class SessionDriver:
         for future in self.waiting.values():
             future.cancel()
         self.waiting.clear()
-        self._account_usage()
+        self.account_usage()
         if self.queue:
             self.turn = asyncio.ensure_future(self.run(self.queue.pop(0)))
             return
         reason, self.stop_reason = self.stop_reason, "end_turn"
-        self.set_status("idle", {"type": reason})
+        details, self.stop_details = self.stop_details, None
+        self.set_status("idle", {"type": reason, "stop_details": details})
 
-    def _account_usage(self) -> None:
-        """The turn's model usage added to the session's totals: the document's `usage`
-        and a `session.usage` event carrying them."""
-        if self.projection is None or not self.projection.usages:
-            return
-        usages, self.projection.usages = self.projection.usages, []
-        owner = self.store.owner_of("session", self.session_id)
-        doc = self.store.get("session", owner, self.session_id) if owner else None
-        if doc is None or owner is None:
-            return
-        for usage in usages:
-            doc = shapes.session_usage_added(doc, usage)
-        doc = budget.with_cost(doc, _model_id(self.agent) or "", usages)
-        self.store.update("session", owner, self.session_id, doc)
-        self.log.emit(shapes.session_usage(doc["usage"], doc.get("budget")))
+    def account_usage(self) -> None:
+        budget.account(self, _model_id(self.agent) or "")
 
     def _interrupt(self) -> None:
         if self.runtime is not None and self.busy:
             self.runtime.interrupt()
+            self.outcomes.interrupt()
             for future in self.waiting.values():
                 future.cancel()
 
@@ -328,7 +327,8 @@ class SessionDriver:
             event = shapes.status_rescheduled()
         else:
             reason = stop_reason or {"type": "end_turn"}
-            event = shapes.status_idle(reason["type"], event_ids=reason.get("event_ids", ()))
+            event = shapes.status_idle(reason["type"], event_ids=reason.get("event_ids", ()),
+                                       stop_details=reason.get("stop_details"))
         # The event and the document's status at once. `rescheduling` lasts the moment a
         # restarted worker takes the session up: the document stays `running`, the status
         # the store looks for when it finds sessions that need a worker.
@@ -373,24 +373,6 @@ class SessionDriver:
         if self.runtime is not None:
             await self.runtime.aclose()
         await self.mcp.close()
-
-
-def _error_of(outcome: Outcome) -> tuple[str, str] | None:
-    """(error type, message) of a turn that failed (an interrupt is no error)."""
-    from wisp.engine.outcome import ApiFailed, Failed, api_error_text
-
-    if isinstance(outcome, ApiFailed):
-        return error_kind(outcome.error.status), api_error_text(outcome.error)
-    if isinstance(outcome, Failed):
-        return "unknown_error", outcome.message
-    return None
-
-
-def _budget_hit(outcome: Outcome) -> bool:
-    from wisp.engine.decide import BudgetExhausted
-    from wisp.engine.outcome import LimitHit
-
-    return isinstance(outcome, LimitHit) and isinstance(outcome.limit, BudgetExhausted)
 
 
 def _model_id(agent: JSON) -> str | None:

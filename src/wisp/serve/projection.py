@@ -18,7 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from wisp.engine.events import ApiRetry, BlockShown, Event, StreamDelta, ToolResultReady
+from wisp.engine.events import (
+    ApiRetry,
+    BlockShown,
+    Event,
+    RefusalFinal,
+    StreamDelta,
+    ToolResultReady,
+)
 from wisp.serve import shapes
 from wisp.serve.session_log import SessionLog, event_id, public, tool_event_id
 
@@ -50,6 +57,11 @@ class SessionProjection:
         # queued (taken up again) or answered-in-progress, never lost in between.
         self.consume_with_next_user: JSON | None = None
         self.usages: list[JSON] = []  # each finished request's usage, until accounted
+        self.refused = False  # the run ended on the model's refusal (`wisp.serve.ending`)
+        # The session's status through a model request's retries: `rescheduling` while
+        # it waits to send it again, `running` once it does (the driver's `set_status`).
+        self.on_status: Callable[[str], None] | None = None
+        self.rescheduled = False
 
     # EventSink --------------------------------------------------------------------------
 
@@ -62,6 +74,8 @@ class SessionProjection:
             self._tool_result(event)
         elif isinstance(event, ApiRetry):
             self._retry(event)
+        elif isinstance(event, RefusalFinal):
+            self.refused = True
 
     def _retry(self, retry: ApiRetry) -> None:
         """A failed model request the engine sends again: its span ends in error, and
@@ -70,6 +84,9 @@ class SessionProjection:
         kind = error_kind(retry.status)
         message = f"{retry.message} (attempt {retry.attempt} of {retry.max_retries})"
         self.log.emit(shapes.session_error(kind, message, retry_status="retrying"))
+        if self.on_status is not None:
+            self.rescheduled = True
+            self.on_status("rescheduling")
 
     def _stream(self, raw: JSON) -> None:
         kind = raw.get("type")
@@ -86,6 +103,9 @@ class SessionProjection:
     def _start_request(self) -> None:
         if self.request_start is not None:  # a retry of the same request: a new span
             self._end_request(_ZERO_USAGE, is_error=True)
+        if self.rescheduled and self.on_status is not None:
+            self.rescheduled = False
+            self.on_status("running")
         [start] = self.log.emit(shapes.model_request_start())
         self.request_start = start["id"]
 

@@ -8,7 +8,8 @@ The model conversation is in the store, written with the events in one transacti
   posted, or is run again when it changes nothing (read, glob, grep), or is recorded as
   interrupted (bash, write, edit: it may have run in part); a client's call is waited on
   again; then the turn goes on with those results;
-- an assistant message without tool calls: the turn was over; only its `idle` is due.
+- an assistant message without tool calls: the turn was over; only its `idle` is due,
+  or, working toward an outcome, its grading (`wisp.serve.outcomes`).
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ async def resume(driver: SessionDriver) -> None:
         driver.set_status("rescheduling")
     conversation = driver.store.conversation(driver.session_id)
     if not conversation:
-        waiting = any(e["type"] == "user.message" for e in driver.store.queued(
-            driver.session_id))
+        waiting = any(e["type"] in ("user.message", "user.define_outcome")
+                      for e in driver.store.queued(driver.session_id))
         if driver.status == "rescheduling" and not waiting:  # else: it starts the turn
             driver.set_status("idle", {"type": "end_turn"})
         return
@@ -54,6 +55,9 @@ async def resume(driver: SessionDriver) -> None:
     if calls:
         driver.set_status("running")
         driver.turn = asyncio.ensure_future(_finish_calls(driver, calls))
+    elif driver.outcomes.ungraded():  # the turn was over, its grading was not
+        driver.set_status("running")
+        driver.turn = asyncio.ensure_future(driver.grade())
     elif driver.status == "rescheduling":
         driver.set_status("idle", {"type": "end_turn"})
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from wisp.serve import webhooks
 from wisp.serve.shapes import new_id, timestamp
-from wisp.serve.store.base import Delivery, LeaseLost, Store
+from wisp.serve.store.base import UNTAKEN, Delivery, LeaseLost, Store
 
 JSON = dict[str, Any]
 
@@ -125,9 +125,11 @@ class SessionLog:
 
     def consumed(self, events: list[JSON]) -> list[JSON]:
         """Client events taken up by the agent: logged again, same ids, with
-        `processed_at` set (without the store's `seq`)."""
+        `processed_at` set (without the store's `seq`); one processed on receipt keeps
+        its time."""
         stamp = timestamp()
-        return self.write([{**public(e), "processed_at": stamp} for e in events])
+        return self.write([{**public(e), "processed_at": e.get("processed_at") or stamp}
+                           for e in events])
 
     def preview(self, event: JSON) -> None:
         self.fanout.preview(self.session_id, event)
@@ -135,5 +137,5 @@ class SessionLog:
 
 def public(entry: JSON) -> JSON:
     """A log entry as clients see it (and as it is logged again): without the store's
-    `seq`."""
-    return {k: v for k, v in entry.items() if k != "seq"}
+    `seq` or the private `UNTAKEN`."""
+    return {k: v for k, v in entry.items() if k not in ("seq", UNTAKEN)}

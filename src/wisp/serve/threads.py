@@ -158,7 +158,11 @@ class DelegateTool(Tool):
         try:
             child.log.emit(thread_shapes.message_received(self.parent.session_id, None,
                                                           message))
+            # The session's budget covers its threads: the coordinator's spend so far is
+            # counted before the thread starts, and the thread's before it goes on.
+            self.parent.account_usage()
             await child.run(message)
+            self.parent.within_budget()
             answer = _last_message(self.parent.store, thread["id"])
             self.parent.log.emit(thread_shapes.message_received(thread["id"], name, answer))
         finally:  # an interrupted coordinator leaves no thread marked running
@@ -173,7 +177,7 @@ class DelegateTool(Tool):
         child = type(parent)(
             parent.store, parent.log.fanout, {"id": thread["id"], "status": "idle"},
             thread["agent"], parent.environment, env=parent.env, workspace=parent.workspace,
-            housing=parent.housing, model=parent.model)
+            housing=parent.housing, model=parent.model, billed_to=parent.billed_to)
         child.mcp.share_vaults(parent.mcp)
         # Its skills were mounted with the coordinator's (same workspace): offered here.
         skill_mount.offer(child.opened(), parent.store, self.owner, thread["agent"],

@@ -64,8 +64,8 @@ STREAM_TO_WEBHOOK: Mapping[str, str] = {
     "session.status_idle": "session.status_idled",
     "session.status_rescheduled": "session.status_rescheduled",
     "session.status_terminated": "session.status_terminated",
-    "session.deleted": "session.deleted",
-    "session.error": "session.error",
+    "session.deleted": "session.deleted", "session.error": "session.error",
+    "span.outcome_evaluation_end": "session.outcome_evaluation_ended",
 }
 OPT_IN = frozenset({"session.error"})
 WEBHOOK_TYPES = frozenset(STREAM_TO_WEBHOOK.values())

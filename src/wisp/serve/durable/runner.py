@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from wisp.serve import shapes
-from wisp.serve.durable.turns import MAX_RECOVERIES
+from wisp.serve.durable.turns import MAX_RECOVERIES, TURN_STARTERS
 from wisp.serve.session_log import Fanout, SessionLog
 from wisp.serve.store.base import LeaseLost
 from wisp.serve.worker import open_driver
@@ -121,7 +121,7 @@ class TurnRunner:
                              default=-1)
         events: list[JSON] = []
         for i, event in enumerate(queued):
-            if event.get("type") == "user.message" and event["id"] != turn_id:
+            if event.get("type") in TURN_STARTERS and event["id"] != turn_id:
                 if i < last_interrupt and event["id"] not in driver.seen:
                     driver.seen.add(event["id"])
                     driver.queue.append(event)  # consumed with the interrupt

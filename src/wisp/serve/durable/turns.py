@@ -57,6 +57,7 @@ ACTIVE = ["PENDING", "ENQUEUED"]
 # letter, MAX_RECOVERY_ATTEMPTS_EXCEEDED): its session is terminated instead.
 MAX_RECOVERIES = 5
 STRAY_LEASE_S = 5.0
+TURN_STARTERS = ("user.message", "user.define_outcome")  # each is a turn of its own
 
 
 def workflow_id(session_id: str, turn_id: str) -> str:
@@ -268,9 +269,9 @@ async def dispatch_queued(store: PostgresStore, client: TurnClient, session_id: 
     interrupt with nothing to interrupt, an answer nobody waits for)."""
     queued = store.queued(session_id)
     for event in queued:
-        if event.get("type") == "user.message":
+        if event.get("type") in TURN_STARTERS:
             await client.start(session_id, str(event["id"]))
-    others = [e for e in queued if e.get("type") != "user.message"]
+    others = [e for e in queued if e.get("type") not in TURN_STARTERS]
     if not others:
         return
     active = await client.active(session_id)
@@ -295,7 +296,7 @@ async def _consume_strays(store: PostgresStore, session_id: str) -> None:
     else:
         return
     try:
-        strays = [e for e in store.queued(session_id) if e.get("type") != "user.message"]
+        strays = [e for e in store.queued(session_id) if e.get("type") not in TURN_STARTERS]
         if strays:
             SessionLog(store, Fanout(), session_id, holder=holder).consumed(strays)
     finally:

@@ -25,6 +25,7 @@ One module per concern, each importing only those below it:
   resources      session resources (files mounted in the workspace)
   sessions       the session requests, its agent snapshot and documents
   server_events  agent_message, status_idle, model_request_*, previews, ...
+  outcomes       outcome_evaluations entries and span.outcome_evaluation_* events
   queries        list envelopes and query strings
   support        what this server refuses rather than store and ignore
   wire           error bodies and SSE frames

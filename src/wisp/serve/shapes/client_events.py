@@ -31,6 +31,7 @@ from wisp.serve.shapes.content import (
     _file_source,
     _text_block,
 )
+from wisp.serve.store.base import UNTAKEN
 
 CLIENT_EVENT_TYPES: Final = ("user.message", "user.interrupt", "user.tool_confirmation",
                              "user.custom_tool_result", "user.define_outcome",
@@ -38,9 +39,10 @@ CLIENT_EVENT_TYPES: Final = ("user.message", "user.interrupt", "user.tool_confir
 
 
 def _user_message(obj: JSON, path: str) -> JSON:
-    return {"type": "user.message",
-            "content": _blocks(_required(obj, "content", path), _at(path, "content"),
-                               _MESSAGE_BLOCKS)}
+    content = _blocks(_required(obj, "content", path), _at(path, "content"), _MESSAGE_BLOCKS)
+    if not content:  # the model takes no empty turn: refused here, not mid-turn
+        raise ShapeError(_at(path, "content"), "must not be empty")
+    return {"type": "user.message", "content": content}
 
 
 def _user_interrupt(obj: JSON, path: str) -> JSON:
@@ -124,17 +126,20 @@ def send_events(body: object) -> list[JSON]:
 def client_event_record(params: JSON, *, processed_at: str | None = None) -> JSON:
     """A posted event as the log and the stream carry it: with its server `id`, and
     `processed_at` null while queued. `user.define_outcome` is accepted on receipt, so it
-    gets its `outcome_id` (`outc_…`) and a `processed_at` at once."""
+    gets its `outcome_id` (`outc_…`) and a `processed_at` at once; it stays queued for a
+    worker (`UNTAKEN`) until its turn takes it up."""
     record = {"id": new_id("sevt"), **copy.deepcopy(params), "processed_at": processed_at}
     if params["type"] == "user.define_outcome":
         record["outcome_id"] = new_id("outc")
         record["processed_at"] = processed_at or timestamp()
+        record[UNTAKEN] = True
     return record
 
 
 def processed(event: JSON, *, now: str | None = None) -> JSON:
-    """The second appearance of a client event: the agent has consumed it."""
-    return {**event, "processed_at": now or timestamp()}
+    """The second appearance of a client event: the agent has consumed it (one processed
+    on receipt keeps its time)."""
+    return {**event, "processed_at": event.get("processed_at") or now or timestamp()}
 
 
 def send_events_response(records: Sequence[JSON]) -> JSON:

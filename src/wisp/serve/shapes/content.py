@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import base64
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from wisp.serve.shapes.common import (
     JSON,
     Parser,
+    ShapeError,
     _at,
     _bool,
     _choice,
@@ -25,10 +27,22 @@ def _text_block(obj: JSON, path: str) -> JSON:
     return {"type": "text", "text": _str(_required(obj, "text", path), _at(path, "text"))}
 
 
-def _base64_source(obj: JSON, path: str) -> JSON:
+# What the model accepts inline: another media type would be sent on and refused by the
+# Messages API mid-turn, so it is refused here, naming the field.
+IMAGE_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
+DOCUMENT_TYPES: Final = ("application/pdf",)
+
+
+def _base64_source(obj: JSON, path: str, media_types: Sequence[str]) -> JSON:
+    data = _str(_required(obj, "data", path), _at(path, "data"))
+    try:
+        base64.b64decode(data, validate=True)
+    except ValueError:
+        raise ShapeError(_at(path, "data"), "expected base64 data") from None
     return {"type": "base64",
-            "media_type": _str(_required(obj, "media_type", path), _at(path, "media_type")),
-            "data": _str(_required(obj, "data", path), _at(path, "data"))}
+            "media_type": _choice(_required(obj, "media_type", path),
+                                  _at(path, "media_type"), media_types),
+            "data": data}
 
 
 def _url_source(obj: JSON, path: str) -> JSON:
@@ -48,8 +62,11 @@ def _plain_text_source(obj: JSON, path: str) -> JSON:
 
 
 _IMAGE_SOURCES: Final[Mapping[str, Parser]] = {
-    "base64": _base64_source, "url": _url_source, "file": _file_source}
-_DOCUMENT_SOURCES: Final[Mapping[str, Parser]] = {**_IMAGE_SOURCES, "text": _plain_text_source}
+    "base64": lambda obj, path: _base64_source(obj, path, IMAGE_TYPES),
+    "url": _url_source, "file": _file_source}
+_DOCUMENT_SOURCES: Final[Mapping[str, Parser]] = {
+    **_IMAGE_SOURCES, "base64": lambda obj, path: _base64_source(obj, path, DOCUMENT_TYPES),
+    "text": _plain_text_source}
 
 
 def _image_block(obj: JSON, path: str) -> JSON:

@@ -125,16 +125,20 @@ def status_running() -> JSON:
     return _event("session.status_running")
 
 
-def status_idle(stop_reason: str = "end_turn", *, event_ids: Sequence[str] = ()) -> JSON:
+def status_idle(stop_reason: str = "end_turn", *, event_ids: Sequence[str] = (),
+                stop_details: JSON | None = None) -> JSON:
     """`session.status_idle`. `requires_action` names the events the session waits on
     (tool calls awaiting a result or a confirmation); only it keeps the turn open for the
-    SDK's tool runner."""
+    SDK's tool runner. A `refusal` may say more in `stop_details`."""
     _choice(stop_reason, "stop_reason", STOP_REASONS)
     reason: JSON = {"type": stop_reason}
     if stop_reason == "requires_action":
         if not event_ids:
             raise ValueError("requires_action names the events it waits on")
         reason["event_ids"] = list(event_ids)
+    if stop_details is not None:
+        return _event("session.status_idle", stop_reason=reason,
+                      stop_details=copy.deepcopy(stop_details))
     return _event("session.status_idle", stop_reason=reason)
 
 

@@ -11,7 +11,9 @@ the stream: `seq` (1, 2, 3, … per session, gap-free, the SSE `id:`), the event
 its fields. One event may appear twice in the log under one `id`: a client event when it
 is queued (`processed_at: null`) and again when the agent consumed it. Listing events
 (`events(...)`) returns each event id once, in its latest form, ordered by the seq of its
-first appearance.
+first appearance. A client event processed on receipt that still needs a worker (a
+`user.define_outcome` starts a turn) is queued by the private field `UNTAKEN` instead,
+which clients never see (`wisp.serve.session_log.public`).
 
 A session is worked on by one worker at a time: `acquire_lease` succeeds only when no
 other worker holds an unexpired lease on it. The lease is also a fence: a worker's appends
@@ -34,6 +36,7 @@ from typing import Any, Protocol
 JSON = dict[str, Any]
 # (owner, endpoint id, payload): one webhook delivery to write with the events it reports.
 Delivery = tuple[str, str, JSON]
+UNTAKEN = "_untaken"  # on a processed client event a worker has still to take up
 
 
 class LeaseLost(Exception):

@@ -8,7 +8,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from wisp.serve.store.base import JSON, Page
+from wisp.serve.store.base import JSON, UNTAKEN, Page
 
 
 def loads(text: str) -> JSON:
@@ -63,4 +63,5 @@ def page_of(rows: list[Any], limit: int, tag: str) -> Page:
 
 def is_queued(entry: JSON) -> bool:
     """A client event not yet consumed: what makes a session need a worker."""
-    return entry.get("processed_at") is None and str(entry["type"]).startswith("user.")
+    return ((entry.get("processed_at") is None or bool(entry.get(UNTAKEN)))
+            and str(entry["type"]).startswith("user."))
