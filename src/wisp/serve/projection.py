@@ -22,7 +22,7 @@ from wisp.engine.events import (
     ApiRetry,
     BlockShown,
     Event,
-    RefusalFinal,
+    Refused,
     StreamDelta,
     ToolResultReady,
 )
@@ -74,7 +74,7 @@ class SessionProjection:
             self._tool_result(event)
         elif isinstance(event, ApiRetry):
             self._retry(event)
-        elif isinstance(event, RefusalFinal):
+        elif isinstance(event, Refused) and event.step == "final":
             self.refused = True
 
     def _retry(self, retry: ApiRetry) -> None:

@@ -1,6 +1,6 @@
 """What a served turn needs before its first model request: the session's file resources
-and its agent's skills mounted (read-only), its memory tool as its resources are now, and its agent's MCP
-servers connected (`wisp.serve.session_mcp`)."""
+and its agent's skills mounted (read-only), its memory tool as its resources are now, and
+its agent's MCP servers connected (`wisp.serve.session_mcp`)."""
 
 from __future__ import annotations
 
