@@ -22,7 +22,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "runtime": ("cli", "duplex"),
     "models": ("cli", "duplex", "runtime"),
     "tools": ("cli", "duplex", "runtime"),
-    "permissions": ("cli", "duplex", "runtime"),
+    "permissions": ("cli", "duplex", "runtime", "tools", "engine"),
     "hooks": ("cli", "duplex", "runtime"),
     "sessions": ("cli", "duplex", "runtime"),
     # Custom slash commands: shared by every front end, so it imports none of them.

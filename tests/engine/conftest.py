@@ -27,8 +27,8 @@ from wisp.hooks.model import CallbackHook, HookMatcher
 from wisp.hooks.runner import HookRunner
 from wisp.models.base import Model
 from wisp.permissions.engine import PermissionPolicy
+from wisp.processes import ProcessRegistry
 from wisp.tools.base import Tool, ToolContext, ToolResult
-from wisp.tools.processes import ProcessRegistry
 from wisp.wire.projection import StreamJson
 
 JSON = dict[str, Any]

@@ -160,7 +160,7 @@ def _sandbox_status(settings: Settings, env: Mapping[str, str]) -> JSON | None:
 def _slash_commands(opts: Options, env: Mapping[str, str], project: ProjectContext
                     ) -> list[str]:
     from wisp.commands.prompts import names
-    from wisp.sessions.paths import config_dir
+    from wisp.paths import config_dir
 
     return names(opts.cwd, config_dir(env), project)
 

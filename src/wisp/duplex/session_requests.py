@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from wisp.errors import ControlError, ModelAPIError
 from wisp.mcp.client import McpServer, mcp_tool_name
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.stamps import new_uuid
 from wisp.wire import frames
 from wisp.wire import host_requests as h
@@ -136,7 +136,7 @@ class SessionRequests:
         if not request.get("save_locally"):
             return {"unavailable": True,
                     "failure_reason": "wisp has no feedback service; ask to save_locally"}
-        from wisp.sessions.paths import config_dir
+        from wisp.paths import config_dir
 
         feedback_id = new_uuid()
         folder = config_dir(self.server.env) / "feedback"

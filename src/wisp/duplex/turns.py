@@ -158,7 +158,7 @@ class TurnRunner:
 
 def slash_commands(runtime: Runtime) -> list[str]:
     from wisp.commands.prompts import names
-    from wisp.sessions.paths import config_dir
+    from wisp.paths import config_dir
 
     return names(runtime.config.cwd, config_dir(runtime.env), runtime.project)
 

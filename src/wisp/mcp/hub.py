@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from wisp.mcp.client import Elicit, McpServer
 from wisp.mcp.config import build_server
 from wisp.mcp.sdk_bridge import SdkMcpServer, Send
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.tools.base import Tool
 
 if TYPE_CHECKING:

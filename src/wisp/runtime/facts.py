@@ -206,7 +206,7 @@ def offered_tool_names(flags: LaunchFlags, has_skills: bool = False) -> list[str
 
     removed: set[str] = set()
     if flags.disallowed_tools:  # the rule parser loads only when there are rules
-        from wisp.permissions.rules import Rule
+        from wisp.rules import Rule
 
         removed = {r.tool for r in map(Rule.parse, flags.disallowed_tools) if r.content is None}
     wanted = None if flags.tools is None else set(flags.tools)

@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from wisp import paths
 from wisp.diagnostics import warn
 from wisp.engine.events import (
     ConversationReset,
@@ -35,7 +36,6 @@ from wisp.runtime.build import build_run
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.facts import checked_model, configured_mcp_servers, env_overlay, load_settings
 from wisp.runtime.project import open_project
-from wisp.sessions import paths
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.stamps import new_uuid
 

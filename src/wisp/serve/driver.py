@@ -262,7 +262,7 @@ class SessionDriver:
         each, which the file tools obey and the sandbox turns into a read-only mount."""
         if self.runtime is None:
             return
-        from wisp.permissions.rules import Rule
+        from wisp.rules import Rule
 
         policy = self.runtime.session.policy
         policy.deny = [r for r in policy.deny if r.rank != MOUNT_RANK]

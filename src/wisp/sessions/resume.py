@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from wisp import paths
 from wisp.errors import UsageError
-from wisp.sessions import paths
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.stamps import new_uuid
 

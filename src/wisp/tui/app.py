@@ -22,9 +22,9 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.history import FileHistory
 
+from wisp import paths
 from wisp.permissions.modes import PermissionMode
 from wisp.runtime.config import RuntimeConfig
-from wisp.sessions import paths
 from wisp.tui.prompt_input import InputCompleter, Pastes, history_path, with_attachments
 from wisp.tui.terminal import make_output, print_above
 

@@ -9,10 +9,10 @@ code. An unknown subcommand may be an alias, which can run anything.
 
 from __future__ import annotations
 
-from wisp.permissions.shell.call import Call
-from wisp.permissions.shell.model import PathUse, UseKind
-from wisp.permissions.shell.options import Opts, Parsed, long_option, parse, spec
-from wisp.permissions.shell.words import Word
+from wisp.shell.call import Call
+from wisp.shell.model import PathUse, UseKind
+from wisp.shell.options import Opts, Parsed, long_option, parse, spec
+from wisp.shell.words import Word
 
 _GLOBAL = spec(
     "-C: -c: -p -P -v -h --no-pager --paginate --git-dir= --work-tree= --namespace= "
