@@ -156,7 +156,7 @@ def build_ctx(model: Model, cwd: Path, *, tools: list[Tool] | None = None,
               hooks: dict[str, HookFn] | None = None,
               hook_calls: list[tuple[str, JSON]] | None = None,
               mode: str = "default", **config: Any) -> tuple[RunContext, ToolRunState, Collect]:
-    """A RunContext as `wisp.cli.setup.build_run` makes one, minus settings and processes:
+    """A RunContext as `wisp.launch.setup.build_run` makes one, minus settings and processes:
     `hooks` maps an event name to a Python function playing an SDK hook callback."""
     sink = Collect()
     config.setdefault("retry", RetryPolicy(max_retries=3, base_delay_s=0.001))

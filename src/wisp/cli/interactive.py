@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import sys
 
-from wisp.cli.options import Options
 from wisp.errors import UsageError
+from wisp.launch.options import Options
 
 NOT_A_TERMINAL = ("the interactive terminal UI needs a terminal, and stdout is not one; "
                   "use -p/--print to run a prompt headless "
@@ -20,8 +20,8 @@ def run_interactive(opts: Options) -> int:
     import asyncio
 
     from wisp.cli.main import end_startup
-    from wisp.cli.setup import runtime_config
-    from wisp.cli.startup import load_settings_for, missing_key, starting_model
+    from wisp.launch.setup import runtime_config
+    from wisp.launch.startup import load_settings_for, missing_key, starting_model
     from wisp.runtime.facts import env_overlay
     from wisp.sessions.resume import SessionNotFound, resolve_start
     from wisp.tui.trust_dialog import settle

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from wisp.cli.main import end_startup
-from wisp.cli.options import Options
 from wisp.errors import UsageError
 from wisp.jsonsafe import encode_utf8
+from wisp.launch.options import Options
 from wisp.tools.reaper import end_all_processes
 from wisp.wire import frames
 from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
@@ -85,7 +85,7 @@ class EarlyStart:
     stream-json client gets before asyncio and the engine are even imported."""
 
     def __init__(self, opts: Options, prompt: str = "") -> None:
-        from wisp.cli.startup import (
+        from wisp.launch.startup import (
             api_key_source,
             effective_mode,
             env_overlay,
@@ -187,7 +187,7 @@ def _clears(prompt: str) -> bool:
 
 
 async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
-    from wisp.cli.setup import runtime_config
+    from wisp.launch.setup import runtime_config
     from wisp.runtime.runtime import Runtime
     from wisp.wire.projection import StreamJson
 

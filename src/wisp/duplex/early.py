@@ -18,15 +18,15 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from wisp.cli.startup import api_key_source, effective_mode
 from wisp.control.stdin import CHUNK, parse_line
 from wisp.duplex.init_answer import answer, applied_flags, commands
 from wisp.jsonsafe import encode_utf8
+from wisp.launch.startup import api_key_source, effective_mode
 from wisp.wire.protocol import INITIALIZE
 from wisp.wire.writer import dumps
 
 if TYPE_CHECKING:
-    from wisp.cli.options import Options
+    from wisp.launch.options import Options
     from wisp.project.context import ProjectContext
     from wisp.settings.loader import Settings
 

@@ -13,10 +13,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from wisp import PROTOCOL_VERSION, __version__
-from wisp.cli.startup import BYPASS, bypass_refusal
 from wisp.control.dispatcher import Envelope
 from wisp.duplex.initialize import apply_initialize, initialize_response, reapply_initialize
 from wisp.errors import ControlError
+from wisp.launch.startup import BYPASS, bypass_refusal
 from wisp.mcp.client import McpServer
 from wisp.permissions.modes import PermissionMode, is_permission_mode
 from wisp.wire import protocol as p

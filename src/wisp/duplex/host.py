@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from wisp.cli.startup import BYPASS
 from wisp.control.dispatcher import Requester
 from wisp.duplex.state import StateReporter
 from wisp.errors import RequestFailed
+from wisp.launch.startup import BYPASS
 from wisp.permissions.engine import PermissionPolicy, Verdict
 from wisp.permissions.modes import is_permission_mode
 from wisp.rules import EDIT_TOOLS, Rule

@@ -15,8 +15,6 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from wisp.cli.options import Options
-from wisp.cli.setup import runtime_config
 from wisp.control.dispatcher import Dispatcher, Requester
 from wisp.control.stdin import FrameReader, Line, StdinReader
 from wisp.diagnostics import warn
@@ -28,6 +26,8 @@ from wisp.duplex.turns import TurnRunner
 from wisp.engine.context import RunContext
 from wisp.engine.session import Session
 from wisp.engine.tool_calls import ToolRunState
+from wisp.launch.options import Options
+from wisp.launch.setup import runtime_config
 from wisp.mcp.hub import McpHub
 from wisp.runtime.facts import bypass_refusal, load_settings
 from wisp.runtime.runtime import Runtime

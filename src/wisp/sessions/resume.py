@@ -25,7 +25,7 @@ JSON = dict[str, Any]
 
 
 class SessionFlags(Protocol):
-    """The fields of `wisp.cli.options.Options` this module reads."""
+    """The fields of `wisp.launch.options.Options` this module reads."""
 
     @property
     def cwd(self) -> Path: ...
@@ -72,7 +72,7 @@ _TITLE_WINDOW = 64 * 1024
 
 class SessionStart(NamedTuple):
     """How a session starts: fresh, resumed or forked. A NamedTuple because print mode
-    needs it before its first frame (see wisp.cli.options.Options). No field has a default:
+    needs it before its first frame (see wisp.launch.options.Options). No field has a default:
     a shared default list would become every fresh session's history."""
 
     session_id: str

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from wisp.cli.options import Options
+from wisp.launch.options import Options
 from wisp.runtime.config import RuntimeConfig
 
 if TYPE_CHECKING:

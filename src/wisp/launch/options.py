@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from wisp.cli.argv import ParsedArgs
 from wisp.errors import UsageError
+from wisp.launch.argv import ParsedArgs
 from wisp.permissions.modes import PERMISSION_MODES
 
 OutputFormat = Literal["text", "json", "stream-json"]
@@ -73,7 +73,7 @@ class Options(NamedTuple):
     thinking: str | None = None  # adaptive, enabled or disabled (wisp.models.shape)
     thinking_display: str | None = None
     cwd: Path = Path("/")  # always given by build_options (the process's cwd)
-    unsupported_flags: tuple[str, ...] = ()  # accepted and ignored (wisp.cli.unsupported)
+    unsupported_flags: tuple[str, ...] = ()  # accepted and ignored (wisp.launch.unsupported)
     agents_json: str | None = None  # --agents: JSON text or a file path
 
     @property

@@ -21,7 +21,7 @@ from wisp.runtime.facts import (
 )
 
 if TYPE_CHECKING:
-    from wisp.cli.options import Options
+    from wisp.launch.options import Options
     from wisp.settings.loader import Settings
 
 __all__ = ["BYPASS", "BYPASS_AS_ROOT", "BYPASS_NOT_LAUNCHED", "api_key_source",
