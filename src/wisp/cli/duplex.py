@@ -28,7 +28,7 @@ def run_duplex(opts: Options) -> int:
     settings = load_settings_for(opts, os.environ)
     env = env_overlay(os.environ, settings)
     _say_if_not_logged_in(opts, settings, env)
-    project = open_project(opts, env, settings)  # memory, agents, skills, plugins
+    project = open_project(opts.runtime, env, settings)  # memory, agents, skills, plugins
     early = begin(opts, env, settings, project=project)
     import asyncio
 
@@ -56,7 +56,7 @@ def _say_if_not_logged_in(opts: Options, settings: Settings, env: dict[str, str]
     A provider prefix nobody defined is a UsageError here, before any answer."""
     from wisp.launch.startup import missing_key, starting_model
 
-    missing = missing_key(starting_model(opts, settings, env), settings, env)
+    missing = missing_key(starting_model(opts.runtime, settings, env), settings, env)
     if missing is not None:
         from wisp.diagnostics import warn
 

@@ -29,17 +29,17 @@ def run_interactive(opts: Options) -> int:
     # Trust first: nothing of the folder (settings, hooks, MCP servers, memory) is
     # loaded until the user has answered.
     env = dict(os.environ)
-    refused = settle(opts.cwd, env, opts.setting_sources)
+    refused = settle(opts.runtime.cwd, env, opts.runtime.setting_sources)
     if refused is not None:
         return refused
     settings = load_settings_for(opts, env)
     overlaid = env_overlay(env, settings)
     try:
-        start = resolve_start(opts, overlaid)
+        start = resolve_start(opts.runtime, overlaid)
     except SessionNotFound as exc:
         sys.stderr.write(f"{exc}\n")
         return 1
-    shown_model = starting_model(opts, settings, overlaid)
+    shown_model = starting_model(opts.runtime, settings, overlaid)
     missing = missing_key(shown_model, settings, overlaid)
     if missing is not None:  # a UI that could only fail each prompt is no way to say so
         sys.stderr.write(f"{missing}\n")

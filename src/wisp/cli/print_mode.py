@@ -99,10 +99,10 @@ class EarlyStart:
 
         self.settings = load_settings_for(opts, os.environ)
         env = env_overlay(os.environ, self.settings)  # the session's, as the runtime's
-        self.project = open_project(opts, env, self.settings)  # memory, agents, plugins…
-        self.start = resolve_start(opts, env)  # bad session flags fail before any frame
-        self.model = starting_model(opts, self.settings, env)
-        self.mode = effective_mode(opts, self.settings, env)
+        self.project = open_project(opts.runtime, env, self.settings)  # memory, agents, plugins…
+        self.start = resolve_start(opts.runtime, env)  # bad session flags fail before any frame
+        self.model = starting_model(opts.runtime, self.settings, env)
+        self.mode = effective_mode(opts.runtime, self.settings, env)
         self.missing_key = missing_key(self.model, self.settings, env)
         # Frames go to stdout as they come (stream-json) or are kept for the end (json;
         # text keeps only the outcome).
@@ -112,11 +112,11 @@ class EarlyStart:
 
         # Bad --mcp-config JSON: an error before any frame.
         self.mcp_entries: dict[str, JSON] = configured_mcp_servers(
-            opts.mcp_config, opts.strict_mcp_config, self.settings,
-            self.project.plugin_mcp_servers(), cwd=opts.cwd, env=env)
+            opts.runtime.mcp_config, opts.runtime.strict_mcp_config, self.settings,
+            self.project.plugin_mcp_servers(), cwd=opts.runtime.cwd, env=env)
         self.init_fields: JSON = dict(
-            session_id=self.start.session_id, cwd=str(opts.cwd),
-            tools=offered_tool_names(opts, bool(self.project.skills)),
+            session_id=self.start.session_id, cwd=str(opts.runtime.cwd),
+            tools=offered_tool_names(opts.runtime, bool(self.project.skills)),
             model=self.model, permission_mode=self.mode, api_key_source=api_key_source(env),
             slash_commands=_slash_commands(opts, env, self.project),
             sandbox=_sandbox_status(self.settings, env),
@@ -162,17 +162,17 @@ def _slash_commands(opts: Options, env: Mapping[str, str], project: ProjectConte
     from wisp.commands.prompts import names
     from wisp.paths import config_dir
 
-    return names(opts.cwd, config_dir(env), project)
+    return names(opts.runtime.cwd, config_dir(env), project)
 
 
 def _flag_agent_names(opts: Options) -> list[str]:
     """The agents `--agents` defines; a bad value is reported when the engine loads."""
-    if not opts.agents_json:
+    if not opts.runtime.agents_json:
         return []
     from wisp.project.agents import agents_flag
 
     try:
-        return list(agents_flag(opts.agents_json))
+        return list(agents_flag(opts.runtime.agents_json))
     except (OSError, UsageError):
         return []
 
@@ -195,7 +195,7 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
                             project=early.project)
     # The result waits until SessionEnd hooks have run: they come before it, as ever.
     projection = StreamJson(early.out, early.start.session_id, hold_result=True)
-    projection.forward_subagent_text = opts.forward_subagent_text
+    projection.forward_subagent_text = opts.runtime.forward_subagent_text
     projection.internal_frames = os.environ.get("WISP_PROGRESS_FRAMES") == "1"
     watching = opts.output_format != "stream-json"  # retries are frames there
     runtime = Runtime.open(config, RetryNotices(projection) if watching else projection)

@@ -58,7 +58,8 @@ def read_first_line(fd: int = 0) -> tuple[bytes, bool]:
 
 def begin(opts: Options, env: Mapping[str, str], settings: Settings, fd: int = 0, *,
           project: ProjectContext | None = None) -> EarlyStart:
-    if opts.resume is not None or opts.continue_session or opts.session_id is not None:
+    flags = opts.runtime
+    if flags.resume is not None or flags.continue_session or flags.session_id is not None:
         return EarlyStart()
     try:
         data, eof = read_first_line(fd)
@@ -82,10 +83,10 @@ def begin(opts: Options, env: Mapping[str, str], settings: Settings, fd: int = 0
         env=env,
         agents=agents if isinstance(agents, dict) else {},
         api_key_source=api_key_source(env),
-        permission_mode=effective_mode(opts, settings),
+        permission_mode=effective_mode(opts.runtime, settings),
         session_state="idle",
         applied=applied_flags(request),
-        commands=commands(opts.cwd, env, project),
+        commands=commands(opts.runtime.cwd, env, project),
         project=project,
     )
     response = {"subtype": "success", "request_id": frame.get("request_id"), "response": body}

@@ -88,7 +88,7 @@ class Handlers:
             raise p.bad_permission_mode()
         if mode == BYPASS:
             # Only a launch flag opens bypass (and as root, IS_SANDBOX=1 besides).
-            refusal = bypass_refusal(server.opts.bypass_allowed, server.runtime.config.env)
+            refusal = bypass_refusal(server.opts.runtime.bypass_allowed, server.runtime.config.env)
             if refusal is not None:
                 raise ControlError(*refusal)
         # The runtime stores the mode on the policy and reports it right after this answer.

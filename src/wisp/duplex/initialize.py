@@ -47,9 +47,9 @@ def _system_prompt(server: DuplexServer, request: Initialize) -> bool:
         return False
     if isinstance(prompt, list):
         prompt = "\n\n".join(str(p) for p in prompt if p)
-    custom = prompt if isinstance(prompt, str) else server.opts.system_prompt
-    extra = append if isinstance(append, str) else server.opts.append_system_prompt
-    server.ctx.config.system_blocks = system_blocks(server.opts.cwd, custom, extra,
+    custom = prompt if isinstance(prompt, str) else server.opts.runtime.system_prompt
+    extra = append if isinstance(append, str) else server.opts.runtime.append_system_prompt
+    server.ctx.config.system_blocks = system_blocks(server.opts.runtime.cwd, custom, extra,
                                                     style=server.runtime.project.style)
     return True
 

@@ -63,9 +63,9 @@ class DuplexServer:
         self.opts = opts
         self.sink: FrameSink = sink if sink is not None else NDJSONWriter(
             limit=line_limit(env))
-        settings = settings if settings is not None else load_settings(opts, env)
+        settings = settings if settings is not None else load_settings(opts.runtime, env)
         self.frames = StreamJson(self.sink, session_id="")
-        self.frames.forward_subagent_text = opts.forward_subagent_text
+        self.frames.forward_subagent_text = opts.runtime.forward_subagent_text
         self.frames.internal_frames = env.get("WISP_PROGRESS_FRAMES") == "1"
         self.runtime = Runtime.open(runtime_config(opts, env, settings=settings,
                                                    project=project),
@@ -80,10 +80,10 @@ class DuplexServer:
             reads_session_state(self.env),
         )
         self.host = HostBridge(self._host, self.state, self.tool_state.policy, self.interrupt,
-                               may_bypass=bypass_refusal(opts.bypass_allowed,
+                               may_bypass=bypass_refusal(opts.runtime.bypass_allowed,
                                                          self.runtime.config.env) is None)
         self.runtime.connect_host(
-            self.host.can_use_tool if opts.permission_prompt_tool == "stdio" else None,
+            self.host.can_use_tool if opts.runtime.permission_prompt_tool == "stdio" else None,
             self.host.hook_callback)
         self.runtime.mcp_elicit = self.host.elicit  # an MCP server asking the user
         self.prompts = PromptQueue()

@@ -229,7 +229,7 @@ class ProjectContext:
 
 
 class ProjectFlags(Protocol):
-    """What loading reads from argv's `Options` or a `RuntimeConfig` (both are one)."""
+    """What loading reads from a `RuntimeConfig` (argv's `Options` carries one)."""
 
     @property
     def cwd(self) -> Path: ...

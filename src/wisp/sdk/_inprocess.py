@@ -112,7 +112,7 @@ class InProcessLink:
             from wisp.launch.unsupported import warning
 
             self._warn(warning(args.unsupported))
-        opts = build_options(args, None)._replace(cwd=Path(self.cwd).resolve())
+        opts = build_options(args, None).in_folder(Path(self.cwd).resolve())
         env = self.launch.env
         validate(opts, env)
         settings = load_settings_for(opts, env)

@@ -25,7 +25,7 @@ JSON = dict[str, Any]
 
 
 class SessionFlags(Protocol):
-    """The fields of `wisp.launch.options.Options` this module reads."""
+    """The fields of `wisp.runtime.config.RuntimeConfig` this module reads."""
 
     @property
     def cwd(self) -> Path: ...
