@@ -304,10 +304,9 @@ async def _background_turns(runtime: Runtime, early: EarlyStart, projection: Any
 
 def _init_again(runtime: Runtime, early: EarlyStart) -> None:
     """A turn of its own gets its own `system/init`, as every turn does in the reference."""
-    session, config = runtime.session, runtime.ctx.config
-    extra = [str(d.get("name")) for d in config.extra_tool_definitions]
+    session = runtime.session
     fields = {**early.init_fields, "session_id": session.session_id,
-              "tools": [*config.tools, *extra], "model": session.model,
+              "tools": runtime.offered_tool_names, "model": session.model,
               "permission_mode": session.permission_mode}
     servers = runtime.mcp.init_entries() if early.mcp_entries else None
     early.out.write(frames.init(**fields, mcp_servers=servers))
@@ -323,7 +322,7 @@ async def _connect_mcp(runtime: Runtime, early: EarlyStart) -> None:
     """Connects every configured server (all at once), offers their tools, and only then
     writes `system/init` (see module doc)."""
     await runtime.connect_mcp()
-    tools = runtime.mcp.tools(runtime.ctx.config.disabled_tools)
+    tools = runtime.mcp.tools(runtime.disabled_tools)
     early.write_init([tool.name for tool in tools], runtime.mcp.init_entries())
 
 
@@ -338,15 +337,10 @@ def _install_interrupt(runtime: Runtime) -> list[int]:
 
     def on_signal(sig: int) -> None:
         received.append(sig)
-        hits = len(received)
-        running = runtime.running
-        runtime.session.abort.set()
-        runtime.session.processes.kill_all()
-        runtime.tasks.end_all()  # background work too: no turn waits for it any more
-        if hits > 1 or not running:
+        running = runtime.hard_interrupt()
+        if len(received) > 1 or not running:
             end_all_processes()
             os._exit(130)
-        runtime.interrupt()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig)

@@ -23,7 +23,6 @@ from wisp.duplex.host import HostBridge
 from wisp.duplex.prompts import PROMPT_UUID, PromptQueue
 from wisp.duplex.state import StateReporter, reads_session_state
 from wisp.duplex.turns import TurnRunner
-from wisp.engine.context import RunContext
 from wisp.engine.session import Session
 from wisp.engine.tool_calls import ToolRunState
 from wisp.launch.options import Options
@@ -81,7 +80,7 @@ class DuplexServer:
         )
         self.host = HostBridge(self._host, self.state, self.tool_state.policy, self.interrupt,
                                may_bypass=bypass_refusal(opts.runtime.bypass_allowed,
-                                                         self.runtime.config.env) is None)
+                                                         self.runtime.base_env) is None)
         self.runtime.connect_host(
             self.host.can_use_tool if opts.runtime.permission_prompt_tool == "stdio" else None,
             self.host.hook_callback)
@@ -105,10 +104,6 @@ class DuplexServer:
     @property
     def session(self) -> Session:
         return self.runtime.session
-
-    @property
-    def ctx(self) -> RunContext:
-        return self.runtime.ctx
 
     @property
     def tool_state(self) -> ToolRunState:
@@ -274,7 +269,7 @@ class DuplexServer:
         """The slash commands a prompt may name now (initialize's `commands`)."""
         from wisp.duplex.init_answer import commands
 
-        return commands(self.runtime.config.cwd, self.env, self.runtime.project)
+        return commands(self.runtime.cwd, self.env, self.runtime.project)
 
     def commands_changed(self, before: list[JSON]) -> None:
         """After a reload: `system/commands_changed` with the whole new list when it is not
