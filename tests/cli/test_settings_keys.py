@@ -124,3 +124,39 @@ def test_a_duplex_session_reports_each_file_once(wisp, server):
     finally:
         session.kill()
     assert session.stderr.count(f"{project}: unknown key permissions.alow") == 1
+
+
+def test_a_hook_event_wisp_does_not_run_is_reported_and_the_file_still_protects(
+        wisp, server, tmp_path):
+    """A file written for a newer reference (or with a misspelt event) keeps its other
+    hooks and its deny rules; only the unknown event is left out, and named."""
+    witness = tmp_path / "hook-ran"
+    victim = wisp.cwd / "keep.txt"
+    victim.write_text("kept")
+    hook = [{"hooks": [{"type": "command", "command": f"touch {witness}"}]}]
+    user = write(wisp.home / ".wisp" / "settings.json", {
+        "permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash"]},
+        "hooks": {"UserPromptSubmit": hook, "PreToolUze": hook, "SomeFutureEvent": hook}})
+    server.script(reply.tool_use("Bash", {"command": "rm keep.txt"}), reply.text("done"))
+    run = wisp("-p", "go")
+    assert run.returncode == 0
+    assert victim.read_text() == "kept" and witness.exists()
+    assert run.stderr.splitlines() == [
+        f"wisp: warning: {user}: unknown key hooks.PreToolUze "
+        "(did you mean hooks.PreToolUse?)",
+        f"wisp: warning: {user}: unknown key hooks.SomeFutureEvent",
+    ]
+
+
+def test_a_file_skipped_for_a_mistake_keeps_its_deny_and_ask_rules(wisp, server):
+    """An invalid file grants nothing, but what it forbids still holds."""
+    victim = wisp.cwd / "keep.txt"
+    victim.write_text("kept")
+    user = write(wisp.home / ".wisp" / "settings.json", {
+        "model": 5, "permissions": {"deny": ["Bash(rm:*)"], "allow": ["Bash"]}})
+    server.script(reply.tool_use("Bash", {"command": "rm keep.txt"}), reply.text("done"))
+    run = wisp("-p", "go", "--allowedTools", "Bash")  # what the file forbids still wins
+    assert run.returncode == 0
+    assert victim.read_text() == "kept"
+    assert run.stderr == (f"wisp: warning: skipping settings file {user}: model must be a "
+                          "string (its deny and ask rules still apply)\n")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -362,6 +364,46 @@ def test_the_argument_text_is_never_lost(arguments: str) -> None:
         f"\n\nARGUMENTS: {text}" if text else "Do it.")
     # Positional placeholders receive the words, in order and unchanged.
     words = reference_words(text)
+    body = " ".join(f"<${i}>" for i in range(1, len(words) + 1))
+    assert expand(command(body), arguments) == " ".join(f"<{w}>" for w in words)
+
+
+# Characters bash gives no meaning beyond quoting and splitting: with these alone, bash's
+# own words are the words a user means, so bash is an oracle independent of both the code
+# and `reference_words`.
+_PLAIN_ALPHABET = ['a', 'b', ' ', '  ', '"', "'", '\\', '\t', 'é', '--flag', '=', 'x.y',
+                   "'a b'", '"a b"', '"it\'s"', "'\\'", '"\\\\"', '"\\""', "''", '"\\a"']
+
+
+def _plain_arguments(rng: random.Random) -> str:
+    return "".join(rng.choice(_PLAIN_ALPHABET) for _ in range(rng.randint(1, 10)))
+
+
+_PLAIN_CASES = [_plain_arguments(random.Random(1000 + seed)) for seed in range(200)]
+_BASH_WORDS = 'f() { for w in "$@"; do printf "%s\\0" "$w"; done; }; f '
+
+
+def bash_words(text: str) -> list[str] | None:
+    """The words bash makes of `text` as a command's arguments; None when bash refuses it
+    (an unclosed quote)."""
+    done = subprocess.run(["bash", "--norc", "-c", _BASH_WORDS + text], capture_output=True,
+                          timeout=30, check=False)
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode().split("\0")[:-1]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is the oracle here")
+@pytest.mark.parametrize("arguments", _PLAIN_CASES)
+def test_positional_words_are_the_words_bash_makes(arguments: str) -> None:
+    text = arguments.strip()
+    dangling = (len(text) - len(text.rstrip("\\"))) % 2 == 1  # bash keeps it; we don't
+    words = None if dangling else bash_words(text)
+    if words is None:  # not shell words (unclosed quote, dangling \\): whitespace split
+        assert dangling or bash_words(text + "'") is not None or \
+            bash_words(text + '"') is not None, text
+        words = text.split()
+    assert reference_words(text) == words
     body = " ".join(f"<${i}>" for i in range(1, len(words) + 1))
     assert expand(command(body), arguments) == " ".join(f"<{w}>" for w in words)
 

@@ -29,9 +29,10 @@ class Duplex:
         *args: str,
         env: dict[str, str] | None = None,
         duplex_args: tuple[str, ...] = DUPLEX_ARGS,
+        prefix: tuple[str, ...] = (),  # e.g. setpriv's argv, to run wisp as another user
     ) -> None:
         self.proc = subprocess.Popen(
-            [*wisp_command(), *duplex_args, *args],
+            [*prefix, *wisp_command(), *duplex_args, *args],
             cwd=runner.cwd,
             env={**runner.env, **(env or {})},
             stdin=subprocess.PIPE,

@@ -10,6 +10,9 @@ import os
 
 import pytest
 
+from tests.conftest import Runner
+from tests.duplex.harness import Duplex
+from tests.privileges import IS_ROOT, NOBODY, open_folder, setpriv_argv
 from wisp.testing import reply
 
 SANDBOX = {"IS_SANDBOX": "1"}  # tests run as root here, where bypass also needs IS_SANDBOX=1
@@ -85,6 +88,26 @@ def test_as_root_the_allow_flag_still_needs_is_sandbox(duplex, wisp):
     assert response["error_code"] == "invalid_mode"
     assert "root/sudo" in response["error"]
     assert proc.finish() == 0
+
+
+def test_without_root_the_allow_flag_needs_no_is_sandbox(server):
+    """The other side of the check above: for an ordinary user the launch flag alone opens
+    bypass. Under root (as CI runs) wisp runs as nobody through setpriv, in a folder
+    nobody owns."""
+    with open_folder() as root:
+        runner = Runner(server, root)
+        if IS_ROOT:
+            for folder in (runner.cwd, runner.home):
+                os.chown(folder, NOBODY.pw_uid, NOBODY.pw_gid)
+        runner.env = {k: v for k, v in runner.env.items() if k != "IS_SANDBOX"}
+        proc = Duplex(runner, ALLOW, prefix=tuple(setpriv_argv()))
+        try:
+            response = proc.call("set_permission_mode", mode="bypassPermissions")
+            assert response["subtype"] == "success", (response, proc.stderr)
+            assert mode_of(proc) == "bypassPermissions"
+            assert proc.finish() == 0
+        finally:
+            proc.kill()
 
 
 def test_a_permission_answer_cannot_set_bypass_either(duplex, server, wisp):

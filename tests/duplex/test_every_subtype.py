@@ -6,6 +6,7 @@ subtype")."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 from wisp.testing import reply
@@ -133,6 +134,27 @@ def test_workspace_diff_in_a_repository(duplex, wisp):
     assert "-one\n+two" in diff["diff"] and diff["untracked"] == ["new.txt"]
     assert diff["truncated"] is False
     assert proc.finish() == 0
+
+
+def test_workspace_diff_runs_none_of_the_repositorys_own_commands(duplex, wisp, tmp_path):
+    """A cloned repository's `.git/config` can name commands read-only git would run
+    (fsmonitor, filter drivers, textconv): the host's diff must run none of them."""
+    git = ["git", "-C", str(wisp.cwd), "-c", "user.name=t", "-c", "user.email=t@t"]
+    (wisp.cwd / "a.txt").write_text("one\n")
+    (wisp.cwd / ".gitattributes").write_text("*.txt filter=evil diff=evil\n")
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "first"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
+    ran = tmp_path / "ran"
+    for key in ("core.fsmonitor", "filter.evil.clean", "filter.evil.process",
+                "filter.evil.smudge", "diff.evil.textconv", "diff.evil.command"):
+        subprocess.run([*git, "config", key, f"echo {key} >> {ran}; cat"], check=True)
+    (wisp.cwd / "a.txt").write_text("two\n")
+    os.utime(wisp.cwd / "a.txt", (0, 0))  # a stale stat: git must look at the content
+    proc = duplex()
+    diff = proc.call("get_workspace_diff")["response"]
+    assert "-one\n+two" in diff["diff"]
+    assert proc.finish() == 0
+    assert not ran.exists(), ran.read_text()
 
 
 def test_a_queued_prompt_can_be_cancelled(duplex, server):

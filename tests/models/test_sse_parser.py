@@ -74,6 +74,16 @@ def test_retryable_stream_errors(error_type: str, status: int) -> None:
     )
 
 
+def test_an_error_event_is_an_error_whatever_its_payload_says() -> None:
+    """The `event: error` name alone makes it an error: a payload without `"type":
+    "error"` must not pass as an ordinary event (the stream would seem to go on)."""
+    data = json.dumps({"error": {"type": "overloaded_error", "message": "busy"}})
+    with pytest.raises(RetryableAPIError) as caught:
+        decode_event(SSEEvent("error", data))
+    assert (caught.value.status, caught.value.message) == (529, "busy")
+    assert decode_event(SSEEvent("message_delta", data)) == json.loads(data)
+
+
 def test_other_stream_errors_are_not_retryable() -> None:
     error = stream_error(
         {"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}

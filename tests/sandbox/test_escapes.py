@@ -225,6 +225,22 @@ def test_allow_read_grants_a_credential_store_back(work, home):
     assert "[default]" in done.stdout and SECRET not in done.stdout
 
 
+def test_granting_a_folder_that_holds_the_keys_does_not_grant_the_keys(work, home):
+    """allowRead of HOME (or of a folder above it) names a folder, not the credential
+    stores in it."""
+    (home / ".aws").mkdir()
+    (home / ".aws" / "config").write_text(SECRET)
+    (home / "notes.txt").write_text("public")
+    for grant in (str(home), str(home.parent)):
+        box = make_sandbox(work, home, allow_read=(grant,))
+        try:
+            done = run(box, "cat ~/notes.txt ~/.ssh/id_ed25519 ~/.aws/config", work,
+                       env={"HOME": str(home)})
+        finally:
+            box.close()
+        assert "public" in done.stdout and SECRET not in done.stdout, grant
+
+
 def test_the_agent_configuration_folder_is_hidden(work, home):
     config = home / ".wisp"
     (config / "projects").mkdir(parents=True)

@@ -128,6 +128,49 @@ def test_argv_order_hidden_folders_holding_work_come_first_and_end_read_only(tmp
     assert argv[argv.index("--cap-drop") + 1] == "ALL"
 
 
+def test_a_hidden_folder_hides_what_is_below_it_and_no_sibling(tmp_path):
+    """Two denied folders whose names share a prefix are two masks: one is not inside
+    the other. A grant back below one of them re-exposes only that."""
+    work, home = tree(tmp_path)
+    for name in ("keys", "keys-old", "keysafe"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "k").write_text("")
+    denied = tuple(str(tmp_path / n) for n in ("keys", "keys-old", "keysafe"))
+    plan = planner(work, home, deny_read=denied,
+                   allow_read=(str(tmp_path / "keys-old" / "k"),)).plan()
+    plan.release()
+    assert set(denied) <= set(plan.hidden)
+    granted = str(tmp_path / "keys-old" / "k")
+    assert _triple_at(plan.after, "--ro-bind", granted) >= 0
+    assert _triple_at(plan.after, "--ro-bind", str(tmp_path / "keys" / "k")) == -1
+
+
+def _triple_at(argv: list[str], option: str, path: str) -> int:
+    """Where `option path path` is in argv; -1 when it is not."""
+    return next((i for i in range(len(argv) - 2)
+                 if argv[i:i + 3] == [option, path, path]), -1)
+
+
+def test_read_only_paths_in_the_writable_folder_are_bound_read_only_over_it(tmp_path):
+    """Listing a path as read-only is not enough: inside a writable folder it stays
+    writable unless a read-only bind lands on it after the folder's writable bind."""
+    work, home = tree(tmp_path)
+    temp = tmp_path / "t"
+    temp.mkdir()
+    profile = SandboxProfile(writable=(str(work),), temp_dir=str(temp), home=str(home),
+                             limits=Limits(10, 1))
+    plan = profile.planner().plan()
+    try:
+        argv = bwrap_argv("/usr/bin/bwrap", profile, plan, ["true"], disable_userns=False,
+                          weak_proc=False)
+    finally:
+        plan.release()
+    bind = _triple_at(argv, "--bind", str(work))
+    assert bind >= 0
+    for protected in (work / ".git" / "hooks", work / ".git" / "config"):
+        assert _triple_at(argv, "--ro-bind", str(protected)) > bind, protected
+
+
 def test_limits_never_exceed_what_this_process_may_grant():
     import resource
 

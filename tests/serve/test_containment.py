@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.serve.harness import KEYS, Served, cloud_setup, idle_end_turn, user_message, wait_for
+from tests.waits import wait_until
 from wisp.testing import ScriptedServer, reply
 from wisp.testing.reply import Reply
 
@@ -100,6 +101,24 @@ def start_session(service: Served, key: str, prompt: str,
 
 def finished(service: Served, key: str, session_id: str, timeout: float = 120) -> list[JSON]:
     return wait_for(service.client(key), session_id, idle_end_turn, timeout=timeout)
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below `pid`, from each process's parent in /proc."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = set[int](), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
 
 
 def results(events: list[JSON]) -> list[JSON]:
@@ -247,7 +266,12 @@ def test_one_sessions_runaways_do_not_stall_another_sessions_turn(
         ("bash", {"command": "head -c 100000000 /dev/zero > big", "timeout_ms": 25000})]
     scripted.steps["quick"] = [("bash", {"command": "echo quick"})]
     runaway = start_session(served, KEYS[0], "run away")
-    time.sleep(3)  # the fork bomb is at its limit by now; the other session starts under it
+    # The other session starts while the fork bomb presses on its limit (64 processes),
+    # not merely once it was asked for: seen as the service's process tree filling up.
+    assert served.proc is not None
+    service = served.proc.pid
+    wait_until(lambda: len(descendants(service)) >= 48,
+               "the fork bomb to fill most of the session's 64 processes", timeout=60)
     started = time.monotonic()
     quick = start_session(served, KEYS[1], "quick")
     quick_events = finished(served, KEYS[1], quick, timeout=60)

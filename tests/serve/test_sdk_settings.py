@@ -51,10 +51,6 @@ def test_settings_wisp_would_ignore_are_refused_naming_the_field(
     with serving(tmp_path, server) as served:
         client = served.client()
         agents = client.beta.agents
-        refused(lambda: agents.create(
-            name="m", model="claude-sonnet-4-5",
-            mcp_servers=[{"type": "url", "name": "docs", "url": "https://mcp.example/"}],
-            tools=[{"type": "mcp_toolset", "mcp_server_name": "docs"}]), "mcp_servers")
         refused(lambda: agents.create(name="s", model="claude-sonnet-4-5", skills=[
             {"type": "anthropic", "skill_id": "xlsx"}]), "skills")
         refused(lambda: agents.create(name="w", model="claude-sonnet-4-5", tools=[{
@@ -70,7 +66,7 @@ def test_settings_wisp_would_ignore_are_refused_naming_the_field(
         assert agents.retrieve(agent.id).version == agent.version  # nothing was stored
         sessions = client.beta.sessions
         refused(lambda: sessions.create(agent=agent.id, environment_id=environment.id,
-                                        vault_ids=["vlt_1"]), "vault_ids")
+                                        vault_ids=["vlt_1"]), "vault_ids[0]", "not found")
         outcome = {"type": "user.define_outcome", "description": "a haiku",
                    "rubric": {"type": "text", "content": "5-7-5"}}
         refused(lambda: sessions.create(agent=agent.id, environment_id=environment.id,

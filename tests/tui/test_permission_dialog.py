@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.tui.harness import POLL_S, Terminal, TuiSetup, message_requests, wait_requests
+from tests.tui.harness import Terminal, TuiSetup, message_requests, wait_requests
+from tests.waits import wait_until
 from wisp.models import catalog
 from wisp.testing import reply
 
@@ -45,14 +46,6 @@ def last_user_text(body: JSON) -> str:
         if texts:
             return "\n".join(texts)
     return ""
-
-
-def wait_until(check: Any, what: str, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting until {what}")
-        time.sleep(POLL_S)
 
 
 def local_settings(cwd: Path) -> JSON:

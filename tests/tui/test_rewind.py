@@ -3,6 +3,8 @@ restores the code, the conversation, or both; Esc Esc with a draft clears it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 from tests.tui.harness import Terminal, TuiSetup, message_requests, wait_requests
@@ -77,6 +79,16 @@ def test_rewind_conversation_only_leaves_the_files(tui: TuiSetup) -> None:
     term.wait_for("echo: fresh start")
     sent = str(message_requests(tui)[-1].body)
     assert "write b" not in sent
+    # The transcript branched at the rewind: resuming it brings back the conversation
+    # after the rewind, not the turn that was rewound.
+    tui.server.script(reply.echo())
+    resumed = subprocess.run([sys.executable, "-m", "wisp", "-p", "--continue", "again"],
+                             cwd=tui.cwd, env=tui.env, capture_output=True, text=True,
+                             timeout=60, check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    sent = str(message_requests(tui)[-1].body)
+    assert "fresh start" in sent and "again" in sent
+    assert "write b" not in sent and "wrote it" not in sent
 
 
 def test_esc_esc_clears_a_draft_and_up_brings_it_back(tui: TuiSetup) -> None:

@@ -196,9 +196,20 @@ def test_any_suggestion_for_any_text_is_a_valid_rule(seed: int) -> None:
     alphabet = "ab -_=$'\"`()|&;<>*?[]{}\\\n\t/.~#é"
     text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
     rule = bash_rule(text)
+    line = text.strip()
+    # The shape, written out here rather than read from the code: nothing for a blank
+    # line; otherwise the exact line, or the command's name (its basename) and perhaps
+    # its first argument as a prefix. Never a word the line does not have.
+    assert (rule == "") is (line == ""), (rule, text)
+    assert rule == "" or (rule.startswith("Bash(") and rule.endswith(")")), rule
+    content = rule[len("Bash("):-1]
+    if rule and content != line:
+        assert content.endswith(":*"), rule
+        words = line.split()
+        name = words[0].rstrip("/").rsplit("/", 1)[-1] or words[0]
+        assert content[:-2].split(" ") in ([name], [name, *words[1:2]]), (rule, line)
     assert rule == "" or validate_rule(rule) is None
-    if rule:
-        assert Rule.parse(rule).tool == "Bash"
+    assert rule == "" or Rule.parse(rule) == Rule("Bash", content)
 
 
 # ---- path, domain and other tools -------------------------------------------------------

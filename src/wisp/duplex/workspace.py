@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from wisp import PROTOCOL_VERSION, __version__
 from wisp.errors import ControlError
+from wisp.git_config_guard import DIFF_FLAGS, guarded_argv
 from wisp.wire import host_requests as h
 
 if TYPE_CHECKING:
@@ -184,7 +185,7 @@ async def workspace_diff(cwd: Path) -> JSON:
     git = shutil.which("git")
     if git is None:
         return {"diff": None}
-    diff = await _git(git, cwd, "diff", "HEAD", "--no-color", "--no-ext-diff")
+    diff = await _git(git, cwd, "diff", "HEAD", "--no-color", *DIFF_FLAGS)
     if diff is None:
         return {"diff": None}
     untracked = await _git(git, cwd, "ls-files", "--others", "--exclude-standard") or ""
@@ -194,8 +195,9 @@ async def workspace_diff(cwd: Path) -> JSON:
 
 
 async def _git(git: str, cwd: Path, *args: str) -> str | None:
+    argv = await guarded_argv(git, cwd, *args)  # the repository's own commands stay off
     proc = await asyncio.create_subprocess_exec(
-        git, *args, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
+        *argv, cwd=cwd, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         start_new_session=True)  # its own process group: never signalled with ours
     out, _ = await proc.communicate()

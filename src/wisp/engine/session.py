@@ -27,6 +27,10 @@ class TranscriptRecorder(Protocol):
     def compacted(self, trigger: str, pre_tokens: int, summary: str,
                   duration_ms: int | None = None) -> str: ...
 
+    def branch_at(self, uuid: str | None) -> None:
+        """The next line follows `uuid` (None: a new root), not the last one written: a
+        rewound conversation branches there, and a resume follows the newest branch."""
+
 
 def append_user(history: list[JSON], content: str | list[JSON]) -> None:
     """Adds a user message, merging into a trailing user message so roles still alternate."""
@@ -82,6 +86,14 @@ class Session:
         whole batch joins the history."""
         if self.recorder is not None:
             self.last_message_uuid = self.recorder.user(content, uuid)
+
+    def rewind_to(self, history_len: int, parent_uuid: str | None) -> None:
+        """Back to the conversation as it was with `history_len` messages, the last of
+        them the transcript line `parent_uuid`: what comes next follows it there."""
+        del self.history[history_len:]
+        self.last_message_uuid = parent_uuid
+        if self.recorder is not None:
+            self.recorder.branch_at(parent_uuid)
 
     def add_assistant(self, message: JSON, *, request_id: str | None = None,
                       block_uuids: list[str] | None = None) -> None:

@@ -18,8 +18,8 @@ class CappedText:
     the head, for consumers that read results from the top. (A plain class: the hook
     runner loads this module on every run, and a dataclass costs ~1 ms to define.)"""
 
-    __slots__ = ("_file", "_spill", "_tail", "_tail_len", "head", "keep", "keep_tail", "spill_path",
-                 "total")
+    __slots__ = ("_file", "_head", "_head_len", "_spill", "_tail", "_tail_len", "keep",
+                 "keep_tail", "spill_path", "total")
 
     def __init__(self, keep: int, keep_tail: bool = True, spill: bool = False) -> None:
         """`spill`: once the middle would be dropped, everything (from the first
@@ -27,7 +27,10 @@ class CappedText:
         reachable while memory stays bounded."""
         self.keep = keep
         self.keep_tail = keep_tail
-        self.head = ""
+        # The head is kept in pieces too: appending many small chunks to one string would
+        # copy it each time (quadratic in `keep` for a command that prints a byte at a time).
+        self._head: list[str] = []
+        self._head_len = 0
         self.total = 0
         self._tail: list[str] = []
         self._tail_len = 0
@@ -39,9 +42,11 @@ class CappedText:
         self.total += len(text)
         if self._file is not None:
             self._file.write(text)
-        if len(self.head) < self.keep:
-            room = self.keep - len(self.head)
-            self.head += text[:room]
+        if self._head_len < self.keep:
+            room = self.keep - self._head_len
+            piece = text[:room]
+            self._head.append(piece)
+            self._head_len += len(piece)
             text = text[room:]
         if not text or not self.keep_tail:
             return
@@ -52,6 +57,13 @@ class CappedText:
                 self._start_spill()
             trimmed = "".join(self._tail)[-self.keep :]
             self._tail, self._tail_len = [trimmed], len(trimmed)
+
+    @property
+    def head(self) -> str:
+        """The first `keep` characters."""
+        if len(self._head) > 1:
+            self._head = ["".join(self._head)]
+        return self._head[0] if self._head else ""
 
     def _start_spill(self) -> None:
         """Nothing was dropped yet: the file starts with all of it."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from stat import S_IMODE, S_ISREG
 
 _LOCK = threading.Lock()
 _HELD: dict[str, tuple[int, int, int]] = {}  # path → (refcount, st_dev, st_ino)
@@ -24,12 +25,21 @@ _HELD: dict[str, tuple[int, int, int]] = {}  # path → (refcount, st_dev, st_in
 LEDGER: list[str] = []  # [path of the ledger file], set by the session that sweeps
 
 
-def _note(path: str, dev: int, ino: int) -> None:
+# A placeholder is created with no permissions at all: that mode, on an empty file, is
+# how a placeholder whose inode never reached the ledger is still recognised.
+_MODE = 0o000
+_PENDING = "- -"  # ledger line for a placeholder about to be made (inode not known yet)
+
+
+def _note(path: str, identity: str) -> None:
+    """Appends one line to the ledger. The line for a path is written *before* the
+    placeholder is created and again with its inode after, so a SIGKILL between the two
+    still leaves the path listed (a killed process never leaves an unlisted file)."""
     if not LEDGER:
         return
     try:
         with open(LEDGER[0], "a", encoding="utf-8") as ledger:
-            ledger.write(f"{dev} {ino} {path}\n")
+            ledger.write(f"{identity} {path}\n")
     except OSError:
         pass
 
@@ -41,9 +51,10 @@ def acquire(path: str) -> bool:
         if held is not None:
             _HELD[path] = (held[0] + 1, held[1], held[2])
             return True
+        _note(path, _PENDING)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                         | os.O_CLOEXEC, 0o000)
+                         | os.O_CLOEXEC, _MODE)
         except OSError:
             return False
         try:
@@ -51,7 +62,7 @@ def acquire(path: str) -> bool:
         finally:
             os.close(fd)
         _HELD[path] = (1, stat.st_dev, stat.st_ino)
-        _note(path, stat.st_dev, stat.st_ino)
+        _note(path, f"{stat.st_dev} {stat.st_ino}")
         return True
 
 
@@ -82,19 +93,33 @@ def release_all() -> None:
 
 def remove_listed(ledger: str) -> None:
     """Removes the placeholders a dead process noted in `ledger` (each only if it is
-    still that empty file), then the ledger."""
+    still the empty file that process made), then the ledger."""
     try:
         with open(ledger, encoding="utf-8") as lines:
             entries = [line.rstrip("\n").split(" ", 2) for line in lines]
     except OSError:
         return
+    identities: dict[str, tuple[int, int] | None] = {}
     for dev, ino, path in (e for e in entries if len(e) == 3):
-        with contextlib.suppress(OSError, ValueError):
-            stat = os.lstat(path)
-            if (stat.st_dev, stat.st_ino) == (int(dev), int(ino)) and stat.st_size == 0:
+        with contextlib.suppress(ValueError):
+            identities[path] = None if (dev, ino) == ("-", "-") else (int(dev), int(ino))
+    for path, identity in identities.items():
+        with contextlib.suppress(OSError):
+            if _made_by_the_dead(os.lstat(path), identity):
                 os.unlink(path)
     with contextlib.suppress(OSError):
         os.unlink(ledger)
+
+
+def _made_by_the_dead(stat: os.stat_result, identity: tuple[int, int] | None) -> bool:
+    """An empty file that is the noted inode; or, where the process died between
+    creating it and noting its inode, an empty regular file with a placeholder's mode
+    (no permissions: nothing else makes such a file at a protected path)."""
+    if stat.st_size != 0:
+        return False
+    if identity is not None:
+        return (stat.st_dev, stat.st_ino) == identity
+    return S_ISREG(stat.st_mode) and S_IMODE(stat.st_mode) == _MODE
 
 
 def is_held(path: str) -> bool:

@@ -164,8 +164,11 @@ class Planner:
         return found
 
     def _granted(self, store: str) -> bool:
+        """Whether this credential store itself is granted. A grant of a folder that
+        holds it (HOME, /) is not a grant of the store: the user named a folder, not
+        their keys. A grant of a file inside the store is bound back on its own."""
         real = self._real(store)
-        return any(inside(real, [grant]) for grant in self.allow_read)
+        return real in self.allow_read
 
     def _real(self, path: str) -> str:
         """realpath, cheaper below a folder known to be real: only the components below

@@ -21,6 +21,7 @@ from wisp.serve import (
     shapes,
     thread_routes,
     threads,
+    vault_routes,
     webhooks,
     work_routes,
 )
@@ -28,6 +29,7 @@ from wisp.serve.follow import follow
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
 from wisp.serve.store.base import Store
+from wisp.serve.vaults import Vaults
 from wisp.serve.work import WorkQueue
 
 JSON = dict[str, Any]
@@ -104,7 +106,7 @@ class Api:
             ("GET", "/v1/sessions/{session_id}/events/stream", self.stream_events),
         ):
             add(method, path, _shape_errors(handler))
-        for routes in (webhooks, resources, memory_routes):
+        for routes in (webhooks, resources, memory_routes, vault_routes):
             routes.add_routes(self.router, self.store, _shape_errors)
         thread_routes.add_routes(self.router, self.store, self.fanout, _shape_errors)
         work_routes.add_routes(self.router, self.store, self.work, _shape_errors)
@@ -246,6 +248,7 @@ class Api:
         if latest.get("archived_at"):  # an archived agent's versions are archived too
             raise HttpError(400, "invalid_request_error", f"agent {agent['id']} is archived")
         fields["resources"] = resources.checked(self.store, request.owner, fields["resources"])
+        Vaults(self.store, request.owner).check_session_vaults(fields.get("vault_ids") or [])
         snapshot = threads.session_roster(
             self.store, request.owner, environment,
             shapes.session_agent(agent, fields["agent"].get("overrides")))

@@ -25,11 +25,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from wisp.serve import budget, memory_tool, shapes, threads
+from wisp.serve import budget, memory_tool, shapes, threads, turn_setup
 from wisp.serve.projection import SessionProjection, error_kind
 from wisp.serve.recovery import result_of
-from wisp.serve.resources import mount
 from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
+from wisp.serve.session_mcp import SessionMcp
 from wisp.serve.store.base import LeaseLost
 from wisp.serve.tool_plan import ToolPlan
 from wisp.serve.toolset import ClientTool, ConfirmedTool, cloud_tools
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
 
 JSON = dict[str, Any]
 ANSWERS = ("user.custom_tool_result", "user.tool_result")
-MOUNT_RANK = -1  # the rank of the deny rules that hold mounted resources read-only
 
 
 class SessionDriver:
@@ -74,22 +73,26 @@ class SessionDriver:
         self.seen: set[str] = set()  # client events already taken in hand
         self.changed = asyncio.Event()  # set at each status change (see `settle`)
         self.fenced = False  # the lease was lost: this driver writes no more
+        self.mcp = SessionMcp(store, session, agent, environment, env=self.env, log=self.log,
+                              plan=self.plan)
 
     # Building the runtime -----------------------------------------------------------------
 
     def _open(self) -> Runtime:
         from wisp.runtime.config import RuntimeConfig
         from wisp.runtime.runtime import Runtime
+        from wisp.serve.operator_policy import operator_policy
 
         conversation = self.store.conversation(self.session_id)
-        projection = SessionProjection(self.log, self.plan.route, len(conversation))
+        projection = SessionProjection(self.log, self.plan.route, len(conversation),
+                                       self.plan.mcp_call)
         config = RuntimeConfig(
             cwd=self.workspace, env=self.env, model=_model_id(self.agent),
             system_prompt=self.agent.get("system") or None, tools=(),
             allowed_tools=self.plan.allow_rules(self.workspace),
-            permission_mode="acceptEdits",
-            permission_mode_set=True, no_session_persistence=True,
-            include_partial_messages=True, setting_sources=("user",))
+            permission_mode="acceptEdits", permission_mode_set=True,
+            no_session_persistence=True, include_partial_messages=True,
+            setting_sources=(), settings=operator_policy(self.env))
         runtime = Runtime.open(config, projection, model=self.model)
         runtime.session.history = conversation
         runtime.session.recorder = projection
@@ -119,11 +122,11 @@ class SessionDriver:
                                          self.client_call)
         for custom in self.plan.custom:
             tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
-        tools.update(memory_tool.tools_for(self.store, self.session_id, self._document()))
+        tools.update(memory_tool.tools_for(self.store, self.session_id, self.document()))
         tools.update(threads.tools_for(self))
-        return {name: self._gated(name, tool) for name, tool in tools.items()}
+        return {name: self.gated(name, tool) for name, tool in tools.items()}
 
-    def _gated(self, name: str, tool: Tool) -> Tool:
+    def gated(self, name: str, tool: Tool) -> Tool:
         if self.plan.route(name)[1] != "ask":
             return tool
         return ConfirmedTool(tool, self._confirm)
@@ -184,7 +187,7 @@ class SessionDriver:
     async def _run(self, prompt: JSON | list[JSON] | str) -> None:
         if self.runtime is None:
             self.runtime = self._open()
-        self._mount()
+        await turn_setup.prepare(self)
         if not self._within_budget(self.runtime):
             if isinstance(prompt, dict):
                 self.log.consumed([prompt])  # taken up, and answered by budget_reached
@@ -231,7 +234,7 @@ class SessionDriver:
     def _within_budget(self, runtime: Runtime) -> bool:
         """Gives the turn what the session's budget leaves (the engine stops before a
         model request past it); False, with `budget_reached` due, when nothing is left."""
-        doc = self._document()
+        doc = self.document()
         left = None if doc is None else budget.remaining(doc)
         if left is None:
             runtime.ctx.config.max_budget_usd = None
@@ -242,33 +245,7 @@ class SessionDriver:
         runtime.ctx.config.max_budget_usd = runtime.ctx.session.usage.cost_usd + left
         return True
 
-    def _mount(self) -> None:
-        """The session's file resources into its workspace, as they are now."""
-        owner = self.store.owner_of("session", self.session_id)
-        doc = self._document()
-        if owner is None or doc is None:
-            return
-        memory_tool.install(self.runtime, memory_tool.tools_for(self.store, self.session_id, doc))
-        try:
-            mounted = mount(self.store, owner, doc, self.workspace)
-        except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink
-            self.log.emit(shapes.session_error(
-                "unknown_error", f"the session's files could not be mounted: {exc}"))
-            return
-        self._hold_read_only(mounted)
-
-    def _hold_read_only(self, mounted: list[str]) -> None:
-        """Mounted files stay as they were given, whoever runs as root: an Edit deny rule
-        each, which the file tools obey and the sandbox turns into a read-only mount."""
-        if self.runtime is None:
-            return
-        from wisp.rules import Rule
-
-        policy = self.runtime.session.policy
-        policy.deny = [r for r in policy.deny if r.rank != MOUNT_RANK]
-        policy.deny += [Rule.parse(f"Edit(/{path})", rank=MOUNT_RANK) for path in mounted]
-
-    def _document(self) -> JSON | None:
+    def document(self) -> JSON | None:
         owner = self.store.owner_of("session", self.session_id)
         return self.store.get("session", owner, self.session_id) if owner else None
 
@@ -395,6 +372,7 @@ class SessionDriver:
             self.turn.cancel()
         if self.runtime is not None:
             await self.runtime.aclose()
+        await self.mcp.close()
 
 
 def _error_of(outcome: Outcome) -> tuple[str, str] | None:

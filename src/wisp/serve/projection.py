@@ -26,6 +26,8 @@ JSON = dict[str, Any]
 # How a tool call of this session is run: "cloud" (here), "client" (a self-hosted
 # toolset call), "custom"; and whether the agent config asks before it runs.
 ToolRoute = Callable[[str], tuple[str, str]]
+# An MCP tool's model name → (server, tool); what `agent.mcp_tool_use` names.
+McpCall = Callable[[str], "tuple[str, str] | None"]
 _ZERO_USAGE = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
                "cache_read_input_tokens": 0}
 
@@ -33,9 +35,11 @@ _ZERO_USAGE = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_toke
 class SessionProjection:
     """The runtime's `EventSink` and the session's `TranscriptRecorder` in one."""
 
-    def __init__(self, log: SessionLog, route: ToolRoute, conversation_length: int) -> None:
+    def __init__(self, log: SessionLog, route: ToolRoute, conversation_length: int,
+                 mcp_call: McpCall | None = None) -> None:
         self.log = log
         self.route = route
+        self.mcp_call = mcp_call or (lambda name: None)
         self.length = conversation_length  # messages already stored
         self.pending: list[JSON] = []  # this request's agent events, not yet written
         self.request_start: str | None = None
@@ -117,9 +121,11 @@ class SessionProjection:
         self.tool_names[str(block.get("id"))] = str(block.get("name"))
         where, permission = self.route(str(block.get("name")))
         name, tool_input = str(block.get("name")), block.get("input") or {}
-        event = (shapes.agent_custom_tool_use(name, tool_input) if where == "custom" else
-                 shapes.agent_tool_use(name, tool_input, policy="always_ask"
-                                       if permission == "ask" else "always_allow"))
+        policy = "always_ask" if permission == "ask" else "always_allow"
+        mcp = self.mcp_call(name) if where == "mcp" else None
+        event = (shapes.agent_mcp_tool_use(*mcp, tool_input, policy=policy) if mcp else
+                 shapes.agent_custom_tool_use(name, tool_input) if where == "custom" else
+                 shapes.agent_tool_use(name, tool_input, policy=policy))
         event["id"] = tool_event_id(str(block.get("id")))
         return event
 
@@ -127,13 +133,16 @@ class SessionProjection:
         block = ready.block
         tool_use_id = str(block.get("tool_use_id"))
         name = self.tool_names.get(tool_use_id)
-        if name is not None and self.route(name)[0] != "cloud":
+        where = "cloud" if name is None else self.route(name)[0]
+        if where not in ("cloud", "mcp"):
             return  # the client's own result event is the record
         content = block.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}] if content else []
-        self.log.emit(shapes.agent_tool_result(tool_event_id(tool_use_id), content or [],
-                                               is_error=bool(block.get("is_error"))))
+        result = (shapes.agent_mcp_tool_result if where == "mcp"
+                  else shapes.agent_tool_result)
+        self.log.emit(result(tool_event_id(tool_use_id), content or [],
+                             is_error=bool(block.get("is_error"))))
 
     # TranscriptRecorder -----------------------------------------------------------------
 
@@ -156,6 +165,9 @@ class SessionProjection:
                       conversation=(self.length, [stored]))
         self.length += 1
         return list(block_uuids or [])
+
+    def branch_at(self, uuid: str | None) -> None:
+        """A served session's log is append-only: nothing in it rewinds."""
 
     def compacted(self, trigger: str, pre_tokens: int, summary: str,
                   duration_ms: int | None = None) -> str:

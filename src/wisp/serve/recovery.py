@@ -67,6 +67,8 @@ async def _recovered_result(driver: SessionDriver, call: JSON) -> JSON:
     tool_use_id, name = str(call.get("id")), str(call.get("name"))
     where, policy = driver.plan.route(name)
     event_id = tool_event_id(tool_use_id)
+    if where == "mcp":
+        return _recovered_mcp_result(driver, event_id, call)
     if where == "cloud":
         return await _recovered_cloud_result(driver, event_id, policy, call)
     answered = _logged(driver, ANSWERS, event_id)
@@ -96,13 +98,24 @@ async def _recovered_cloud_result(driver: SessionDriver, event_id: str, policy: 
     return tool_result_block(tool_use_id, ToolResult.error(INTERRUPTED_RESULT))
 
 
+def _recovered_mcp_result(driver: SessionDriver, event_id: str, call: JSON) -> JSON:
+    """The logged result of an MCP call; else it is recorded as interrupted (a remote
+    tool may have acted in part: it is never called twice)."""
+    tool_use_id = str(call.get("id"))
+    logged = _logged(driver, ("agent.mcp_tool_result",), event_id)
+    if logged is not None:
+        return tool_result_block(tool_use_id, result_of(logged))
+    driver.log.emit(shapes.agent_mcp_tool_result(event_id, INTERRUPTED_RESULT, is_error=True))
+    return tool_result_block(tool_use_id, ToolResult.error(INTERRUPTED_RESULT))
+
+
 def _logged(driver: SessionDriver, kinds: tuple[str, ...], event_id: str) -> JSON | None:
     """The latest logged event of `kinds` about the call `event_id` that was taken up:
     the service's result, or a client's answer or confirmation."""
     page = driver.store.events(driver.session_id, limit=1000, page=None, types=list(kinds),
                                order="desc")
     return next((e for e in page.items if e.get("processed_at") is not None and event_id in (
-        e.get("custom_tool_use_id"), e.get("tool_use_id"))), None)
+        e.get("custom_tool_use_id"), e.get("tool_use_id"), e.get("mcp_tool_use_id"))), None)
 
 
 def result_of(answer: JSON) -> ToolResult:

@@ -168,10 +168,12 @@ class DelegateTool(Tool):
 
     def _child(self, thread: JSON) -> SessionDriver:
         parent = self.parent
-        return type(parent)(
+        child = type(parent)(
             parent.store, parent.log.fanout, {"id": thread["id"], "status": "idle"},
             thread["agent"], parent.environment, env=parent.env, workspace=parent.workspace,
             housing=parent.housing, model=parent.model)
+        child.mcp.share_vaults(parent.mcp)
+        return child
 
 
 def _last_message(store: Store, thread_id: str) -> str:

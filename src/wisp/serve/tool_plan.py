@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from wisp.mcp.client import mcp_tool_name
 from wisp.serve.toolset import BUILTIN_NAMES, SERVER_RUN, TOOLSET_NAMES, TOOLSET_TYPE
 
 JSON = dict[str, Any]
@@ -23,6 +24,9 @@ class ToolPlan:
         self.toolset: dict[str, str] = {}  # name → "allow" | "ask"
         self.custom: list[JSON] = []
         self.web_fetch: JSON = {}  # web_fetch's options (domains, max_content_tokens)
+        # MCP toolsets by server name, and model tool name → (server, tool) once connected.
+        self.mcp_toolsets: dict[str, JSON] = {}
+        self.mcp_calls: dict[str, tuple[str, str]] = {}
         for tool in agent.get("tools") or []:
             if tool.get("type") == TOOLSET_TYPE:
                 self.toolset.update(_toolset_policies(tool))
@@ -30,6 +34,8 @@ class ToolPlan:
                                        if c.get("name") == "web_fetch"), {})
             elif tool.get("type") == "custom":
                 self.custom.append(tool)
+            elif tool.get("type") == "mcp_toolset":
+                self.mcp_toolsets[str(tool.get("mcp_server_name"))] = tool
 
     def route(self, name: str) -> tuple[str, str]:
         if name in self.toolset:
@@ -37,9 +43,31 @@ class ToolPlan:
             return ("cloud" if here else "client"), self.toolset[name]
         if any(tool.get("name") == name for tool in self.custom):
             return "custom", "allow"
+        call = self.mcp_call(name)
+        if call is not None:
+            return "mcp", self.mcp_setting(*call)[1]
         # A name the agent has no tool for: the engine answers the model with an error
         # here; no client could run it (an `agent.custom_tool_use` would wait forever).
         return "cloud", "allow"
+
+    def mcp_call(self, name: str) -> tuple[str, str] | None:
+        """(server, tool) of an MCP tool's model name: as connected, or, before the
+        servers are (a session recovered after a crash), read off the name."""
+        if name in self.mcp_calls:
+            return self.mcp_calls[name]
+        for server in self.mcp_toolsets:
+            prefix = mcp_tool_name(server, "")
+            if name.startswith(prefix) and len(name) > len(prefix):
+                return server, name[len(prefix):]
+        return None
+
+    def mcp_setting(self, server: str, tool: str) -> tuple[bool, str]:
+        """Whether the server's toolset enables `tool`, and its policy ("allow"/"ask")."""
+        toolset = self.mcp_toolsets.get(server) or {}
+        default = toolset.get("default_config") or {}
+        config = next((c for c in toolset.get("configs") or [] if c.get("name") == tool),
+                      default)
+        return config.get("enabled", True) is not False, _policy_of(config)
 
     def allow_rules(self, workspace: Path) -> tuple[str, ...]:
         """Cloud toolset tools the agent config enables run without a question here

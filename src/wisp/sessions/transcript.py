@@ -147,6 +147,9 @@ class TranscriptWriter:
             written.append(self._append("assistant", body, uuids[index] if uuids else None, extra))
         return written
 
+    def branch_at(self, uuid: str | None) -> None:
+        self.last_uuid = uuid
+
     def compacted(self, trigger: str, pre_tokens: int, summary: str,
                   duration_ms: int | None = None) -> str:
         """A compaction, as Claude Code records it: a `compact_boundary` line that starts

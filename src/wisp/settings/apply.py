@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
-from wisp.hooks.model import DEFAULT_TIMEOUT_S, CommandHook, HookEvent, HookMatcher
+from wisp.hooks.model import DEFAULT_TIMEOUT_S, EVENTS, CommandHook, HookMatcher
 from wisp.settings.loader import SOURCE_RANK, Settings
 
 
@@ -19,11 +19,12 @@ def matchers_from(hooks: dict[str, Any], source: str) -> list[HookMatcher]:
     """The matchers of one validated `hooks` object (a settings file's, a plugin's)."""
     matchers: list[HookMatcher] = []
     for event, entries in hooks.items():
+        if event not in EVENTS:
+            continue  # an event wisp does not run: reported when the file loaded
         for entry in entries:
             actions = tuple(
                 CommandHook(h["command"], float(h.get("timeout", DEFAULT_TIMEOUT_S)), source,
                             background=h.get("async") is True)
                 for h in entry.get("hooks", []))
-            # Validated already (`wisp.settings.schema`): only known event names get here.
-            matchers.append(HookMatcher(cast(HookEvent, event), entry.get("matcher"), actions))
+            matchers.append(HookMatcher(event, entry.get("matcher"), actions))
     return matchers

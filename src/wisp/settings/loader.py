@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from wisp.diagnostics import warn
-from wisp.settings.schema import validate_settings
+from wisp.settings.schema import restricting_part, unknown_hook_events, validate_settings
 
 JSON = dict[str, Any]
 SOURCE_RANK = {"user": 1, "project": 2, "local": 3, "flag": 4}
@@ -121,19 +121,31 @@ def _parse(name: str, path: str | None, text: str, settings: Settings) -> None:
         return
     problems = validate_settings(doc)
     if problems:
-        error: JSON = {"source": name, "path": where, "error": "; ".join(problems)}
-        sandbox = doc.get("sandbox") if isinstance(doc, dict) else None
-        if isinstance(sandbox, dict) and sandbox.get("enabled") is True:
-            # Skipping the file must not switch the sandbox it asks for off: it stays on,
-            # with none of the file's other sandbox values (`wisp.sandbox.config`).
-            error["sandbox_enabled"] = True
-        settings.errors.append(error)
+        _skip(LoadedSource(name, path, doc), where, problems, settings)
         return
     settings.sources.append(LoadedSource(name, path, doc))
     if doc:
         from wisp.settings.unknown_keys import unknown_keys
 
         settings.unknown += [(where, key, guess) for key, guess in unknown_keys(doc)]
+        settings.unknown += unknown_hook_events(doc, where)
+
+
+def _skip(source: LoadedSource, where: str, problems: list[str], settings: Settings) -> None:
+    """Records a file that failed validation. What it restricts still holds: its deny
+    and ask rules load on their own, and a sandbox it switches on stays on."""
+    doc: Any = source.doc
+    error: JSON = {"source": source.name, "path": where, "error": "; ".join(problems)}
+    sandbox = doc.get("sandbox") if isinstance(doc, dict) else None
+    if isinstance(sandbox, dict) and sandbox.get("enabled") is True:
+        # The sandbox stays on, with none of the file's other sandbox values
+        # (`wisp.sandbox.config`).
+        error["sandbox_enabled"] = True
+    restricting = restricting_part(doc)
+    if restricting is not None:
+        error["kept"] = "its deny and ask rules still apply"
+        settings.sources.append(LoadedSource(source.name, source.path, restricting))
+    settings.errors.append(error)
 
 
 def _flag_text(raw: str) -> tuple[str | None, str]:
@@ -177,7 +189,8 @@ _REPORTED: set[tuple[str, str]] = set()
 
 def warn_about(settings: Settings) -> None:
     for error in settings.errors:
-        warn(f"wisp: warning: skipping settings file {error['path']}: {error['error']}\n")
+        kept = f" ({error['kept']})" if error.get("kept") else ""
+        warn(f"wisp: warning: skipping settings file {error['path']}: {error['error']}{kept}\n")
     for where, key, guess in settings.unknown:
         if (where, key) in _REPORTED:
             continue

@@ -56,13 +56,45 @@ def _check_hooks(value: Any) -> list[str]:
     problems: list[str] = []
     for event, entries in value.items():
         if event not in EVENTS:
-            problems.append(f"hooks.{event} is not a known hook event")
-        elif not isinstance(entries, list):
+            # An event wisp does not run (a newer reference's, or a typo) is reported as
+            # an unknown key and left out (`unknown_hook_events`); the file still loads, so
+            # its deny rules are not lost over a hook wisp would never fire.
+            continue
+        if not isinstance(entries, list):
             problems.append(f"hooks.{event} must be a list")
         else:
             for i, entry in enumerate(entries):
                 problems.extend(_check_hook_entry(event, i, entry))
     return problems
+
+
+def unknown_hook_events(doc: Any, where: str) -> list[tuple[str, str, str | None]]:
+    """(where, `hooks.<event>`, closest event) for each `hooks` key of a valid document
+    that names no event wisp runs, in the shape of the loader's unknown keys."""
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    if not isinstance(hooks, dict) or not hooks:
+        return []
+    from wisp.hooks.model import EVENTS
+    from wisp.suggest import closest
+
+    found: list[tuple[str, str, str | None]] = []
+    for event in hooks:
+        if event not in EVENTS:
+            guess = closest(str(event), EVENTS)
+            found.append((where, f"hooks.{event}", None if guess is None else f"hooks.{guess}"))
+    return found
+
+
+def restricting_part(doc: Any) -> dict[str, Any] | None:
+    """What of an invalid document still applies: its deny and ask rules, where they are
+    lists of strings. A file skipped for a mistake elsewhere must not switch off the
+    protections it asks for (it may restrict, never grant)."""
+    permissions = doc.get("permissions") if isinstance(doc, dict) else None
+    if not isinstance(permissions, dict):
+        return None
+    kept = {key: permissions[key] for key in ("deny", "ask")
+            if key in permissions and _string_list(permissions[key]) and permissions[key]}
+    return {"permissions": kept} if kept else None
 
 
 def validate_settings(doc: Any) -> list[str]:

@@ -4,14 +4,18 @@ Read-only only for a known reading subcommand whose every option is in its table
 that read files name them as reads (`blame --contents F`, `-S F`, `--ignore-revs-file F`,
 `diff --no-index A B`), `--output F` writes, and what makes git run a program of the
 caller's choosing (`-c`, `--config-env`, `--exec-path`, `--ext-diff`, `grep -O`) is inline
-code. An unknown subcommand may be an alias, which can run anything.
+code. An unknown subcommand may be an alias, which can run anything. A repository whose
+own configuration names a program git runs by itself (`gitrepo`) makes no git command in
+it read-only.
 """
 
 from __future__ import annotations
 
 from wisp.shell.call import Call
+from wisp.shell.gitrepo import runs_code
 from wisp.shell.model import PathUse, UseKind
 from wisp.shell.options import Opts, Parsed, long_option, parse, spec
+from wisp.shell.paths import join
 from wisp.shell.words import Word
 
 _GLOBAL = spec(
@@ -171,7 +175,26 @@ def git(call: Call) -> None:
                 call.mention(word)
     else:
         _subcommand(call, sub, operands[1:], opts)
-    _where(call, parsed.values({"-C"}), "read" if call.read_only else "write")
+    chdirs = parsed.values({"-C"})
+    if call.read_only and _repository_runs_code(call, chdirs):
+        call.read_only = False
+        call.hidden_code = True
+    _where(call, chdirs, "read" if call.read_only else "write")
+
+
+def _repository_runs_code(call: Call, chdirs: list[Word]) -> bool:
+    """Whether the repository git works in names a program git would run (`gitrepo`),
+    or where it works cannot be known."""
+    if call.cwd is None or len(chdirs) > 1:
+        return True
+    folders: tuple[str, ...] = call.cwd
+    if chdirs:
+        target = chdirs[0].static
+        if target is None:
+            return True
+        folders = tuple(join(cwd, target) if not target.startswith("/") else target
+                        for cwd in call.cwd)
+    return any(runs_code(folder) for folder in folders)
 
 
 def _stash(operands: list[Word]) -> tuple[str | None, Opts | None, list[Word]]:

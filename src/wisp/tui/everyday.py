@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wisp.git_config_guard import DIFF_FLAGS
 from wisp.textsafe import safe, safe_line
 
 if TYPE_CHECKING:
@@ -48,10 +49,12 @@ async def cmd_security_review(app: TuiApp, args: str) -> None:
 
 async def _git(cwd: Path, *args: str) -> tuple[int, str]:
     """git in its own process group, ended if it outlives the timeout."""
+    from wisp.git_config_guard import guarded_argv
     from wisp.processes import kill_group
 
+    argv = await guarded_argv("git", cwd, *args)  # the repository's own commands stay off
     proc = await asyncio.create_subprocess_exec(
-        "git", *args, cwd=cwd, stdout=asyncio.subprocess.PIPE,
+        *argv, cwd=cwd, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT, start_new_session=True)
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), GIT_TIMEOUT_S)
@@ -68,14 +71,14 @@ async def cmd_diff(app: TuiApp, args: str) -> None:
     if shutil.which("git") is None:
         app.view.print_text("git is not installed.", "yellow")
         return
-    code, stat = await _git(app.config.cwd, "diff", "--stat", "HEAD")
+    code, stat = await _git(app.config.cwd, "diff", "--stat", *DIFF_FLAGS, "HEAD")
     if code != 0:
         app.view.print_text(f"No diff: {stat.strip() or 'not a git repository'}", "yellow")
         return
     if not stat.strip():
         app.view.print_text("No uncommitted changes.")
         return
-    _, diff = await _git(app.config.cwd, "diff", "HEAD")
+    _, diff = await _git(app.config.cwd, "diff", *DIFF_FLAGS, "HEAD")
     out = Text(safe(stat.rstrip("\n")) + "\n\n")
     lines = diff.split("\n")
     for line in lines[:DIFF_LINES]:

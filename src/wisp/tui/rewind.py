@@ -104,9 +104,7 @@ def _restore_code(app: TuiApp, target: PromptMark) -> str:
 
 
 def _restore_conversation(app: TuiApp, target: PromptMark) -> None:
-    session = app.runtime.session
-    del session.history[target.history_len:]
-    session.last_message_uuid = target.parent
+    app.runtime.session.rewind_to(target.history_len, target.parent)
     app.prompts[:] = [m for m in app.prompts if m.history_len < target.history_len]
     app.input.text = target.text
     app.input.cursor_position = len(target.text)

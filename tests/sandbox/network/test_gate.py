@@ -93,9 +93,15 @@ def test_each_commands_seccomp_descriptor_is_closed_once_used(
 
 RELAY = """
 ls /proc/self/fd
-for stat in /proc/[0-9]*/stat; do
-  read -r pid comm state ppid rest < "$stat" 2>/dev/null || continue
-  [ "$ppid" = $$ ] && [ "$comm" = "(perl)" ] && relay=$pid
+# The relay starts beside the command: on a loaded machine it may not be there yet, so
+# look for it for up to 10 s instead of once.
+for try in $(seq 100); do
+  for stat in /proc/[0-9]*/stat; do
+    read -r pid comm state ppid rest < "$stat" 2>/dev/null || continue
+    [ "$ppid" = $$ ] && [ "$comm" = "(perl)" ] && relay=$pid
+  done
+  [ -n "$relay" ] && break
+  sleep 0.1
 done
 echo "relay ${relay:-none}"
 cat /proc/$$/environ > /dev/null && echo "own environ readable"

@@ -4,8 +4,8 @@ raises `ShapeError` naming the field, which the API answers as a 400.
 The request parsers (`agents`, `sessions`, `client_events`) accept every shape the
 official SDK can send, so the documents stay the API's; these checks run after them, on
 the normalised fields, and say which setting wisp would otherwise have stored and never
-acted on (MCP servers it does not connect, skills it does not load, outcomes it does not
-grade, vaults it does not have, a web search it has no backend for).
+acted on (skills it does not load, outcomes it does not grade, a web search it has no
+backend for).
 """
 
 from __future__ import annotations
@@ -22,13 +22,8 @@ _NOT_HERE: Final = "is not supported by this server"
 def check_agent_fields(fields: JSON, path: str = "") -> None:
     """The fields of an agent (a create, the result of an update, or a session's
     overrides): refuses those wisp would store and never act on."""
-    if fields.get("mcp_servers"):
-        raise ShapeError(_at(path, "mcp_servers"),
-                         f"MCP servers {_NOT_HERE} yet (they would never be connected)")
     for i, tool in enumerate(fields.get("tools") or []):
         where = _at(path, f"tools[{i}]")
-        if tool.get("type") == "mcp_toolset":
-            raise ShapeError(where, f"mcp_toolset {_NOT_HERE} yet")
         if tool.get("type") == AGENT_TOOLSET:
             _check_toolset(tool, where)
     if fields.get("skills"):
@@ -64,8 +59,6 @@ def _check_toolset(tool: JSON, path: str) -> None:
 
 def check_session_fields(fields: JSON) -> None:
     """The fields of `POST /v1/sessions` beyond the agent's."""
-    if fields.get("vault_ids"):
-        raise ShapeError("vault_ids", f"vaults {_NOT_HERE} yet")
     check_client_events(fields.get("initial_events") or [], "initial_events")
 
 

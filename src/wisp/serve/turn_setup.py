@@ -1,0 +1,52 @@
+"""What a served turn needs before its first model request: the session's file resources
+mounted (read-only), its memory tool as its resources are now, and its agent's MCP
+servers connected (`wisp.serve.session_mcp`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from wisp.serve import memory_tool, shapes
+from wisp.serve.resources import mount
+
+if TYPE_CHECKING:
+    from wisp.serve.driver import SessionDriver
+
+MOUNT_RANK = -1  # the rank of the deny rules that hold mounted resources read-only
+
+
+async def prepare(driver: SessionDriver) -> None:
+    _mount(driver)
+    tools = {name: driver.gated(name, tool) for name, tool in (await driver.mcp.tools()).items()}
+    if driver.runtime is not None and tools:
+        for current in (driver.runtime.base_tools, driver.runtime.ctx.config.tools):
+            current.update(tools)
+
+
+def _mount(driver: SessionDriver) -> None:
+    """The session's file resources into its workspace, as they are now."""
+    owner = driver.store.owner_of("session", driver.session_id)
+    doc = driver.document()
+    if owner is None or doc is None:
+        return
+    memory_tool.install(driver.runtime,
+                        memory_tool.tools_for(driver.store, driver.session_id, doc))
+    try:
+        mounted = mount(driver.store, owner, doc, driver.workspace)
+    except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink
+        driver.log.emit(shapes.session_error(
+            "unknown_error", f"the session's files could not be mounted: {exc}"))
+        return
+    _hold_read_only(driver, mounted)
+
+
+def _hold_read_only(driver: SessionDriver, mounted: list[str]) -> None:
+    """Mounted files stay as they were given, whoever runs as root: an Edit deny rule
+    each, which the file tools obey and the sandbox turns into a read-only mount."""
+    if driver.runtime is None:
+        return
+    from wisp.rules import Rule
+
+    policy = driver.runtime.session.policy
+    policy.deny = [r for r in policy.deny if r.rank != MOUNT_RANK]
+    policy.deny += [Rule.parse(f"Edit(/{path})", rank=MOUNT_RANK) for path in mounted]

@@ -1,0 +1,201 @@
+"""Vaults and their credentials: what the vault routes and a session's MCP connections
+both act through.
+
+A vault is a document of kind `vault`; its credentials are documents of kind
+`vault_credential:<vault id>` and their sealed secrets documents of kind
+`vault_secret:<vault id>` under the credential's id, so a response, which shows the
+credential document, can never carry a secret. A secret is written before its
+credential (a crash in between leaves a secret nothing points at, never a credential
+without one), and dropped when its credential is archived: an archived credential
+cannot be used again, and its secret has no reason to stay.
+
+A vault holds at most one active credential per MCP server URL: which one a session
+uses is never a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from wisp.serve import sealing, shapes
+from wisp.serve.http import HttpError
+from wisp.serve.shapes import vaults as vault_shapes
+from wisp.serve.store.base import Store
+
+JSON = dict[str, Any]
+VAULT = "vault"
+
+
+def credentials_kind(vault_id: str) -> str:
+    return f"vault_credential:{vault_id}"
+
+
+def secrets_kind(vault_id: str) -> str:
+    return f"vault_secret:{vault_id}"
+
+
+def _no_key(exc: sealing.SealingError) -> HttpError:
+    return HttpError(400, "invalid_request_error", str(exc))
+
+
+class Vaults:
+    def __init__(self, store: Store, owner: str) -> None:
+        self.store = store
+        self.owner = owner
+
+    def _all(self, kind: str) -> Iterator[JSON]:
+        page: str | None = None
+        while True:
+            got = self.store.list(kind, self.owner, limit=500, page=page, order="asc",
+                                  include_archived=True)
+            yield from got.items
+            if got.next_page is None:
+                return
+            page = got.next_page
+
+    # Vaults ---------------------------------------------------------------------------
+
+    def found(self, vault_id: str) -> JSON:
+        doc = self.store.get(VAULT, self.owner, vault_id)
+        if doc is None:
+            raise HttpError(404, "not_found_error", f"vault {vault_id} not found")
+        return doc
+
+    def writable(self, vault_id: str) -> JSON:
+        doc = self.found(vault_id)
+        if doc.get("archived_at"):
+            raise HttpError(400, "invalid_request_error", f"vault {vault_id} is archived: "
+                            "its credentials cannot be created or changed")
+        return doc
+
+    def archive(self, vault_id: str) -> JSON:
+        """The vault and every credential in it (archiving cannot be undone)."""
+        doc = self.found(vault_id)
+        if doc.get("archived_at"):
+            return doc
+        for credential in list(self._all(credentials_kind(vault_id))):
+            if not credential.get("archived_at"):
+                self.archive_credential(vault_id, credential["id"])
+        doc = shapes.archived(doc)
+        self.store.update(VAULT, self.owner, vault_id, doc)
+        return doc
+
+    def delete(self, vault_id: str) -> None:
+        self.found(vault_id)
+        for kind in (credentials_kind(vault_id), secrets_kind(vault_id)):
+            for doc in list(self._all(kind)):
+                self.store.delete(kind, self.owner, doc["id"])
+        self.store.delete(VAULT, self.owner, vault_id)
+
+    def check_session_vaults(self, vault_ids: Sequence[str]) -> None:
+        """A session names vaults that exist, are this key's and are not archived."""
+        for index, vault_id in enumerate(vault_ids):
+            doc = self.store.get(VAULT, self.owner, vault_id)
+            if doc is None or doc.get("archived_at"):
+                state = "not found" if doc is None else "archived"
+                raise HttpError(400, "invalid_request_error",
+                                f"vault_ids[{index}]: vault {vault_id} is {state}")
+
+    # Credentials ----------------------------------------------------------------------
+
+    def credential(self, vault_id: str, credential_id: str) -> JSON:
+        self.found(vault_id)
+        doc = self.store.get(credentials_kind(vault_id), self.owner, credential_id)
+        if doc is None:
+            raise HttpError(404, "not_found_error", f"credential {credential_id} not found")
+        return doc
+
+    def _active_for(self, vault_id: str, url: str) -> JSON | None:
+        key = vault_shapes.url_key(url)
+        return next((c for c in self._all(credentials_kind(vault_id))
+                     if not c.get("archived_at")
+                     and vault_shapes.url_key(c["auth"]["mcp_server_url"]) == key), None)
+
+    def create_credential(self, vault_id: str, body: object) -> JSON:
+        self.writable(vault_id)
+        doc, secret = vault_shapes.credential_create(vault_id, body)
+        clash = self._active_for(vault_id, doc["auth"]["mcp_server_url"])
+        if clash is not None:
+            raise HttpError(409, "invalid_request_error",
+                            f"auth.mcp_server_url: credential {clash['id']} of this vault "
+                            "already authenticates that server (archive it first)",
+                            headers={"x-should-retry": "false"})
+        self._keep_secret(vault_id, doc["id"], secret, create=True)
+        self.store.create(credentials_kind(vault_id), self.owner, doc)
+        return doc
+
+    def update_credential(self, vault_id: str, credential_id: str, body: object) -> JSON:
+        self.writable(vault_id)
+        doc = self.credential(vault_id, credential_id)
+        if doc.get("archived_at"):
+            raise HttpError(400, "invalid_request_error",
+                            f"credential {credential_id} is archived")
+        secret = self._secret(vault_id, credential_id)
+        new, new_secret = vault_shapes.credential_updated(doc, secret, body)
+        if new_secret != secret:
+            self._keep_secret(vault_id, credential_id, new_secret, create=False)
+        self.store.update(credentials_kind(vault_id), self.owner, credential_id, new)
+        return new
+
+    def archive_credential(self, vault_id: str, credential_id: str) -> JSON:
+        doc = self.credential(vault_id, credential_id)
+        if doc.get("archived_at"):
+            return doc
+        doc = shapes.archived(doc)
+        self.store.update(credentials_kind(vault_id), self.owner, credential_id, doc)
+        self.store.delete(secrets_kind(vault_id), self.owner, credential_id)
+        return doc
+
+    def delete_credential(self, vault_id: str, credential_id: str) -> None:
+        self.credential(vault_id, credential_id)
+        self.store.delete(secrets_kind(vault_id), self.owner, credential_id)
+        self.store.delete(credentials_kind(vault_id), self.owner, credential_id)
+
+    # Secrets --------------------------------------------------------------------------
+
+    def _keep_secret(self, vault_id: str, credential_id: str, secret: JSON, *,
+                     create: bool) -> None:
+        try:
+            sealed = sealing.seal(secret, credential_id)
+        except sealing.SealingError as exc:
+            raise _no_key(exc) from None
+        now = shapes.timestamp()
+        doc = {"id": credential_id, "sealed": sealed, "created_at": now, "updated_at": now}
+        if create:
+            self.store.create(secrets_kind(vault_id), self.owner, doc)
+        else:
+            self.store.update(secrets_kind(vault_id), self.owner, credential_id, doc)
+
+    def _secret(self, vault_id: str, credential_id: str) -> JSON:
+        doc = self.store.get(secrets_kind(vault_id), self.owner, credential_id)
+        if doc is None:
+            return {}
+        try:
+            return sealing.unseal(str(doc["sealed"]), credential_id)
+        except sealing.SealingError as exc:
+            raise _no_key(exc) from None
+
+    def bearer_for(self, vault_ids: Sequence[str], url: str) -> str:
+        """The token for an MCP server at `url` from the first of a session's vaults
+        holding an active credential for it. Raises `LookupError` saying why there is
+        none (the session reports it as an MCP authentication failure)."""
+        for vault_id in vault_ids:
+            vault = self.store.get(VAULT, self.owner, vault_id)
+            if vault is None or vault.get("archived_at"):
+                continue
+            credential = self._active_for(vault_id, url)
+            if credential is None:
+                continue
+            secret = self.store.get(secrets_kind(vault_id), self.owner, credential["id"])
+            try:
+                fields = sealing.unseal(str((secret or {}).get("sealed", "")),
+                                        credential["id"])
+            except sealing.SealingError as exc:
+                raise LookupError(f"credential {credential['id']}: {exc}") from None
+            token = vault_shapes.bearer_token(credential["auth"], fields)
+            if token is None:
+                raise LookupError(f"credential {credential['id']} has expired")
+            return token
+        raise LookupError(f"no active credential for {url} in the session's vaults "
+                          f"({', '.join(vault_ids) or 'none'})")
