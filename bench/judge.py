@@ -40,7 +40,7 @@ import json, os, statistics, sys, time
 from pathlib import Path
 t0 = time.perf_counter()
 from wisp.permissions.engine import PermissionPolicy, evaluate
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.tools.bash import Bash
 corpus, n, cwd = json.loads(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
 policy = PermissionPolicy(

@@ -20,7 +20,7 @@ from tests.security.judge_cases import ALL, EVERYDAY, Scratch
 
 def main() -> None:
     from wisp.permissions.engine import PermissionPolicy, evaluate
-    from wisp.permissions.rules import Rule
+    from wisp.rules import Rule
     from wisp.tools.bash import Bash
 
     with tempfile.TemporaryDirectory() as root:

@@ -22,7 +22,7 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "runtime": ("cli", "duplex"),
     "models": ("cli", "duplex", "runtime"),
     "tools": ("cli", "duplex", "runtime"),
-    "permissions": ("cli", "duplex", "runtime"),
+    "permissions": ("cli", "duplex", "runtime", "tools", "engine"),
     "hooks": ("cli", "duplex", "runtime"),
     "sessions": ("cli", "duplex", "runtime"),
     # Custom slash commands: shared by every front end, so it imports none of them.
@@ -31,12 +31,13 @@ FORBIDDEN: dict[str, tuple[str, ...]] = {
     "sandbox": ("cli", "duplex", "runtime", "engine", "tools", "tui", "serve"),
     # The editor front end drives Runtimes; it imports no other front end.
     "acp": ("cli", "duplex", "tui", "sdk", "serve"),
-    # The other front ends: none imports another (duplex → cli and sdk → cli, duplex are
-    # the debt issue 29 removes; until then they are the only such edges).
+    # The other front ends: none imports another, except that the SDK's in-process link
+    # runs a duplex session (sdk → duplex). argv → configuration is `launch/`, below them.
     "tui": ("cli", "duplex", "sdk", "serve", "acp"),
     "serve": ("cli", "duplex", "sdk", "tui", "acp"),
-    "duplex": ("sdk", "tui", "serve", "acp"),
-    "sdk": ("tui", "serve", "acp"),
+    "duplex": ("cli", "sdk", "tui", "serve", "acp"),
+    "sdk": ("cli", "tui", "serve", "acp"),
+    "launch": ("cli", "duplex", "sdk", "tui", "serve", "acp"),
 }
 # Writes to the process's environment or cwd: allowed in cli/ only.
 PROCESS_WRITES = re.compile(
@@ -120,6 +121,16 @@ def test_the_pattern_catches_every_kind_of_write() -> None:
                  "os.chdir(path)", "os.environ.setdefault('A', 'b')", "del os.environ['A']"):
         assert PROCESS_WRITES.search(line), line
     assert not PROCESS_WRITES.search('if os.environ["A"] == "1":')
+
+
+def test_nothing_but_cli_imports_cli() -> None:
+    """`cli/` is the top: the `wisp` command. What other front ends share with it (argv →
+    configuration) is `launch/`. `wisp.__main__` is `python -m wisp`, the same command."""
+    bad = [f"{module_name(path)} imports {imported}" for path in modules()
+           if not module_name(path).startswith("wisp.cli") and module_name(path) != "wisp.__main__"
+           for imported in sorted(imports_of(path))
+           if imported == "wisp.cli" or imported.startswith("wisp.cli.")]
+    assert bad == []
 
 
 def test_nothing_below_the_sdk_imports_it() -> None:

@@ -1,22 +1,20 @@
 """Cycles between wisp's packages, found from the real imports (`ast`, lazy ones too).
 
-Two cycles exist today (issue 29 breaks them): `cli` ↔ `duplex`, and eight packages
-around `tools` ↔ `permissions`. They are listed here so the check is a ratchet: a new
-cycle, or a known one that grows, fails; a known one that shrinks or goes passes, and
-its entry should then be narrowed or removed.
+There are none: the packages form a layered graph (docs/architecture.md draws it), and
+any new cycle fails. The shared machinery sits in leaf packages (`LEAVES`), argv →
+configuration in `launch/` below every front end.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from tests.architecture.test_import_graph import SRC, imports_of, module_name, modules
 
-KNOWN_CYCLES = (
-    frozenset({"cli", "duplex"}),
-    frozenset({"hooks", "models", "permissions", "project", "sandbox", "sessions",
-               "settings", "tools"}),
-)
+ARCHITECTURE_DOC = SRC.parents[1] / "docs" / "architecture.md"
+DOC_BLOCK = re.compile(r"<!-- package-layers:begin -->\n(.*?)<!-- package-layers:end -->",
+                       re.DOTALL)
 
 
 def package_graph() -> dict[str, set[str]]:
@@ -67,10 +65,41 @@ def cycles(graph: Mapping[str, set[str]]) -> list[frozenset[str]]:
     return found
 
 
-def test_no_new_cycle_between_packages() -> None:
-    unknown = [sorted(c) for c in cycles(package_graph())
-               if not any(c <= known for known in KNOWN_CYCLES)]
-    assert unknown == [], f"new or grown package cycles: {unknown}"
+def test_no_cycle_between_packages() -> None:
+    found = [sorted(c) for c in cycles(package_graph())]
+    assert found == [], f"package cycles: {found}"
+
+
+def layers(graph: Mapping[str, set[str]]) -> dict[str, int]:
+    """package → its layer: 0 for a leaf, else one above the highest package it imports
+    (the graph must have no cycle)."""
+    found: dict[str, int] = {}
+
+    def layer(node: str) -> int:
+        if node not in found:
+            found[node] = 1 + max((layer(m) for m in graph[node]), default=-1)
+        return found[node]
+
+    for node in graph:
+        layer(node)
+    return found
+
+
+def render(graph: Mapping[str, set[str]]) -> str:
+    """The block docs/architecture.md shows: the layers, top first, then every edge."""
+    of = layers(graph)
+    rows = [f"{n:>2}  {'  '.join(sorted(p for p in graph if of[p] == n))}"
+            for n in sorted(set(of.values()), reverse=True)]
+    edges = [f"{p:<12}→ {' '.join(sorted(graph[p])) or '(nothing)'}" for p in sorted(graph)]
+    return "```\n" + "\n".join([*rows, "", *edges]) + "\n```\n"
+
+
+def test_the_architecture_doc_draws_the_graph_of_the_code() -> None:
+    block = DOC_BLOCK.search(ARCHITECTURE_DOC.read_text(encoding="utf-8"))
+    assert block is not None, "docs/architecture.md lost its package-layers block"
+    assert block.group(1) == render(package_graph()), (
+        "docs/architecture.md's package graph is out of date; paste this:\n"
+        + render(package_graph()))
 
 
 def test_the_cycle_finder_finds_cycles_and_only_cycles() -> None:
@@ -80,5 +109,24 @@ def test_the_cycle_finder_finds_cycles_and_only_cycles() -> None:
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
+# The leaves the shared machinery stands on: each may import only the packages listed.
+LEAVES: dict[str, set[str]] = {
+    "paths": set(),  # where things live on disk
+    "rules": set(),  # permission rule parsing and matching
+    "processes": set(),  # process groups and capped output
+    "shell": {"paths"},  # the shell analyser (used by tools, permissions and the sandbox)
+}
+
+
+def test_the_leaf_packages_stay_leaves() -> None:
+    graph = package_graph()
+    assert {leaf: sorted(graph[leaf] - allowed) for leaf, allowed in LEAVES.items()} == {
+        leaf: [] for leaf in LEAVES}
+
+
+def test_permissions_judge_a_protocol_not_the_tools() -> None:
+    assert "tools" not in package_graph()["permissions"]
+
+
 def test_the_graph_sees_a_known_edge() -> None:
-    assert "permissions" in package_graph()["tools"]  # the edge the big cycle turns on
+    assert "permissions" in package_graph()["tools"]  # tools use the judged protocol

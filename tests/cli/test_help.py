@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from tests.conftest import wisp_command
-from wisp.cli.argv import FLAGS
 from wisp.cli.help import HELP
+from wisp.launch.argv import FLAGS
 from wisp.testing import reply
 
 

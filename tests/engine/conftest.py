@@ -27,8 +27,8 @@ from wisp.hooks.model import CallbackHook, HookMatcher
 from wisp.hooks.runner import HookRunner
 from wisp.models.base import Model
 from wisp.permissions.engine import PermissionPolicy
+from wisp.processes import ProcessRegistry
 from wisp.tools.base import Tool, ToolContext, ToolResult
-from wisp.tools.processes import ProcessRegistry
 from wisp.wire.projection import StreamJson
 
 JSON = dict[str, Any]
@@ -156,7 +156,7 @@ def build_ctx(model: Model, cwd: Path, *, tools: list[Tool] | None = None,
               hooks: dict[str, HookFn] | None = None,
               hook_calls: list[tuple[str, JSON]] | None = None,
               mode: str = "default", **config: Any) -> tuple[RunContext, ToolRunState, Collect]:
-    """A RunContext as `wisp.cli.setup.build_run` makes one, minus settings and processes:
+    """A RunContext as `wisp.launch.setup.build_run` makes one, minus settings and processes:
     `hooks` maps an event name to a Python function playing an SDK hook callback."""
     sink = Collect()
     config.setdefault("retry", RetryPolicy(max_retries=3, base_delay_s=0.001))

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from wisp.permissions.shell import analyse
-from wisp.permissions.shell.arith import is_plain
-from wisp.permissions.shell.awkprog import awk_program_is_safe
-from wisp.permissions.shell.options import Parsed, parse, spec
-from wisp.permissions.shell.sedscript import sed_effects
-from wisp.permissions.shell.words import Word
+from wisp.shell import analyse
+from wisp.shell.arith import is_plain
+from wisp.shell.awkprog import awk_program_is_safe
+from wisp.shell.options import Parsed, parse, spec
+from wisp.shell.sedscript import sed_effects
+from wisp.shell.words import Word
 
 SORT = spec("-o: -u -k: --output= --unique --key= --debug --dictionary-order --help")
 

@@ -1,6 +1,6 @@
 """A repository's own git configuration can make read-only git run a program
 (`core.fsmonitor`, filter and diff drivers, `diff.external`, `gpg.program`, a pager). The
-judge reads it (wisp.permissions.shell.gitrepo), with real git as the oracle for how a
+judge reads it (wisp.shell.gitrepo), with real git as the oracle for how a
 configuration file parses, and a git command in such a repository is never auto-allowed."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from wisp.permissions.shell import analyse
-from wisp.permissions.shell.gitrepo import text_runs_code
+from wisp.shell import analyse
+from wisp.shell.gitrepo import text_runs_code
 from wisp.testing import reply
 
 _SECTIONS = ['[core]', '[Core]', '[diff]', '[diff "x"]', '[diff.x]', '[filter "lfs"]',

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from wisp.permissions.engine import PermissionPolicy, evaluate
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.tools.registry import builtin_tools
 
 TOOLS = builtin_tools()

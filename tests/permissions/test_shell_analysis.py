@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from wisp.permissions.shell import PathUse, ShellAnalysis, SimpleCommand, analyse
+from wisp.shell import PathUse, ShellAnalysis, SimpleCommand, analyse
 
 CWD = "/work/proj"
 HOME = "/home/user"

@@ -14,11 +14,11 @@ import pytest
 
 from tests.protocol.cases import INVALID, VALID
 from wisp import errors
-from wisp.cli.options import PERMISSION_MODES
 from wisp.control.dispatcher import Dispatcher
 from wisp.control.pending import PendingRequests
 from wisp.control.stdin import parse_line
 from wisp.hooks.model import EVENTS, HookEvent
+from wisp.launch.options import PERMISSION_MODES
 from wisp.mcp.client import McpError
 from wisp.permissions.modes import PERMISSION_MODES as MODES_LITERAL
 from wisp.permissions.modes import PermissionMode

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Runner
-from wisp.sessions.paths import project_key
+from wisp.paths import project_key
 from wisp.testing import ScriptedServer
 
 JSON = dict[str, Any]

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.sandbox.config import SandboxConfig
 from wisp.sandbox.runner import CommandSandbox
 from wisp.sandbox.session import build_sandbox

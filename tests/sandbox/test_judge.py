@@ -11,7 +11,7 @@ import pytest
 
 from tests.sandbox.helpers import make_sandbox
 from wisp.permissions.engine import PermissionPolicy, evaluate
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.sandbox.runner import CommandSandbox, excluded
 from wisp.tools.bash import Bash
 

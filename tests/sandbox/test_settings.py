@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from wisp.sandbox.config import check_sandbox, sandbox_config, sandbox_enabled
+from wisp.sandbox.config import sandbox_config, sandbox_enabled
 from wisp.settings.loader import load_settings
+from wisp.settings.sandbox_schema import check_sandbox
 
 
 def write(path: Path, doc: object) -> None:

@@ -18,8 +18,8 @@ import pytest
 import wisp
 from tests.conftest import wisp_command
 from tests.sdk.test_ts_sdk import TS_DIR, drive, node  # noqa: F401  (fixtures)
-from wisp.cli.argv import FLAGS
-from wisp.cli.unsupported import UNSUPPORTED
+from wisp.launch.argv import FLAGS
+from wisp.launch.unsupported import UNSUPPORTED
 from wisp.testing import reply
 
 FLAG = re.compile(r'"(--[a-z][\w-]*)"')

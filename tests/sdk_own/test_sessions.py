@@ -20,8 +20,8 @@ import pytest
 
 from tests.conftest import Runner, wisp_command
 from tests.shared_fixtures import shared_path
+from wisp import paths
 from wisp.sdk import sessions as ours
-from wisp.sessions import paths
 from wisp.testing import reply
 
 official = pytest.importorskip("claude_agent_sdk")

@@ -72,7 +72,7 @@ def crafted_transcript(config_dir: Path, cwd: Path, session_id: str) -> Path:
     """A transcript of a session in `cwd`, where `--resume` looks for it, whose command,
     result and answer carry escapes. (A tool name carrying them is no valid tool name:
     resuming drops that call, `wisp.sessions.repair`, so none is shown to test here.)"""
-    from wisp.sessions.paths import project_key
+    from wisp.paths import project_key
 
     folder = config_dir / "projects" / project_key(cwd)
     folder.mkdir(parents=True, exist_ok=True)

@@ -183,7 +183,7 @@ MODES = ("bypassPermissions", "default")
 def real_judge(folder: Path) -> Judge:
     """wisp's judge with deny Bash(rm:*) and allow Bash, per mode."""
     from wisp.permissions.engine import PermissionPolicy, evaluate
-    from wisp.permissions.rules import Rule
+    from wisp.rules import Rule
     from wisp.tools.bash import Bash
 
     tool = Bash()

@@ -103,7 +103,7 @@ def test_no_allowed_composition_does_damage(tmp_path):
     that steers the program nor what bash evaluates). None that does damage is allowed."""
     from tests.security.judge_cases import Scratch
     from wisp.permissions.engine import PermissionPolicy, evaluate
-    from wisp.permissions.rules import Rule
+    from wisp.rules import Rule
     from wisp.tools.bash import Bash
 
     scratch = Scratch(tmp_path)

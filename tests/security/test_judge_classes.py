@@ -36,7 +36,7 @@ def judge(scratch: Scratch, command: str, rules: tuple[str, ...] = (), mode: str
           tool: str = "Bash", tool_input: dict[str, str] | None = None) -> str:
     from wisp.permissions.engine import PermissionPolicy, evaluate
     from wisp.permissions.modes import PermissionMode
-    from wisp.permissions.rules import Rule
+    from wisp.rules import Rule
     from wisp.tools.bash import Bash
     from wisp.tools.read import Read
     from wisp.tools.write import Write

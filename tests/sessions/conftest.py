@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import Runner
 from tests.shared_fixtures import shared_path
-from wisp.sessions.paths import project_key
+from wisp.paths import project_key
 
 JSON = dict[str, Any]
 # Claude Code's own transcripts, read from the shared reference beside the repository (not

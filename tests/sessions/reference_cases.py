@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wisp.sessions.paths import project_key
+from wisp.paths import project_key
 from wisp.testing import ScriptedServer, reply
 
 JSON = dict[str, Any]

@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import Runner
 from tests.needs import missing, node_or_skip
 from tests.sdk.conftest import wisp_executable
-from wisp.sessions.paths import config_dir, project_key
+from wisp.paths import config_dir, project_key
 from wisp.settings.loader import user_settings_path
 from wisp.testing import reply
 

@@ -6,7 +6,7 @@ import json
 import stat
 
 from tests.sessions.conftest import lines, project_dir, transcript
-from wisp.sessions.paths import project_key
+from wisp.paths import project_key
 from wisp.testing import reply
 
 

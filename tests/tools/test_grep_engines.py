@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.tools.conftest import Caller, process_gone
+from wisp.processes import ProcessRegistry
 from wisp.tools import _grep_worker
 from wisp.tools._grep_search import Query
 from wisp.tools.grep import Grep
-from wisp.tools.processes import ProcessRegistry
 
 needs_rg = pytest.mark.usefixtures("rg")
 

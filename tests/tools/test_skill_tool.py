@@ -10,8 +10,8 @@ import pytest
 from tests.tools.conftest import Caller
 from wisp.permissions.engine import PermissionPolicy, evaluate
 from wisp.permissions.modes import PermissionMode
-from wisp.permissions.rules import Rule
 from wisp.project.skills import Skill, load_skills
+from wisp.rules import Rule
 from wisp.tools.skill import MAX_LISTED_FILES, SkillTool
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.tools.conftest import Caller, process_gone, wait_until
-from wisp.tools._output import CappedText, clip
+from wisp.processes.output import CappedText, clip
 from wisp.tools.base import ToolContext, ToolResult
 from wisp.tools.bash import Bash, last_program, timeout_ms
 

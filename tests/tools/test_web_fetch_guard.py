@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.tools.conftest import Caller
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.testing import reply
 from wisp.tools import _address_guard as guard
 from wisp.tools.web_fetch import WebFetch, allowed_internal_hosts

@@ -15,7 +15,7 @@ import pytest
 
 from wisp.mcp.client import McpTool
 from wisp.permissions.engine import PermissionPolicy, Verdict, evaluate
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.runtime.build import permission_policy
 from wisp.runtime.config import RuntimeConfig
 from wisp.settings.loader import load_settings

@@ -1,7 +1,7 @@
 """`session/list`: the wisp sessions an editor can load, newest first, read from the same
 transcripts the terminal UI's /resume and the SDKs' listings read.
 
-Above: `wisp.acp.agent`. Below: the transcript folders (`wisp.sessions.paths`). Only the
+Above: `wisp.acp.agent`. Below: the transcript folders (`wisp.paths`). Only the
 top of each file is read: its working folder and first prompt are there.
 """
 
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from wisp.sessions import paths
+from wisp import paths
 
 JSON = dict[str, Any]
 SCAN_LINES = 50

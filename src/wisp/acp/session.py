@@ -19,7 +19,7 @@ from wisp.acp.rpc import INVALID_PARAMS, ConnectionClosed, Peer, RpcError
 from wisp.acp.updates import UpdateProjection, tool_call
 from wisp.engine.outcome import Aborted, Failed, LimitHit
 from wisp.permissions.engine import Verdict
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 
 if TYPE_CHECKING:
     from wisp.runtime.runtime import Runtime
@@ -185,7 +185,7 @@ class AcpSession:
 
     def commands_update(self) -> JSON:
         from wisp.commands.prompts import listing
-        from wisp.sessions.paths import config_dir
+        from wisp.paths import config_dir
 
         rows = listing(self.cwd, config_dir(self.runtime.env), self.runtime.project)
         commands = []

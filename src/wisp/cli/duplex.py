@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from wisp.cli.main import end_startup
-from wisp.cli.options import Options
+from wisp.launch.options import Options
 
 if TYPE_CHECKING:
     from wisp.duplex.early import EarlyStart
@@ -21,14 +21,14 @@ if TYPE_CHECKING:
 
 
 def run_duplex(opts: Options) -> int:
-    from wisp.cli.startup import env_overlay, load_settings_for
     from wisp.duplex.early import begin
+    from wisp.launch.startup import env_overlay, load_settings_for
     from wisp.project.context import open_project
 
     settings = load_settings_for(opts, os.environ)
     env = env_overlay(os.environ, settings)
     _say_if_not_logged_in(opts, settings, env)
-    project = open_project(opts, env, settings)  # memory, agents, skills, plugins
+    project = open_project(opts.runtime, env, settings)  # memory, agents, skills, plugins
     early = begin(opts, env, settings, project=project)
     import asyncio
 
@@ -54,9 +54,9 @@ def _say_if_not_logged_in(opts: Options, settings: Settings, env: dict[str, str]
     """No key and no endpoint: said on stderr at once (the host's log), while each turn
     ends with it as an error result (the host may still switch to a model that works).
     A provider prefix nobody defined is a UsageError here, before any answer."""
-    from wisp.cli.startup import missing_key, starting_model
+    from wisp.launch.startup import missing_key, starting_model
 
-    missing = missing_key(starting_model(opts, settings, env), settings, env)
+    missing = missing_key(starting_model(opts.runtime, settings, env), settings, env)
     if missing is not None:
         from wisp.diagnostics import warn
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 import sys
 
-from wisp.cli.options import Options
 from wisp.errors import UsageError
+from wisp.launch.options import Options
 
 NOT_A_TERMINAL = ("the interactive terminal UI needs a terminal, and stdout is not one; "
                   "use -p/--print to run a prompt headless "
@@ -20,8 +20,8 @@ def run_interactive(opts: Options) -> int:
     import asyncio
 
     from wisp.cli.main import end_startup
-    from wisp.cli.setup import runtime_config
-    from wisp.cli.startup import load_settings_for, missing_key, starting_model
+    from wisp.launch.setup import runtime_config
+    from wisp.launch.startup import load_settings_for, missing_key, starting_model
     from wisp.runtime.facts import env_overlay
     from wisp.sessions.resume import SessionNotFound, resolve_start
     from wisp.tui.trust_dialog import settle
@@ -29,17 +29,17 @@ def run_interactive(opts: Options) -> int:
     # Trust first: nothing of the folder (settings, hooks, MCP servers, memory) is
     # loaded until the user has answered.
     env = dict(os.environ)
-    refused = settle(opts.cwd, env, opts.setting_sources)
+    refused = settle(opts.runtime.cwd, env, opts.runtime.setting_sources)
     if refused is not None:
         return refused
     settings = load_settings_for(opts, env)
     overlaid = env_overlay(env, settings)
     try:
-        start = resolve_start(opts, overlaid)
+        start = resolve_start(opts.runtime, overlaid)
     except SessionNotFound as exc:
         sys.stderr.write(f"{exc}\n")
         return 1
-    shown_model = starting_model(opts, settings, overlaid)
+    shown_model = starting_model(opts.runtime, settings, overlaid)
     missing = missing_key(shown_model, settings, overlaid)
     if missing is not None:  # a UI that could only fail each prompt is no way to say so
         sys.stderr.write(f"{missing}\n")

@@ -65,9 +65,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911  (one return pe
     # Each entry point calls end_startup() once its engine is built; the `finally` below
     # covers every other way out.
     gc.disable()
-    from wisp.cli.argv import parse_argv, usage_report
-    from wisp.cli.options import build_options, validate
     from wisp.errors import UsageError
+    from wisp.launch.argv import parse_argv, usage_report
+    from wisp.launch.options import build_options, validate
 
     try:
         args = parse_argv(args_list)
@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911  (one return pe
         if args.flag("probe"):
             return _probe(args.get_str("model"), args.get_str("settings"))
         if args.unsupported:
-            from wisp.cli.unsupported import warning
+            from wisp.launch.unsupported import warning
 
             sys.stderr.write(warning(args.unsupported) + "\n")
         prompt = " ".join(args.positionals) or None
@@ -123,7 +123,7 @@ def _probe(spec: str | None, settings_flag: str | None) -> int:
 
 
 def _dispatch(opts: object) -> int:
-    from wisp.cli.options import Options
+    from wisp.launch.options import Options
 
     assert isinstance(opts, Options)
     if opts.streaming_input:

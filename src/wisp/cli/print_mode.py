@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from wisp.cli.main import end_startup
-from wisp.cli.options import Options
 from wisp.errors import UsageError
 from wisp.jsonsafe import encode_utf8
+from wisp.launch.options import Options
 from wisp.tools.reaper import end_all_processes
 from wisp.wire import frames
 from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
@@ -85,7 +85,7 @@ class EarlyStart:
     stream-json client gets before asyncio and the engine are even imported."""
 
     def __init__(self, opts: Options, prompt: str = "") -> None:
-        from wisp.cli.startup import (
+        from wisp.launch.startup import (
             api_key_source,
             effective_mode,
             env_overlay,
@@ -99,10 +99,10 @@ class EarlyStart:
 
         self.settings = load_settings_for(opts, os.environ)
         env = env_overlay(os.environ, self.settings)  # the session's, as the runtime's
-        self.project = open_project(opts, env, self.settings)  # memory, agents, plugins…
-        self.start = resolve_start(opts, env)  # bad session flags fail before any frame
-        self.model = starting_model(opts, self.settings, env)
-        self.mode = effective_mode(opts, self.settings, env)
+        self.project = open_project(opts.runtime, env, self.settings)  # memory, agents, plugins…
+        self.start = resolve_start(opts.runtime, env)  # bad session flags fail before any frame
+        self.model = starting_model(opts.runtime, self.settings, env)
+        self.mode = effective_mode(opts.runtime, self.settings, env)
         self.missing_key = missing_key(self.model, self.settings, env)
         # Frames go to stdout as they come (stream-json) or are kept for the end (json;
         # text keeps only the outcome).
@@ -112,11 +112,11 @@ class EarlyStart:
 
         # Bad --mcp-config JSON: an error before any frame.
         self.mcp_entries: dict[str, JSON] = configured_mcp_servers(
-            opts.mcp_config, opts.strict_mcp_config, self.settings,
-            self.project.plugin_mcp_servers(), cwd=opts.cwd, env=env)
+            opts.runtime.mcp_config, opts.runtime.strict_mcp_config, self.settings,
+            self.project.plugin_mcp_servers(), cwd=opts.runtime.cwd, env=env)
         self.init_fields: JSON = dict(
-            session_id=self.start.session_id, cwd=str(opts.cwd),
-            tools=offered_tool_names(opts, bool(self.project.skills)),
+            session_id=self.start.session_id, cwd=str(opts.runtime.cwd),
+            tools=offered_tool_names(opts.runtime, bool(self.project.skills)),
             model=self.model, permission_mode=self.mode, api_key_source=api_key_source(env),
             slash_commands=_slash_commands(opts, env, self.project),
             sandbox=_sandbox_status(self.settings, env),
@@ -160,19 +160,19 @@ def _sandbox_status(settings: Settings, env: Mapping[str, str]) -> JSON | None:
 def _slash_commands(opts: Options, env: Mapping[str, str], project: ProjectContext
                     ) -> list[str]:
     from wisp.commands.prompts import names
-    from wisp.sessions.paths import config_dir
+    from wisp.paths import config_dir
 
-    return names(opts.cwd, config_dir(env), project)
+    return names(opts.runtime.cwd, config_dir(env), project)
 
 
 def _flag_agent_names(opts: Options) -> list[str]:
     """The agents `--agents` defines; a bad value is reported when the engine loads."""
-    if not opts.agents_json:
+    if not opts.runtime.agents_json:
         return []
     from wisp.project.agents import agents_flag
 
     try:
-        return list(agents_flag(opts.agents_json))
+        return list(agents_flag(opts.runtime.agents_json))
     except (OSError, UsageError):
         return []
 
@@ -187,7 +187,7 @@ def _clears(prompt: str) -> bool:
 
 
 async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
-    from wisp.cli.setup import runtime_config
+    from wisp.launch.setup import runtime_config
     from wisp.runtime.runtime import Runtime
     from wisp.wire.projection import StreamJson
 
@@ -195,7 +195,7 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
                             project=early.project)
     # The result waits until SessionEnd hooks have run: they come before it, as ever.
     projection = StreamJson(early.out, early.start.session_id, hold_result=True)
-    projection.forward_subagent_text = opts.forward_subagent_text
+    projection.forward_subagent_text = opts.runtime.forward_subagent_text
     projection.internal_frames = os.environ.get("WISP_PROGRESS_FRAMES") == "1"
     watching = opts.output_format != "stream-json"  # retries are frames there
     runtime = Runtime.open(config, RetryNotices(projection) if watching else projection)
@@ -304,10 +304,9 @@ async def _background_turns(runtime: Runtime, early: EarlyStart, projection: Any
 
 def _init_again(runtime: Runtime, early: EarlyStart) -> None:
     """A turn of its own gets its own `system/init`, as every turn does in the reference."""
-    session, config = runtime.session, runtime.ctx.config
-    extra = [str(d.get("name")) for d in config.extra_tool_definitions]
+    session = runtime.session
     fields = {**early.init_fields, "session_id": session.session_id,
-              "tools": [*config.tools, *extra], "model": session.model,
+              "tools": runtime.offered_tool_names, "model": session.model,
               "permission_mode": session.permission_mode}
     servers = runtime.mcp.init_entries() if early.mcp_entries else None
     early.out.write(frames.init(**fields, mcp_servers=servers))
@@ -323,7 +322,7 @@ async def _connect_mcp(runtime: Runtime, early: EarlyStart) -> None:
     """Connects every configured server (all at once), offers their tools, and only then
     writes `system/init` (see module doc)."""
     await runtime.connect_mcp()
-    tools = runtime.mcp.tools(runtime.ctx.config.disabled_tools)
+    tools = runtime.mcp.tools(runtime.disabled_tools)
     early.write_init([tool.name for tool in tools], runtime.mcp.init_entries())
 
 
@@ -338,15 +337,10 @@ def _install_interrupt(runtime: Runtime) -> list[int]:
 
     def on_signal(sig: int) -> None:
         received.append(sig)
-        hits = len(received)
-        running = runtime.running
-        runtime.session.abort.set()
-        runtime.session.processes.kill_all()
-        runtime.tasks.end_all()  # background work too: no turn waits for it any more
-        if hits > 1 or not running:
+        running = runtime.hard_interrupt()
+        if len(received) > 1 or not running:
             end_all_processes()
             os._exit(130)
-        runtime.interrupt()
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, on_signal, sig)

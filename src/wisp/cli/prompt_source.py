@@ -10,7 +10,7 @@ from wisp.errors import UsageError
 from wisp.jsonsafe import scrub_surrogates
 
 if TYPE_CHECKING:
-    from wisp.cli.options import Options
+    from wisp.launch.options import Options
 
 
 def read_prompt(opts: Options) -> str:

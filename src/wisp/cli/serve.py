@@ -97,7 +97,7 @@ def _positive(kind: type[int] | type[float]) -> Any:
 
 def store_path(spec: str | None, env: dict[str, str]) -> Path | str:
     """A SQLite file's path, or a PostgreSQL URL (kept as given)."""
-    from wisp.sessions.paths import config_dir
+    from wisp.paths import config_dir
 
     if spec is None:
         return config_dir(env) / "serve" / "wisp.db"

@@ -18,15 +18,15 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from wisp.cli.startup import api_key_source, effective_mode
 from wisp.control.stdin import CHUNK, parse_line
 from wisp.duplex.init_answer import answer, applied_flags, commands
 from wisp.jsonsafe import encode_utf8
+from wisp.launch.startup import api_key_source, effective_mode
 from wisp.wire.protocol import INITIALIZE
 from wisp.wire.writer import dumps
 
 if TYPE_CHECKING:
-    from wisp.cli.options import Options
+    from wisp.launch.options import Options
     from wisp.project.context import ProjectContext
     from wisp.settings.loader import Settings
 
@@ -58,7 +58,8 @@ def read_first_line(fd: int = 0) -> tuple[bytes, bool]:
 
 def begin(opts: Options, env: Mapping[str, str], settings: Settings, fd: int = 0, *,
           project: ProjectContext | None = None) -> EarlyStart:
-    if opts.resume is not None or opts.continue_session or opts.session_id is not None:
+    flags = opts.runtime
+    if flags.resume is not None or flags.continue_session or flags.session_id is not None:
         return EarlyStart()
     try:
         data, eof = read_first_line(fd)
@@ -82,10 +83,10 @@ def begin(opts: Options, env: Mapping[str, str], settings: Settings, fd: int = 0
         env=env,
         agents=agents if isinstance(agents, dict) else {},
         api_key_source=api_key_source(env),
-        permission_mode=effective_mode(opts, settings),
+        permission_mode=effective_mode(opts.runtime, settings),
         session_state="idle",
         applied=applied_flags(request),
-        commands=commands(opts.cwd, env, project),
+        commands=commands(opts.runtime.cwd, env, project),
         project=project,
     )
     response = {"subtype": "success", "request_id": frame.get("request_id"), "response": body}

@@ -37,7 +37,4 @@ def apply_env_update(server: DuplexServer, frame: JSON) -> None:
     if not taken:
         return
     server.env.update(taken)
-    from wisp.models.route import RoutingModel
-
-    if isinstance(server.ctx.model, RoutingModel):
-        server.ctx.model.environment_changed()
+    server.runtime.environment_changed()

@@ -13,10 +13,10 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from wisp import PROTOCOL_VERSION, __version__
-from wisp.cli.startup import BYPASS, bypass_refusal
 from wisp.control.dispatcher import Envelope
 from wisp.duplex.initialize import apply_initialize, initialize_response, reapply_initialize
 from wisp.errors import ControlError
+from wisp.launch.startup import BYPASS, bypass_refusal
 from wisp.mcp.client import McpServer
 from wisp.permissions.modes import PermissionMode, is_permission_mode
 from wisp.wire import protocol as p
@@ -88,7 +88,7 @@ class Handlers:
             raise p.bad_permission_mode()
         if mode == BYPASS:
             # Only a launch flag opens bypass (and as root, IS_SANDBOX=1 besides).
-            refusal = bypass_refusal(server.opts.bypass_allowed, server.runtime.config.env)
+            refusal = bypass_refusal(server.opts.runtime.bypass_allowed, server.runtime.base_env)
             if refusal is not None:
                 raise ControlError(*refusal)
         # The runtime stores the mode on the policy and reports it right after this answer.
@@ -108,7 +108,8 @@ class Handlers:
             self.server.runtime.set_max_thinking_tokens(request.get("max_thinking_tokens"))
         if "thinking_display" in request:
             display = request.get("thinking_display")
-            self.server.ctx.config.thinking.display = display if isinstance(display, str) else None
+            self.server.runtime.set_thinking_display(
+                display if isinstance(display, str) else None)
 
     async def mcp_status(self, request: p.McpStatus) -> JSON:
         """Each server's real state: SDK-hosted servers not yet asked are connected first
@@ -152,9 +153,7 @@ class Handlers:
         return answer
 
     async def get_context_usage(self, request: p.GetContextUsage) -> JSON:
-        from wisp.runtime.context_usage import context_usage
-
-        return context_usage(self.server.ctx, self.server.runtime.project)
+        return self.server.runtime.context_usage()
 
     async def get_settings(self, request: p.GetSettings) -> JSON:
         return server_settings(self.server)

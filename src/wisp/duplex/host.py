@@ -12,13 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
-from wisp.cli.startup import BYPASS
 from wisp.control.dispatcher import Requester
 from wisp.duplex.state import StateReporter
 from wisp.errors import RequestFailed
+from wisp.launch.startup import BYPASS
 from wisp.permissions.engine import PermissionPolicy, Verdict
 from wisp.permissions.modes import is_permission_mode
-from wisp.permissions.rules import EDIT_TOOLS, Rule
+from wisp.rules import EDIT_TOOLS, Rule
 from wisp.stamps import new_uuid
 from wisp.tools.base import Tool
 from wisp.wire.protocol import CanUseTool, Elicitation, HookCallback, PermissionAnswer

@@ -97,7 +97,7 @@ def commands(cwd: Path, env: Mapping[str, str], project: ProjectContext | None =
              ) -> list[JSON]:
     """The slash commands a prompt may name (the SDKs' `supportedCommands()`)."""
     from wisp.commands.prompts import listing
-    from wisp.sessions.paths import config_dir
+    from wisp.paths import config_dir
 
     return listing(cwd, config_dir(env), project)
 

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 from wisp.duplex.init_answer import answer, applied_flags, commands
 from wisp.errors import ControlError
 from wisp.hooks.model import CallbackHook, HookMatcher, is_hook_event
-from wisp.prompts.system import system_blocks
 from wisp.wire.protocol import INITIALIZE, Initialize
 
 if TYPE_CHECKING:
@@ -47,10 +46,9 @@ def _system_prompt(server: DuplexServer, request: Initialize) -> bool:
         return False
     if isinstance(prompt, list):
         prompt = "\n\n".join(str(p) for p in prompt if p)
-    custom = prompt if isinstance(prompt, str) else server.opts.system_prompt
-    extra = append if isinstance(append, str) else server.opts.append_system_prompt
-    server.ctx.config.system_blocks = system_blocks(server.opts.cwd, custom, extra,
-                                                    style=server.runtime.project.style)
+    custom = prompt if isinstance(prompt, str) else server.opts.runtime.system_prompt
+    extra = append if isinstance(append, str) else server.opts.runtime.append_system_prompt
+    server.runtime.set_system_prompt(custom, extra)
     return True
 
 
@@ -75,20 +73,19 @@ async def apply_initialize(server: DuplexServer, raw: Mapping[str, Any]) -> JSON
     early path answered (checked there too; checking again costs nothing)."""
     request = INITIALIZE.parse(raw)
     matchers = callback_matchers(request.get("hooks"))
-    if server.ctx.hooks is not None and matchers:
-        server.ctx.hooks.add(matchers)
+    server.runtime.add_hook_matchers(matchers)
     agents = request.get("agents")
     if isinstance(agents, dict):
         server.agents = dict(agents)
-        _apply_agents(server, agents)
+        server.runtime.define_agents(agents)  # as --agents: Task can launch them
     schema = request.get("jsonSchema")
     if schema is not None:
-        from wisp.engine.structured import enable_structured_output, schema_problem
+        from wisp.engine.structured import schema_problem
 
         problem = schema_problem(schema) if isinstance(schema, dict) else "not a JSON object"
         if problem is not None:
             raise ControlError(f"Invalid jsonSchema: {problem}", "invalid_schema")
-        enable_structured_output(server.ctx.config, schema)
+        server.runtime.enable_structured_output(schema)
     _system_prompt(server, request)
     _mcp_servers(server, request)
     if _sdk_mcp_servers(server, request):
@@ -132,7 +129,7 @@ def _persist_title(server: DuplexServer, title: str) -> None:
 
     recorder = server.session.recorder
     if title.strip() and isinstance(recorder, TranscriptWriter) \
-            and not server.runtime.config.resumed:
+            and not server.runtime.resumed:
         recorder.set_title(title.strip(), agent_name=False)
 
 
@@ -149,24 +146,10 @@ def initialize_response(server: DuplexServer, applied: JSON) -> JSON:
     return answer(
         env=server.env,
         agents=server.agents,
-        api_key_source=server.ctx.config.api_key_source,
+        api_key_source=server.runtime.api_key_source,
         permission_mode=server.tool_state.policy.mode,
         session_state=server.state.state,
         applied=applied,
-        commands=commands(server.runtime.config.cwd, server.env, server.runtime.project),
+        commands=commands(server.runtime.cwd, server.env, server.runtime.project),
         project=server.runtime.project,
     )
-
-
-def _apply_agents(server: DuplexServer, agents: JSON) -> None:
-    """initialize's `agents` work exactly like `--agents`: Task can now launch them."""
-    from wisp.engine.subagents import parse_agents
-    from wisp.tools.task import TaskTool
-
-    runner = server.ctx.subagents
-    if runner is None:
-        return
-    runner.define(parse_agents(agents))
-    for tools in (server.base_tools, server.ctx.config.tools):
-        if "Task" in tools:
-            tools["Task"] = TaskTool(runner.listing())

@@ -15,8 +15,6 @@ import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from wisp.cli.options import Options
-from wisp.cli.setup import runtime_config
 from wisp.control.dispatcher import Dispatcher, Requester
 from wisp.control.stdin import FrameReader, Line, StdinReader
 from wisp.diagnostics import warn
@@ -25,9 +23,10 @@ from wisp.duplex.host import HostBridge
 from wisp.duplex.prompts import PROMPT_UUID, PromptQueue
 from wisp.duplex.state import StateReporter, reads_session_state
 from wisp.duplex.turns import TurnRunner
-from wisp.engine.context import RunContext
 from wisp.engine.session import Session
 from wisp.engine.tool_calls import ToolRunState
+from wisp.launch.options import Options
+from wisp.launch.setup import runtime_config
 from wisp.mcp.hub import McpHub
 from wisp.runtime.facts import bypass_refusal, load_settings
 from wisp.runtime.runtime import Runtime
@@ -63,9 +62,9 @@ class DuplexServer:
         self.opts = opts
         self.sink: FrameSink = sink if sink is not None else NDJSONWriter(
             limit=line_limit(env))
-        settings = settings if settings is not None else load_settings(opts, env)
+        settings = settings if settings is not None else load_settings(opts.runtime, env)
         self.frames = StreamJson(self.sink, session_id="")
-        self.frames.forward_subagent_text = opts.forward_subagent_text
+        self.frames.forward_subagent_text = opts.runtime.forward_subagent_text
         self.frames.internal_frames = env.get("WISP_PROGRESS_FRAMES") == "1"
         self.runtime = Runtime.open(runtime_config(opts, env, settings=settings,
                                                    project=project),
@@ -80,10 +79,10 @@ class DuplexServer:
             reads_session_state(self.env),
         )
         self.host = HostBridge(self._host, self.state, self.tool_state.policy, self.interrupt,
-                               may_bypass=bypass_refusal(opts.bypass_allowed,
-                                                         self.runtime.config.env) is None)
+                               may_bypass=bypass_refusal(opts.runtime.bypass_allowed,
+                                                         self.runtime.base_env) is None)
         self.runtime.connect_host(
-            self.host.can_use_tool if opts.permission_prompt_tool == "stdio" else None,
+            self.host.can_use_tool if opts.runtime.permission_prompt_tool == "stdio" else None,
             self.host.hook_callback)
         self.runtime.mcp_elicit = self.host.elicit  # an MCP server asking the user
         self.prompts = PromptQueue()
@@ -105,10 +104,6 @@ class DuplexServer:
     @property
     def session(self) -> Session:
         return self.runtime.session
-
-    @property
-    def ctx(self) -> RunContext:
-        return self.runtime.ctx
 
     @property
     def tool_state(self) -> ToolRunState:
@@ -274,7 +269,7 @@ class DuplexServer:
         """The slash commands a prompt may name now (initialize's `commands`)."""
         from wisp.duplex.init_answer import commands
 
-        return commands(self.runtime.config.cwd, self.env, self.runtime.project)
+        return commands(self.runtime.cwd, self.env, self.runtime.project)
 
     def commands_changed(self, before: list[JSON]) -> None:
         """After a reload: `system/commands_changed` with the whole new list when it is not

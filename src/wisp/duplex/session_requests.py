@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from wisp.errors import ControlError, ModelAPIError
 from wisp.mcp.client import McpServer, mcp_tool_name
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.stamps import new_uuid
 from wisp.wire import frames
 from wisp.wire import host_requests as h
@@ -136,7 +136,7 @@ class SessionRequests:
         if not request.get("save_locally"):
             return {"unavailable": True,
                     "failure_reason": "wisp has no feedback service; ask to save_locally"}
-        from wisp.sessions.paths import config_dir
+        from wisp.paths import config_dir
 
         feedback_id = new_uuid()
         folder = config_dir(self.server.env) / "feedback"
@@ -152,9 +152,7 @@ class SessionRequests:
         return {}
 
     async def generate_session_title(self, request: h.GenerateSessionTitle) -> JSON:
-        from wisp.engine.aside import session_title
-
-        title = await self._aside(session_title(self.server.ctx, request.get("description")))
+        title = await self._aside(self.server.runtime.session_title(request.get("description")))
         if request.get("persist") and title:
             self.server.title = title
             self.server.runtime.rename(title)
@@ -165,13 +163,12 @@ class SessionRequests:
         (`control_request_progress`, as the reference's), so a host that times its
         requests knows the answer is coming."""
         from wisp.control.dispatcher import HANDLING
-        from wisp.engine.aside import side_answer
 
         self.server.sink.write(frames.system("control_request_progress",
                                              self.server.session.session_id,
                                              request_id=HANDLING.get(), status="started"))
-        answer = await self._aside(side_answer(self.server.ctx, request["question"],
-                                               request.get("history")))
+        answer = await self._aside(self.server.runtime.side_answer(request["question"],
+                                                                   request.get("history")))
         return {"response": answer or None, "synthetic": False}
 
     async def _aside(self, call: Any) -> str:

@@ -134,16 +134,15 @@ class TurnRunner:
 
     def _emit_init(self) -> None:
         server = self.server
-        session, config = server.session, server.ctx.config
-        extra = [str(d.get("name")) for d in config.extra_tool_definitions]
+        session, runtime = server.session, server.runtime
         server.sink.write(
             frames.init(
                 session_id=session.session_id,
                 cwd=str(session.cwd),
-                tools=[*config.tools, *extra],
+                tools=runtime.offered_tool_names,
                 model=session.model,
                 permission_mode=session.permission_mode,
-                api_key_source=config.api_key_source,
+                api_key_source=runtime.api_key_source,
                 mcp_servers=server.mcp.init_entries(),
                 slash_commands=slash_commands(server.runtime),
                 sandbox=server.runtime.sandbox_status(),
@@ -158,9 +157,9 @@ class TurnRunner:
 
 def slash_commands(runtime: Runtime) -> list[str]:
     from wisp.commands.prompts import names
-    from wisp.sessions.paths import config_dir
+    from wisp.paths import config_dir
 
-    return names(runtime.config.cwd, config_dir(runtime.env), runtime.project)
+    return names(runtime.cwd, config_dir(runtime.env), runtime.project)
 
 
 def prompt_stamps(frame: JSON) -> JSON:

@@ -88,7 +88,7 @@ class Workspace:
         """The session (tools, permission rules) works in `target` from now on; its
         transcript moves to that folder's project, where `--resume` from there looks.
         True when a transcript moved."""
-        from wisp.sessions.paths import transcript_file
+        from wisp.paths import transcript_file
         from wisp.sessions.transcript import TranscriptWriter
 
         session = self.server.session

@@ -10,8 +10,8 @@ from typing import Any, Protocol
 from wisp.engine.usage import UsageLedger
 from wisp.permissions.engine import PermissionPolicy
 from wisp.permissions.modes import PermissionMode
+from wisp.processes import ProcessRegistry
 from wisp.stamps import new_uuid
-from wisp.tools.processes import ProcessRegistry
 
 JSON = dict[str, Any]
 

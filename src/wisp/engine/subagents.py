@@ -35,10 +35,10 @@ from wisp.engine.session import Session
 from wisp.engine.tasks import Task, TaskRegistry, notice_text
 from wisp.engine.tool_calls import ToolRunState
 from wisp.models import catalog
+from wisp.processes import ProcessRegistry
 from wisp.prompts.system import environment_section
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.tools.base import ToolResult
-from wisp.tools.processes import ProcessRegistry
 
 JSON = dict[str, Any]
 

@@ -36,7 +36,7 @@ from wisp.engine.events import (
     TaskStep,
     TaskUpdated,
 )
-from wisp.tools.processes import ProcessRegistry, kill_group
+from wisp.processes import ProcessRegistry, kill_group
 
 if TYPE_CHECKING:
     import subprocess
@@ -159,7 +159,7 @@ class TaskRegistry:
     def output_dir(self) -> Path:
         import tempfile
 
-        from wisp.sessions.paths import project_key
+        from wisp.paths import project_key
 
         cwd, session_id = self._where()
         uid = os.getuid() if hasattr(os, "getuid") else 0

@@ -30,9 +30,9 @@ from wisp.hooks.model import (
     HookOutcome,
 )
 from wisp.jsonsafe import JSONTooDeep, loads_bounded
+from wisp.processes import kill_group
+from wisp.processes.output import CappedText, clip
 from wisp.stamps import new_uuid
-from wisp.tools._output import CappedText, clip
-from wisp.tools.processes import kill_group
 
 JSON = dict[str, Any]
 # (callback_id, input, tool_use_id, timeout) → the hook's JSON answer

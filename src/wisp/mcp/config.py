@@ -133,7 +133,7 @@ def _remote_fields(entry: JSON, environ: Mapping[str, str]) -> tuple[str, dict[s
 def stored_authorization(url: str, environ: Mapping[str, str]) -> dict[str, str]:
     """The token an earlier OAuth flow stored for `url` (`wisp.mcp.oauth`), if any; read
     only when a file holds any (a plain run pays one stat)."""
-    from wisp.sessions.paths import config_dir
+    from wisp.paths import config_dir
 
     if not (config_dir(environ) / "mcp-oauth.json").is_file():
         return {}

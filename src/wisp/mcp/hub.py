@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from wisp.mcp.client import McpServer
 from wisp.mcp.config import build_server
 from wisp.mcp.sdk_bridge import SdkMcpServer, Send
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.tools.base import Tool
 
 if TYPE_CHECKING:

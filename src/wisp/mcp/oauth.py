@@ -45,7 +45,7 @@ class TokenStore:
     """Tokens and client registrations by server URL, in one file only this user reads."""
 
     def __init__(self, env: Mapping[str, str]) -> None:
-        from wisp.sessions.paths import config_dir
+        from wisp.paths import config_dir
 
         self.path = config_dir(env) / STORE_FILE
 

@@ -1,7 +1,7 @@
 """An MCP tool's result as the model gets it: MCP content blocks as Messages API blocks,
 and a size cap, since a server can answer with megabytes.
 
-Above: `McpTool.run`. Below: `wisp.tools._output`, the same clipping and saving Bash's
+Above: `McpTool.run`. Below: `wisp.processes.output`, the same clipping and saving Bash's
 output gets: past the cap the model sees the head and the tail with a marker naming the
 file that holds all of it (the marker the terminal UI shows as "full output"). The cap is
 Claude Code's: `MAX_MCP_OUTPUT_TOKENS` (default 25,000), counted as 4 characters a token.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from wisp.tools._output import clip, save_output
+from wisp.processes.output import clip, save_output
 from wisp.tools.base import ToolResult
 
 JSON = dict[str, Any]

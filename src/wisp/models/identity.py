@@ -1,5 +1,5 @@
 """The device id `metadata.user_id` names (wisp.models.shape.user_id): the user's
-`userID` in the config file Claude Code and wisp share (`wisp.settings.trust.config_file`),
+`userID` in the config file Claude Code and wisp share (`wisp.paths.config_file`),
 so both name the same device; else one wisp keeps in its config folder, made once."""
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ ID_FILE = "wisp-device-id"
 
 
 def device_id(env: Mapping[str, str]) -> str:
-    from wisp.sessions.paths import config_dir
-    from wisp.settings.trust import config_file
+    from wisp.paths import config_dir, config_file
 
     shared = _user_id(config_file(env))
     if shared:

@@ -28,9 +28,9 @@ from wisp.permissions.files import (
     inside_boundary,
     normalised,
 )
-from wisp.permissions.rules import Rule, command_matches
-from wisp.permissions.shell import ShellAnalysis, SimpleCommand, analyse
-from wisp.tools.base import Tool
+from wisp.permissions.judged import JudgedTool
+from wisp.rules import Rule, command_matches
+from wisp.shell import ShellAnalysis, SimpleCommand, analyse
 
 # Tab and newline are ordinary shell whitespace; every other control character (CR, NUL,
 # ESC, …) can make what a terminal or log shows differ from what bash runs.
@@ -43,7 +43,7 @@ class _Grant:
     problems: list[str] = field(default_factory=list)
 
 
-def judge_bash(tool: Tool, command: str, policy: PermissionPolicy) -> Verdict:
+def judge_bash(tool: JudgedTool, command: str, policy: PermissionPolicy) -> Verdict:
     rejected = _control_characters(command)
     if rejected is not None:
         return rejected
@@ -99,7 +99,7 @@ def _control_characters(command: str) -> Verdict | None:
 _Uses = list[tuple[FileUse, bool]]
 
 
-def _judge_grants(tool: Tool, analysis: ShellAnalysis,
+def _judge_grants(tool: JudgedTool, analysis: ShellAnalysis,
                   per_command: list[tuple[SimpleCommand, _Uses]], uses: list[FileUse],
                   policy: PermissionPolicy) -> Verdict:
     ask = (_command_rule(policy.ask, tool.rule_name, analysis.commands)

@@ -18,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from wisp.paths.protected import config_folders
 from wisp.permissions.files import (
     FileUse,
     denying_rule,
@@ -26,10 +27,9 @@ from wisp.permissions.files import (
     normalised,
     protected_write,
 )
+from wisp.permissions.judged import JudgedTool
 from wisp.permissions.modes import PermissionMode
-from wisp.permissions.paths import config_folders
-from wisp.permissions.rules import READ_FAMILY, Rule, name_matches, normalise_path
-from wisp.tools.base import Tool
+from wisp.rules import READ_FAMILY, Rule, name_matches, normalise_path
 
 if TYPE_CHECKING:
     from wisp.permissions.sandboxing import SandboxedCommands
@@ -91,7 +91,7 @@ def _config_dirs(env_items: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
     return tuple(config_folders({k: v for k, v in env_items if v}))
 
 
-def evaluate(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdict:
+def evaluate(tool: JudgedTool, tool_input: JSON, policy: PermissionPolicy) -> Verdict:
     if tool.rule_subject == "command":
         from wisp.permissions.bash_judge import judge_bash
 
@@ -104,7 +104,7 @@ def evaluate(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdict:
     return _judge_tool(tool, tool_input, policy)
 
 
-def tool_uses(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> list[FileUse]:
+def tool_uses(tool: JudgedTool, tool_input: JSON, policy: PermissionPolicy) -> list[FileUse]:
     if tool.kind not in ("read", "edit"):
         return []
     kind: Literal["read", "write"] = "write" if tool.kind == "edit" else "read"
@@ -113,7 +113,7 @@ def tool_uses(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> list[Fi
     return [normalised(kind, p, str(policy.cwd)) for p in tool.target_paths(tool_input)]
 
 
-def _judge_tool(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdict:
+def _judge_tool(tool: JudgedTool, tool_input: JSON, policy: PermissionPolicy) -> Verdict:
     uses = tool_uses(tool, tool_input, policy)
     denied = (_tool_rule(policy.deny, tool, tool_input) or denied_use(uses, policy)
               or _search_denied(tool, uses, policy))
@@ -134,7 +134,7 @@ def _judge_tool(tool: Tool, tool_input: JSON, policy: PermissionPolicy) -> Verdi
     return _unruled(tool, tool_input, uses, policy)
 
 
-def _unruled(tool: Tool, tool_input: JSON, uses: list[FileUse], policy: PermissionPolicy
+def _unruled(tool: JudgedTool, tool_input: JSON, uses: list[FileUse], policy: PermissionPolicy
              ) -> Verdict:
     """What no rule decided: the user's own question, else the mode."""
     if tool.asks_user:  # no mode grants it, and plan mode does not refuse it
@@ -143,7 +143,7 @@ def _unruled(tool: Tool, tool_input: JSON, uses: list[FileUse], policy: Permissi
     return _by_mode(tool, tool_input, uses, policy)
 
 
-def _writes_only_the_plan(tool: Tool, uses: list[FileUse], policy: PermissionPolicy
+def _writes_only_the_plan(tool: JudgedTool, uses: list[FileUse], policy: PermissionPolicy
                           ) -> bool:
     """Plan mode's one writable file: the session's plan (in the config folder, which is
     otherwise protected)."""
@@ -153,7 +153,7 @@ def _writes_only_the_plan(tool: Tool, uses: list[FileUse], policy: PermissionPol
     return all(use.kind == "write" and use.path == plan for use in uses)
 
 
-def _bounded(rule: Rule | None, tool: Tool, uses: list[FileUse], policy: PermissionPolicy
+def _bounded(rule: Rule | None, tool: JudgedTool, uses: list[FileUse], policy: PermissionPolicy
              ) -> Rule | None:
     """A bare allow rule for a file tool (`Read`, `Edit`) grants it inside the working
     folders only: outside them a rule must name the path, or --add-dir add the folder."""
@@ -163,7 +163,7 @@ def _bounded(rule: Rule | None, tool: Tool, uses: list[FileUse], policy: Permiss
     return rule if all(inside_boundary(u, working) for u in uses) else None
 
 
-def _tool_rule(rules: list[Rule], tool: Tool, tool_input: JSON) -> Rule | None:
+def _tool_rule(rules: list[Rule], tool: JudgedTool, tool_input: JSON) -> Rule | None:
     """The highest-ranked rule about the tool itself (bare, or non-path content such as
     `WebFetch(domain:…)` or `Skill(pdf)`); path rules are judged per file use instead."""
     hits = [r for r in rules if r.names_tool(tool.rule_name)
@@ -171,7 +171,7 @@ def _tool_rule(rules: list[Rule], tool: Tool, tool_input: JSON) -> Rule | None:
     return max(hits, key=lambda r: r.rank, default=None)
 
 
-def _tool_content_matches(rule: Rule, tool: Tool, tool_input: JSON) -> bool:
+def _tool_content_matches(rule: Rule, tool: JudgedTool, tool_input: JSON) -> bool:
     if rule.content is None:
         return True
     if tool.rule_subject == "domain" and rule.content.startswith("domain:"):
@@ -196,7 +196,7 @@ def denied_use(uses: list[FileUse], policy: PermissionPolicy) -> Rule | None:
 _ANY_FILE = "\x00any-file"
 
 
-def _search_denied(tool: Tool, uses: list[FileUse], policy: PermissionPolicy) -> Rule | None:
+def _search_denied(tool: JudgedTool, uses: list[FileUse], policy: PermissionPolicy) -> Rule | None:
     """A search is refused outright only when a deny rule takes its folder whole (`dir/**`
     covers any file in it); a rule about some files below is left to the tool's filter."""
     if not tool.searches_folders:
@@ -226,7 +226,7 @@ def protected_reasons(uses: list[FileUse], policy: PermissionPolicy) -> list[str
     return [why for use in uses if (why := protected_write(use, config))]
 
 
-def _by_mode(tool: Tool, tool_input: JSON, uses: list[FileUse],
+def _by_mode(tool: JudgedTool, tool_input: JSON, uses: list[FileUse],
              policy: PermissionPolicy) -> Verdict:
     mode = policy.mode
     working = policy.working_dirs()
@@ -265,7 +265,7 @@ def ask_outside(tool_name: str, paths: list[str], policy: PermissionPolicy) -> V
                    "or an allow rule such as Read(<path>/**).", "boundary")
 
 
-def not_granted(tool: Tool, tool_input: JSON) -> str:
+def not_granted(tool: JudgedTool, tool_input: JSON) -> str:
     what = ", ".join(tool.target_paths(tool_input)) or tool.describe(tool_input)
     return (f"Permission to use {tool.name} ({what}) has not been granted. Allow it with "
             f"--allowedTools {tool.name}, a settings rule, or --permission-mode.")

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from wisp.permissions.paths import is_harmless_device, is_inside, protected_reason
-from wisp.permissions.rules import (
+from wisp.paths.protected import is_harmless_device, is_inside, protected_reason
+from wisp.rules import (
     EDIT_FAMILY,
     READ_FAMILY,
     Rule,

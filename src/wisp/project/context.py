@@ -172,7 +172,8 @@ class ProjectContext:
             self.warnings.append(self._outside_note())
 
     def _outside_note(self) -> str:
-        from wisp.settings.trust import IMPORTS_APPROVED, config_file, project_root
+        from wisp.paths import config_file
+        from wisp.settings.trust import IMPORTS_APPROVED, project_root
 
         names = ", ".join(map(str, self.memory_outside))
         where = config_file(self.env) if self.env is not None else "the user's .claude.json"
@@ -228,7 +229,7 @@ class ProjectContext:
 
 
 class ProjectFlags(Protocol):
-    """What loading reads from argv's `Options` or a `RuntimeConfig` (both are one)."""
+    """What loading reads from a `RuntimeConfig` (argv's `Options` carries one)."""
 
     @property
     def cwd(self) -> Path: ...
@@ -264,7 +265,7 @@ def load_project_context(cwd: Path, env: Mapping[str, str], *,
                          plugin_dirs_no_mcp: Sequence[str] = (),
                          settings: Settings | None = None) -> ProjectContext:
     """The session's project context; `setting_sources` None means all of them."""
-    from wisp.sessions.paths import config_dir
+    from wisp.paths import config_dir
 
     sources = ALL_SOURCES if setting_sources is None else tuple(setting_sources)
     context = ProjectContext(cwd, config_dir(env), sources, plugin_dirs, plugin_dirs_no_mcp)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from wisp.permissions.rules import split_rule_list
+from wisp.rules import split_rule_list
 
 # Compiled by `re` on first use (and cached there), not at import.
 _KEY_LINE = r"([A-Za-z][A-Za-z0-9_-]*)\s*:(?:\s*(.*))?"

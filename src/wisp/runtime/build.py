@@ -19,8 +19,8 @@ from wisp.models.base import Model
 from wisp.models.shape import Thinking
 from wisp.permissions.engine import PermissionPolicy
 from wisp.permissions.modes import PermissionMode
-from wisp.permissions.rules import Rule
 from wisp.prompts.system import system_blocks
+from wisp.rules import Rule
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.facts import (
     api_key_source,

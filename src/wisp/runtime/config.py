@@ -1,15 +1,22 @@
 """The plain configuration a `Runtime` is built from: parsed values, no argv.
 
-Field names match argv's `Options` where they mean the same, so the start-up facts
-(`wisp.runtime.facts`) and session resolution (`wisp.sessions.resume`) read either.
+argv's `Options` (`wisp.launch.options`) holds one of these next to its front-end fields,
+so a field is declared once; the start-up facts (`wisp.runtime.facts`) and session
+resolution (`wisp.sessions.resume`) read it.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here, and a NamedTuple rather than a dataclass:
+# argv builds one before the first frame (and before duplex answers `initialize`), where
+# importing `dataclasses` alone costs tens of milliseconds; NamedTuple checks each field's
+# annotation, and a string annotation costs a compile(), so only the three types that
+# would load half of wisp are strings.
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from wisp.permissions.modes import PermissionMode
 
 if TYPE_CHECKING:
     from wisp.project.context import ProjectContext
@@ -17,38 +24,41 @@ if TYPE_CHECKING:
     from wisp.settings.loader import Settings
 
 JSON = dict[str, Any]
+_NO_ENV: Mapping[str, str] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
-class RuntimeConfig:
+class RuntimeConfig(NamedTuple):
     cwd: Path
     # The base environment of the session (settings' `env` goes over it): what its tools,
     # hooks, MCP servers and model provider see. Never read from os.environ by the runtime.
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = _NO_ENV
     model: str | None = None
     fallback_model: str | None = None
-    tools: tuple[str, ...] | None = None  # None = all built-ins
+    tools: tuple[str, ...] | None = None  # None = all built-ins; () = none
     allowed_tools: tuple[str, ...] = ()
     disallowed_tools: tuple[str, ...] = ()
     add_dirs: tuple[str, ...] = ()
-    system_prompt: str | None = None
+    system_prompt: str | None = None  # None = wisp's default; "" = empty, as the SDKs send
     append_system_prompt: str | None = None
     max_turns: int | None = None
     max_budget_usd: float | None = None
     max_thinking_tokens: int | None = None
-    thinking: str | None = None
+    thinking: str | None = None  # adaptive, enabled or disabled (wisp.models.shape)
     thinking_display: str | None = None
     effort: str | None = None
     include_partial_messages: bool = False
     include_hook_events: bool = False
-    forward_subagent_text: bool = False
+    forward_subagent_text: bool = False  # a foreground subagent's text reaches stream-json
     json_schema: JSON | None = None
     betas: tuple[str, ...] = ()
-    permission_mode: str = "default"
-    permission_mode_set: bool = False
+    permission_mode: PermissionMode = "default"
+    permission_mode_set: bool = False  # given on the command line (beats settings)
+    # Launched with --dangerously-skip-permissions, --allow-dangerously-skip-permissions or
+    # --permission-mode bypassPermissions: only then may the session enter bypassPermissions
+    # later (set_permission_mode, a settings defaultMode).
     bypass_allowed: bool = False
     permission_prompt_tool: str | None = None
-    agents_json: str | None = None
+    agents_json: str | None = None  # --agents: JSON text or a file path
     resume: str | None = None
     continue_session: bool = False
     fork_session: bool = False
@@ -57,15 +67,15 @@ class RuntimeConfig:
     resume_drops_turn: str | None = None
     no_session_persistence: bool = False
     mcp_config: tuple[str, ...] = ()
-    strict_mcp_config: bool = False
+    strict_mcp_config: bool = False  # only --mcp-config's servers, none from settings
     plugin_dirs: tuple[str, ...] = ()
-    plugin_dirs_no_mcp: tuple[str, ...] = ()
+    plugin_dirs_no_mcp: tuple[str, ...] = ()  # plugins whose MCP servers are not started
     settings: str | None = None  # --settings: a file or JSON text
     setting_sources: tuple[str, ...] | None = None
     # Worked out already by a front end that needed them early (print mode's init).
-    loaded_settings: Settings | None = None
-    project: ProjectContext | None = None
-    start: SessionStart | None = None
+    loaded_settings: "Settings | None" = None
+    project: "ProjectContext | None" = None
+    start: "SessionStart | None" = None
 
     @property
     def resumed(self) -> bool:

@@ -2,7 +2,7 @@
 
 Shared by the runtime (which builds the engine), print mode's early `system/init` and the
 duplex early initialize answer, which must reach stdout before the engine is imported.
-They read a `LaunchFlags`: argv's `Options` and the runtime's `RuntimeConfig` both are one.
+They read a `LaunchFlags`: the runtime's `RuntimeConfig` (argv's `Options` carries one) is one.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class LaunchFlags(Protocol):
     @property
     def model(self) -> str | None: ...
     @property
-    def permission_mode(self) -> str: ...
+    def permission_mode(self) -> PermissionMode: ...
     @property
     def permission_mode_set(self) -> bool: ...
     @property
@@ -153,7 +153,7 @@ def effective_mode(flags: LaunchFlags, settings: Settings,
     """The permission mode to start in: the command line beats settings' `defaultMode`,
     and settings may name bypassPermissions only when the launch allowed it."""
     launched = flags.permission_mode
-    # argv validation has refused anything else; "default" covers a caller that skipped it.
+    # Typed, but a config built from JSON (serve) is not checked: "default" covers it.
     launched_mode: PermissionMode = launched if is_permission_mode(launched) else "default"
     if flags.permission_mode_set:
         return launched_mode
@@ -206,7 +206,7 @@ def offered_tool_names(flags: LaunchFlags, has_skills: bool = False) -> list[str
 
     removed: set[str] = set()
     if flags.disallowed_tools:  # the rule parser loads only when there are rules
-        from wisp.permissions.rules import Rule
+        from wisp.rules import Rule
 
         removed = {r.tool for r in map(Rule.parse, flags.disallowed_tools) if r.content is None}
     wanted = None if flags.tools is None else set(flags.tools)

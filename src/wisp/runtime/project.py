@@ -51,7 +51,7 @@ async def reload_plugins(runtime: Runtime, add_dirs: list[str] | None = None) ->
 
 def reload_answer(runtime: Runtime) -> JSON:
     from wisp.commands.prompts import listing
-    from wisp.sessions.paths import config_dir
+    from wisp.paths import config_dir
 
     project = runtime.project
     runner = runtime.ctx.subagents

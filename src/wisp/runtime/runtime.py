@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from wisp import paths
 from wisp.diagnostics import warn
 from wisp.engine.events import (
     ConversationReset,
@@ -35,7 +36,7 @@ from wisp.runtime.build import build_run
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.facts import checked_model, configured_mcp_servers, env_overlay, load_settings
 from wisp.runtime.project import open_project
-from wisp.sessions import paths
+from wisp.runtime.verbs import SessionVerbs
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.stamps import new_uuid
 
@@ -53,7 +54,7 @@ McpSend = Callable[[str, JSON], Awaitable[JSON]]
 NOT_STARTED = "The turn was interrupted before it could end."
 
 
-class Runtime:
+class Runtime(SessionVerbs):
     def __init__(self, config: RuntimeConfig, sink: EventSink, *,
                  mcp_send: McpSend | None = None, model: Model | None = None) -> None:
         self.config = config
@@ -322,6 +323,17 @@ class Runtime:
         # From inside the turn (a host's deny with `interrupt`) the task can't cancel
         # itself cleanly; the loop sees `abort` at its next tool boundary instead.
 
+    def hard_interrupt(self) -> bool:
+        """A signal's interrupt: every process of the session dies and background work
+        ends (no turn waits for it any more), then the turn ends as `interrupt` ends it.
+        Returns whether a turn was running (if not, nothing will end with a result)."""
+        running = self.running
+        self.session.abort.set()
+        self.session.processes.kill_all()
+        self.tasks.end_all()
+        self.interrupt()
+        return running
+
     # Controls ------------------------------------------------------------------------
 
     def set_model(self, model: str | None) -> str:
@@ -397,28 +409,6 @@ class Runtime:
         last = self.session.last_usage
         return await compact(self.ctx, "manual", instructions,
                              context_tokens(last) if last else 0)
-
-    def set_max_thinking_tokens(self, tokens: int | None) -> None:
-        """A budget (for classic models; current ones think adaptively, as the
-        reference's do); 0 turns thinking off; None goes back to the default."""
-        choices = self.ctx.config.thinking
-        if tokens is None:
-            choices.budget, choices.mode = None, None
-        elif tokens <= 0:
-            choices.budget, choices.mode = None, "disabled"
-        else:
-            choices.budget, choices.mode = tokens, "enabled"
-
-    @property
-    def effort(self) -> str:
-        from wisp.models.shape import DEFAULT_EFFORT
-
-        return self.ctx.config.thinking.effort or DEFAULT_EFFORT
-
-    def set_effort(self, effort: str | None) -> None:
-        """How hard the model works on each request from now on (`output_config.effort`
-        for models that take it); None goes back to the default."""
-        self.ctx.config.thinking.effort = effort
 
     def rename(self, title: str) -> bool:
         """Names the session in its transcript (what /resume and the SDKs' listings show);

@@ -1,8 +1,8 @@
-"""`sandbox` in settings: validation and the merged view a session uses.
+"""`sandbox` in settings: the merged view a session uses (validation of one document is
+`wisp.settings.sandbox_schema`, below the settings loader).
 
-Above: the settings loader (validation) and the runtime (which builds a sandbox from the
-merged view). Below: nothing but the settings documents. Import-light: validation runs on
-the `-p` hot path whenever a settings file has a `sandbox` key.
+Above: the runtime (which builds a sandbox from the merged view). Below: the settings
+documents.
 
 Merging: scalars take the value of the highest-ranked source that sets them; lists are
 joined across sources. Keys that loosen the sandbox (`excludedCommands`,
@@ -26,12 +26,6 @@ TRUSTED_SOURCES = frozenset({"user", "flag"})
 DEFAULT_MAX_PROCESSES = 1024
 DEFAULT_MAX_FILE_MB = 2048
 
-_BOOLS = ("enabled", "autoAllowBashIfSandboxed", "allowUnsandboxedCommands",
-          "enableWeakerNestedSandbox", "failIfUnavailable")
-_NET_BOOLS = ("allowLocalBinding", "allowAllUnixSockets")
-_NET_LISTS = ("allowUnixSockets", "allowedDomains", "deniedDomains")
-_NET_PORTS = ("httpProxyPort", "socksProxyPort")
-_FS_LISTS = ("allowRead", "denyRead", "allowWrite", "denyWrite")
 # Loosening keys, as (section, key); section "" is the top of `sandbox`.
 _LOOSENING = (("", "excludedCommands"), ("", "enableWeakerNestedSandbox"),
               ("filesystem", "allowRead"), ("filesystem", "allowWrite"),
@@ -44,54 +38,6 @@ _UNSUPPORTED = (("network", "allowMachLookup"), ("network", "tlsTerminate"),
                 ("", "credentials"), ("network", "allowManagedDomainsOnly"),
                 ("network", "strictAllowlist"), ("filesystem", "allowManagedReadPathsOnly"),
                 ("filesystem", "disabled"))
-
-
-def _strings(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
-
-
-def _check_section(doc: JSON, where: str, bools: tuple[str, ...], lists: tuple[str, ...],
-                   ports: tuple[str, ...] = ()) -> list[str]:
-    problems = [f"{where}.{k} must be true or false" for k in bools
-                if k in doc and not isinstance(doc[k], bool)]
-    problems += [f"{where}.{k} must be a list of strings" for k in lists
-                 if k in doc and not _strings(doc[k])]
-    problems += [f"{where}.{k} must be a port number" for k in ports if k in doc and not (
-        isinstance(doc[k], int) and not isinstance(doc[k], bool) and 0 < doc[k] < 65536)]
-    return problems
-
-
-def _check_ignore(value: Any) -> list[str]:
-    if not isinstance(value, dict) or not all(_strings(v) for v in value.values()):
-        return ["sandbox.ignoreViolations must be an object of string lists"]
-    return []
-
-
-def _check_limits(value: Any) -> list[str]:
-    if not isinstance(value, dict):
-        return ["sandbox.limits must be an object"]
-    return [f"sandbox.limits.{k} must be a positive integer"
-            for k in ("processes", "fileSizeMB") if k in value and not (
-                isinstance(value[k], int) and not isinstance(value[k], bool) and value[k] > 0)]
-
-
-def check_sandbox(value: Any) -> list[str]:
-    """Problems with one settings document's `sandbox` value; empty means valid."""
-    if not isinstance(value, dict):
-        return ["sandbox must be an object"]
-    problems = _check_section(value, "sandbox", _BOOLS, ("excludedCommands",))
-    for name, bools, lists, ports in (("network", _NET_BOOLS, _NET_LISTS, _NET_PORTS),
-                                      ("filesystem", (), _FS_LISTS, ())):
-        section = value.get(name)
-        if name in value and not isinstance(section, dict):
-            problems.append(f"sandbox.{name} must be an object")
-        elif isinstance(section, dict):
-            problems += _check_section(section, f"sandbox.{name}", bools, lists, ports)
-    if "ignoreViolations" in value:
-        problems += _check_ignore(value["ignoreViolations"])
-    if "limits" in value:
-        problems += _check_limits(value["limits"])
-    return problems
 
 
 class NetworkSettings:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.sandbox.config import NetworkSettings
 
 NETWORK_MODULE = "wisp.sandbox.network"

@@ -242,7 +242,7 @@ def excluded(command: str, patterns: Sequence[str]) -> bool:
     prefix), so `docker ps && python -c …` stays inside when only docker is excluded."""
     if not patterns:
         return False
-    from wisp.permissions.shell import analyse
+    from wisp.shell import analyse
 
     commands = analyse(command, cwd="/", env={}).commands
     return bool(commands) and all(any(_matches(p, c.text) for p in patterns)
@@ -250,7 +250,7 @@ def excluded(command: str, patterns: Sequence[str]) -> bool:
 
 
 def _matches(pattern: str, text: str) -> bool:
-    from wisp.permissions.rules import command_matches
+    from wisp.rules import command_matches
 
     pattern = pattern.strip()
     if ":*" not in pattern and "*" not in pattern:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from wisp.permissions.rules import EDIT_FAMILY, READ_FAMILY, Rule, rule_path_pattern
+from wisp.rules import EDIT_FAMILY, READ_FAMILY, Rule, rule_path_pattern
 from wisp.sandbox.config import SandboxConfig
 from wisp.sandbox.netgate import network_setup, policy_fields
 from wisp.sandbox.probe import probe
@@ -27,7 +27,7 @@ _EXIT_HOOKED = False
 def config_folders(env: Mapping[str, str], home: str) -> list[str]:
     """wisp's and Claude Code's configuration (settings, transcripts of every session,
     credentials): hidden from sandboxed commands wherever they are."""
-    from wisp.sessions.paths import config_dir
+    from wisp.paths import config_dir
 
     folders = [str(config_dir(env)), os.path.join(home, ".claude"),
                os.path.join(home, ".wisp"), os.path.join(home, ".config", "wisp"),

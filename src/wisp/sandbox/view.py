@@ -18,7 +18,7 @@ import os
 import stat
 from collections.abc import Iterable, Sequence
 
-from wisp.permissions.rules import path_matches
+from wisp.rules import path_matches
 from wisp.sandbox import placeholders
 
 # Relative to every writable folder. Read-only: what a later git, IDE or agent run would

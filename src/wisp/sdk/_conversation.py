@@ -20,6 +20,7 @@ from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaita
 from pathlib import Path
 from typing import Any, Protocol
 
+from wisp import paths
 from wisp.sdk._host import HostAnswers
 from wisp.sdk._launch import Launch, plan_launch
 from wisp.sdk._parse import parse_message
@@ -29,7 +30,6 @@ from wisp.sdk.transport import TransportLink
 from wisp.sdk.types import (
     Message,
 )
-from wisp.sessions import paths
 
 JSON = dict[str, Any]
 END = object()  # the message stream is over

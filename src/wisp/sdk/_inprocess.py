@@ -102,17 +102,17 @@ class InProcessLink:
         self._serving = asyncio.ensure_future(self._serve())
 
     def _build(self) -> DuplexServer:
-        from wisp.cli.argv import parse_argv
-        from wisp.cli.options import build_options, validate
-        from wisp.cli.startup import load_settings_for
         from wisp.duplex.server import DuplexServer
+        from wisp.launch.argv import parse_argv
+        from wisp.launch.options import build_options, validate
+        from wisp.launch.startup import load_settings_for
 
         args = parse_argv(self.launch.args)
         if args.unsupported:
-            from wisp.cli.unsupported import warning
+            from wisp.launch.unsupported import warning
 
             self._warn(warning(args.unsupported))
-        opts = build_options(args, None)._replace(cwd=Path(self.cwd).resolve())
+        opts = build_options(args, None).in_folder(Path(self.cwd).resolve())
         env = self.launch.env
         validate(opts, env)
         settings = load_settings_for(opts, env)
@@ -135,7 +135,7 @@ class InProcessLink:
             self.write(start_failed(str(exc), exc.session_id))  # as the CLI's stream-json
             self._fail(str(exc))
         except UsageError as exc:
-            from wisp.cli.argv import usage_report
+            from wisp.launch.argv import usage_report
 
             self._fail(usage_report(exc))
         finally:

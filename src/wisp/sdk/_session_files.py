@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from wisp.sessions import paths
+from wisp import paths
 
 JSON = dict[str, Any]
 # How much of a file's head and of its tail a listing reads.

@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from wisp import paths
 from wisp.sdk.session_store import SessionKey, SessionStore, file_path_to_session_key
-from wisp.sessions import paths
 
 JSON = dict[str, Any]
 

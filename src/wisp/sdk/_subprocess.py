@@ -19,9 +19,9 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from wisp.processes import kill_group
 from wisp.sdk._launch import Launch
 from wisp.sdk.errors import CLIConnectionError, CLINotFoundError
-from wisp.tools.processes import kill_group
 
 JSON = dict[str, Any]
 CHUNK = 1 << 16

@@ -2,7 +2,7 @@
 local disk, with the official SDK's `SessionStore` contract.
 
 A store keeps lists of transcript entries (JSON objects, opaque to it) under a key: a
-project (`project_key`, the sanitised cwd of `wisp.sessions.paths.project_key`), a session
+project (`project_key`, the sanitised cwd of `wisp.paths.project_key`), a session
 id, and for a subagent's transcript a `subpath` (`subagents/agent-<id>`). `append` adds in
 call order, `load` returns them all (None for a key never written). Two stores come with
 wisp: `InMemorySessionStore` (tests, one process) and `SqliteSessionStore` (one file,

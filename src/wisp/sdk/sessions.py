@@ -1,7 +1,7 @@
 """Reading (and renaming, tagging, deleting) the sessions wisp keeps on disk, with the
 official SDK's session helpers' signatures and answers.
 
-The store is wisp's own (`wisp.sessions.paths`): `<config dir>/projects/<project key>/
+The store is wisp's own (`wisp.paths`): `<config dir>/projects/<project key>/
 <session id>.jsonl`, the config dir being `CLAUDE_CONFIG_DIR`, else `WISP_CONFIG_DIR`, else
 `~/.claude` (Claude Code's own). The files are in Claude Code's line format, so everything
 here reads Claude Code's transcripts too when the two share a config dir.
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from wisp import paths
 from wisp.sdk._session_chain import CHAIN_TYPES, conversation_chain, is_visible
 from wisp.sdk._session_files import (
     Lite,
@@ -38,7 +39,6 @@ from wisp.sdk._session_files import (
     session_file,
     worktrees,
 )
-from wisp.sessions import paths
 from wisp.sessions.load import read_entries
 from wisp.stamps import iso_now, new_uuid
 

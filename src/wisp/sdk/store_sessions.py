@@ -5,7 +5,7 @@
 A store's entries are the transcript's lines, so the readers here are the disk readers'
 (`wisp.sdk.sessions`) fed from the store: the same chain building, the same summary
 lookup over the first and last 64 KiB of the lines. A project's key is the sanitised
-directory (`wisp.sessions.paths.project_key`), the cwd when none is given.
+directory (`wisp.paths.project_key`), the cwd when none is given.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from wisp import paths
 from wisp.sdk._session_chain import CHAIN_TYPES, conversation_chain, is_visible
 from wisp.sdk._session_files import Lite, session_file
 from wisp.sdk.session_store import SessionKey, SessionStore, SessionStoreEntry
@@ -25,7 +26,6 @@ from wisp.sdk.sessions import (
     SessionMessage,
     _info,
 )
-from wisp.sessions import paths
 from wisp.stamps import iso_now, new_uuid
 
 JSON = dict[str, Any]

@@ -47,7 +47,7 @@ def _hold_read_only(driver: SessionDriver, mounted: list[str]) -> None:
     each, which the file tools obey and the sandbox turns into a read-only mount."""
     if driver.runtime is None:
         return
-    from wisp.permissions.rules import Rule
+    from wisp.rules import Rule
 
     policy = driver.runtime.session.policy
     policy.deny = [r for r in policy.deny if r.rank != MOUNT_RANK]

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from wisp import paths
 from wisp.errors import UsageError
-from wisp.sessions import paths
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.stamps import new_uuid
 
@@ -25,7 +25,7 @@ JSON = dict[str, Any]
 
 
 class SessionFlags(Protocol):
-    """The fields of `wisp.cli.options.Options` this module reads."""
+    """The fields of `wisp.runtime.config.RuntimeConfig` this module reads."""
 
     @property
     def cwd(self) -> Path: ...
@@ -72,7 +72,7 @@ _TITLE_WINDOW = 64 * 1024
 
 class SessionStart(NamedTuple):
     """How a session starts: fresh, resumed or forked. A NamedTuple because print mode
-    needs it before its first frame (see wisp.cli.options.Options). No field has a default:
+    needs it before its first frame (see wisp.launch.options.Options). No field has a default:
     a shared default list would become every fresh session's history."""
 
     session_id: str

@@ -97,8 +97,8 @@ class Settings:
 
 def user_settings_path(env: Mapping[str, str]) -> Path:
     """`<config dir>/settings.json`, the config dir being the one transcripts use too
-    (`wisp.sessions.paths.config_dir`)."""
-    from wisp.sessions.paths import config_dir
+    (`wisp.paths.config_dir`)."""
+    from wisp.paths import config_dir
 
     return config_dir(env) / "settings.json"
 

@@ -118,7 +118,7 @@ def validate_settings(doc: Any) -> list[str]:
         problems.append("mcpServers must be an object of server entries")
     if "sandbox" in doc:
         # Loaded only when a file has a sandbox section: most runs never pay for it.
-        from wisp.sandbox.config import check_sandbox
+        from wisp.settings.sandbox_schema import check_sandbox
 
         problems.extend(check_sandbox(doc["sandbox"]))
     return problems

@@ -34,31 +34,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from wisp.paths import config_file, home_folder
+
 JSON = dict[str, Any]
 TRUST_ENV = "WISP_TRUST_PROJECT"
 ACCEPTED = "hasTrustDialogAccepted"
 IMPORTS_APPROVED = "hasClaudeMdExternalIncludesApproved"
 IMPORTS_ASKED = "hasClaudeMdExternalIncludesWarningShown"
-_CONFIG_DIR_VARIABLES = ("CLAUDE_CONFIG_DIR", "WISP_CONFIG_DIR")
 
 __all__ = ["ACCEPTED", "IMPORTS_APPROVED", "IMPORTS_ASKED", "TRUST_ENV", "config_file",
            "home_folder", "imports_decision", "is_trusted", "project_root", "record",
            "trusted_by_env"]
-
-
-def config_file(env: Mapping[str, str]) -> Path:
-    """The user's config that holds the records (see the module docstring)."""
-    for name in _CONFIG_DIR_VARIABLES:
-        if env.get(name):
-            from wisp.sessions.paths import config_dir
-
-            return config_dir(env) / ".claude.json"
-    return home_folder(env) / ".claude.json"
-
-
-def home_folder(env: Mapping[str, str]) -> Path:
-    home = env.get("HOME")
-    return Path(home) if home else Path.home()
 
 
 def project_root(cwd: Path) -> Path:

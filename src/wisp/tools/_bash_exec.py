@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Literal, Protocol
 
-from wisp.tools._output import CappedText
-from wisp.tools.processes import ProcessRegistry, kill_group
+from wisp.processes import ProcessRegistry, kill_group
+from wisp.processes.output import CappedText
 from wisp.tools.reaper import become_subreaper
 
 # After the command exits, how long we keep reading pipes that a background grandchild

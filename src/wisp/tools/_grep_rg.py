@@ -21,11 +21,11 @@ import sys
 from collections.abc import Iterator
 from functools import lru_cache
 
+from wisp.processes import ProcessRegistry
+from wisp.processes.output import CappedText
 from wisp.tools._bash_exec import run_supervised
 from wisp.tools._fs import PRUNED_DIRS
 from wisp.tools._grep_search import MAX_ENGINE_OUTPUT, MAX_LINE_CHARS, SEARCH_TIMEOUT_S, Hits, Query
-from wisp.tools._output import CappedText
-from wisp.tools.processes import ProcessRegistry
 
 _EXE = "rg.exe" if os.name == "nt" else "rg"
 

@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from wisp.processes import ProcessRegistry
+from wisp.processes.output import CappedText
 from wisp.tools._bash_exec import run_supervised
 from wisp.tools._grep_search import (
     MAX_ENGINE_OUTPUT,
@@ -28,8 +30,6 @@ from wisp.tools._grep_search import (
     Query,
     search_python,
 )
-from wisp.tools._output import CappedText
-from wisp.tools.processes import ProcessRegistry
 
 # Content lines the child sends back, in characters; its JSON may be longer (escapes), so
 # the pipe is read to a larger cap.

@@ -11,9 +11,10 @@ import asyncio
 import copy
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from wisp.tools.processes import ProcessRegistry
+from wisp.permissions.judged import RuleSubject, ToolKind
+from wisp.processes import ProcessRegistry
 
 if TYPE_CHECKING:
     import subprocess
@@ -21,8 +22,10 @@ if TYPE_CHECKING:
     from wisp.sandbox.runner import CommandSandbox
     from wisp.tools.editor_files import EditorFiles, EditorTerminals
 
-ToolKind = Literal["read", "edit", "execute", "network", "meta"]
 JSON = dict[str, Any]
+# ToolKind is re-exported: tools declare their kind with the permission layer's own literal.
+__all__ = ["JSON", "BackgroundTasks", "PlanControl", "Tool", "ToolContext", "ToolKind",
+           "ToolResult", "check_input"]
 
 
 class BackgroundTasks(Protocol):
@@ -163,7 +166,7 @@ class Tool:
     # `WebFetch(domain:x)`, `Skill(pdf)`): "paths" (target_paths, by Read/Edit path rules),
     # "command" (a shell command line, parsed and judged command by command), "domain", or
     # "name" (`subject` names what the call uses, e.g. a skill: exact or `prefix:*`).
-    rule_subject: ClassVar[Literal["paths", "command", "domain", "name"]] = "paths"
+    rule_subject: ClassVar[RuleSubject] = "paths"
     # Reads that descend into folders (Grep, Glob): a denied subtree below the folder is
     # skipped by the tool itself rather than denying the whole search.
     searches_folders: ClassVar[bool] = False

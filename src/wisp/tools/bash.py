@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal
 
-from wisp.tools._output import CappedText, Segment, clip, seg_len, strip_trailing_newlines
+from wisp.processes.output import CappedText, Segment, clip, seg_len, strip_trailing_newlines
 from wisp.tools.base import (
     JSON,
     BackgroundTasks,
@@ -78,7 +78,7 @@ def _shell() -> str:
 def last_program(command: str) -> str:
     """The name of the last command the line runs (a pipeline's status is its last
     command's), to interpret exit codes such as grep's 1."""
-    from wisp.permissions.shell import analyse
+    from wisp.shell import analyse
 
     commands = analyse(command, cwd="/", env=os.environ).commands
     return commands[-1].name if commands else ""
@@ -137,7 +137,7 @@ class Bash(Tool):
         command = tool_input.get("command")
         if not isinstance(command, str):
             return False
-        from wisp.permissions.shell import analyse
+        from wisp.shell import analyse
 
         return analyse(command, cwd=os.getcwd(), env=os.environ).read_only
 

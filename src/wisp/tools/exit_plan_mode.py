@@ -20,7 +20,7 @@ from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check
 
 def plan_file(env: Mapping[str, str], session_id: str) -> Path:
     """Where a session's plan is kept: `<config dir>/plans/<session id>.md`."""
-    from wisp.sessions.paths import config_dir
+    from wisp.paths import config_dir
 
     return config_dir(env) / "plans" / f"{session_id}.md"
 

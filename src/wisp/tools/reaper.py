@@ -77,7 +77,7 @@ def kill_descendants(rounds: int = 5) -> int:
 def end_all_processes() -> None:
     """At exit: every tracked tool group of every session and every service (MCP server),
     then every leftover child (see module doc)."""
-    from wisp.tools.processes import live_registries
+    from wisp.processes import live_registries
 
     for registry in live_registries():
         registry.kill_all()

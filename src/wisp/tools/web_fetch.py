@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 from wisp.tools.base import JSON, Tool, ToolContext, ToolKind, ToolResult, check_input
 
 if TYPE_CHECKING:
-    from wisp.permissions.rules import Rule
+    from wisp.rules import Rule
     from wisp.tools._deadline import Deadline
     from wisp.tools._web_http import CrossHostRedirect, Page
 

@@ -11,7 +11,6 @@ Pieces: `view` (engine events → scrollback and live state), `layout` (the live
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import gc
 import sys
 import time
@@ -22,9 +21,9 @@ from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.history import FileHistory
 
+from wisp import paths
 from wisp.permissions.modes import PermissionMode
 from wisp.runtime.config import RuntimeConfig
-from wisp.sessions import paths
 from wisp.tui.prompt_input import InputCompleter, Pastes, history_path, with_attachments
 from wisp.tui.terminal import make_output, print_above
 
@@ -80,8 +79,8 @@ class TuiApp:
 
         # File checkpoints on (as the SDKs turn them on): what rewind restores the code
         # from. The variable name is written out: its module is not needed this early.
-        self.config = dataclasses.replace(
-            config, include_partial_messages=True,
+        self.config = config._replace(
+            include_partial_messages=True,
             env={"CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING": "1", **config.env})
         self.env = dict(env)
         self.shown_model = shown_model or config.model or ""
@@ -512,8 +511,8 @@ class TuiApp:
             await asyncio.wait({self._turn})
         model, mode = self.runtime.session.model, self.runtime.session.permission_mode
         await self.runtime.aclose()
-        config = dataclasses.replace(
-            self.config, resume=resume, continue_session=False, session_id=None,
+        config = self.config._replace(
+            resume=resume, continue_session=False, session_id=None,
             start=None, fork_session=False, resume_session_at=None, resume_drops_turn=None,
             model=model, permission_mode=mode, loaded_settings=self.runtime.settings)
         self.config = config

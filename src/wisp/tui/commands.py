@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wisp import paths
 from wisp.commands.custom import CustomCommand, expand, parse_slash
-from wisp.sessions import paths
 from wisp.tui.everyday import COMMANDS
 from wisp.tui.listings import LISTINGS
 

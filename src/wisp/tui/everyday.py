@@ -50,7 +50,7 @@ async def cmd_security_review(app: TuiApp, args: str) -> None:
 async def _git(cwd: Path, *args: str) -> tuple[int, str]:
     """git in its own process group, ended if it outlives the timeout."""
     from wisp.git_config_guard import guarded_argv
-    from wisp.tools.processes import kill_group
+    from wisp.processes import kill_group
 
     argv = await guarded_argv("git", cwd, *args)  # the repository's own commands stay off
     proc = await asyncio.create_subprocess_exec(
@@ -248,7 +248,7 @@ async def cmd_statusline(app: TuiApp, args: str) -> None:
             if current else "No status line command: wisp's own footer is shown. Set one "
             "with /statusline <command> (it gets the session as JSON on stdin).")
         return
-    from wisp.sessions.paths import config_dir
+    from wisp.paths import config_dir
     from wisp.tui.settings_edit import set_setting, unset_setting
 
     path = config_dir(app.env) / "settings.json"

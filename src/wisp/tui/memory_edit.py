@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from wisp.sessions import paths
+from wisp import paths
 
 if TYPE_CHECKING:
     from wisp.tui.app import TuiApp

@@ -25,7 +25,7 @@ from rich.text import Text
 from wisp.engine.hook_points import fire
 from wisp.permissions.engine import Verdict
 from wisp.permissions.modes import PermissionMode
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.textsafe import safe
 from wisp.tui.dialog import Picker, call_preview
 from wisp.tui.diff_view import relative

@@ -4,7 +4,7 @@ saved.
 The suggestion should be a rule wisp's own engine will match the next time (a rule that
 never matches means the user is asked again after saying "don't ask again"), and no
 broader than the call the user just saw. So it is written in the syntax of
-`wisp.permissions.rules`, against the forms the engine really compares (the one
+`wisp.rules`, against the forms the engine really compares (the one
 exception, exact rules for compound Bash lines, is explained at `command_rule`):
 
 - Bash rules match each simple command of a line separately, by its normalised text
@@ -28,7 +28,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from wisp.permissions.rules import Rule, normalise_path, split_rule_list
+from wisp.rules import Rule, normalise_path, split_rule_list
 from wisp.tools.base import Tool
 
 JSON = dict[str, Any]
@@ -91,7 +91,7 @@ def suggest_rules(tool: Tool, tool_input: JSON, *, cwd: Path | None = None,
     rule = command_rule(tool.name, line)
     if not rule or rule.endswith(":*)"):
         return [rule] if rule else []
-    from wisp.permissions.shell import analyse
+    from wisp.shell import analyse
 
     where = Path.cwd() if cwd is None else cwd
     analysis = analyse(line, cwd=str(where), env=env or {})

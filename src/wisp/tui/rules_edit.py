@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wisp.permissions.rules import Rule
+from wisp.rules import Rule
 from wisp.tui.rules import validate_rule
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from wisp.sessions import paths
+from wisp import paths
 from wisp.sessions.resume import title_of
 
 SCAN_LINES = 50  # lines read from the top of a transcript to find its first prompt

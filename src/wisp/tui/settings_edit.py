@@ -77,7 +77,7 @@ def _write_checked(path: Path, doc: JSON) -> None:
 
 def edit_config(app: TuiApp, verb: str, rest: str) -> None:
     """`/config set <key> <value>` and `/config unset <key>`, said on screen."""
-    from wisp.sessions import paths
+    from wisp import paths
     from wisp.tui.commands import short_path
 
     path = paths.config_dir(app.env) / "settings.json"

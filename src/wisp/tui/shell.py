@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from wisp.tools._output import CappedText, clip
-from wisp.tools.processes import kill_group
+from wisp.processes import kill_group
+from wisp.processes.output import CappedText, clip
 from wisp.tui import render
 
 if TYPE_CHECKING:

@@ -52,7 +52,7 @@ def facts(app: TuiApp) -> JSON:
 async def run_status_command(command: str, stdin: JSON, cwd: str, env: dict[str, str]
                              ) -> str:
     """The command's first line of output, made safe; "" when it fails or times out."""
-    from wisp.tools.processes import kill_group
+    from wisp.processes import kill_group
 
     try:
         proc = await asyncio.create_subprocess_shell(

@@ -82,8 +82,8 @@ def _outside_imports(cwd: Path, env: dict[str, str], sources: Sequence[str]) -> 
     never been asked about them here."""
     if "project" not in sources and "local" not in sources:
         return []
+    from wisp.paths import config_dir
     from wisp.project.memory import read_memory
-    from wisp.sessions.paths import config_dir
 
     home = Path(env["HOME"]) if env.get("HOME") else None
     outside = read_memory(cwd, config_dir(env), sources, home).outside

@@ -8,10 +8,10 @@ is never harmless.
 
 from __future__ import annotations
 
-from wisp.permissions.shell.arith import CODE_VARIABLES, is_identifier, is_name_or_element
-from wisp.permissions.shell.call import Call, Handler
-from wisp.permissions.shell.options import parse, spec
-from wisp.permissions.shell.words import Word
+from wisp.shell.arith import CODE_VARIABLES, is_identifier, is_name_or_element
+from wisp.shell.call import Call, Handler
+from wisp.shell.options import parse, spec
+from wisp.shell.words import Word
 
 FILE_TESTS = frozenset({"-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r",
                         "-s", "-u", "-w", "-x", "-G", "-L", "-N", "-O", "-S"})

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from wisp.permissions.shell.words import Word
+from wisp.shell.words import Word
 
 
 class Opts(NamedTuple):

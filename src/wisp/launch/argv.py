@@ -3,7 +3,7 @@
 The TypeScript SDK sends `--flag=value`, the Python SDK mostly `--flag value`, and both pass
 arbitrary `extra_args`. argparse would either reject unknown flags or let them swallow the
 positional prompt unpredictably, so the tables below state each flag's arity explicitly:
-FLAGS for what wisp implements, `wisp.cli.unsupported` for what the reference CLI or an
+FLAGS for what wisp implements, `wisp.launch.unsupported` for what the reference CLI or an
 SDK may send and wisp ignores (with a warning). Any other flag is an error naming the
 closest known one, as the reference's is: a typo must not silently change what runs.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from wisp.cli.unsupported import UNSUPPORTED
 from wisp.errors import UsageError
+from wisp.launch.unsupported import UNSUPPORTED
 
 Arity = Literal["flag", "value", "optional", "list", "repeat"]
 
@@ -110,7 +110,7 @@ def unknown_option(flag: str) -> UnknownOption:
 
 class ParsedArgs:
     """What argv said, before interpretation. A plain slotted class: see Options.
-    `unsupported` holds the flags accepted only to be ignored (see wisp.cli.unsupported)."""
+    `unsupported` holds the flags accepted only to be ignored (see wisp.launch.unsupported)."""
 
     __slots__ = ("positionals", "unsupported", "values")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
-from wisp.permissions.shell.arith import CODE_VARIABLES
-from wisp.permissions.shell.model import PathUse
+from wisp.shell.arith import CODE_VARIABLES
+from wisp.shell.model import PathUse
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 
-from wisp.permissions.shell.awkprog import awk_program_is_safe
-from wisp.permissions.shell.call import Call
-from wisp.permissions.shell.model import PathUse
-from wisp.permissions.shell.options import long_option, parse, spec
-from wisp.permissions.shell.sedscript import sed_effects
-from wisp.permissions.shell.words import Word
+from wisp.shell.awkprog import awk_program_is_safe
+from wisp.shell.call import Call
+from wisp.shell.model import PathUse
+from wisp.shell.options import long_option, parse, spec
+from wisp.shell.sedscript import sed_effects
+from wisp.shell.words import Word
 
 _SED = spec("-n -e: -f: -i:: -l: -E -r -s -u -z --quiet --silent --debug --expression= "
             "--file= --follow-symlinks --in-place=? --line-length= --posix --regexp-extended "

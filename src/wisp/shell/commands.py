@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from wisp.permissions.shell.builtins import BUILTINS
-from wisp.permissions.shell.call import Call, Handler
-from wisp.permissions.shell.findcmd import find
-from wisp.permissions.shell.gitcmd import git
-from wisp.permissions.shell.minilangs import awk, jq, sed
-from wisp.permissions.shell.options import Opts, Parsed, parse, spec
-from wisp.permissions.shell.readers import readers
-from wisp.permissions.shell.words import Word
+from wisp.shell.builtins import BUILTINS
+from wisp.shell.call import Call, Handler
+from wisp.shell.findcmd import find
+from wisp.shell.gitcmd import git
+from wisp.shell.minilangs import awk, jq, sed
+from wisp.shell.options import Opts, Parsed, parse, spec
+from wisp.shell.readers import readers
+from wisp.shell.words import Word
 
 
 def _fs(*names: str) -> frozenset[str]:

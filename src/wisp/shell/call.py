@@ -6,9 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
-from wisp.permissions.shell.model import PathUse, UseKind
-from wisp.permissions.shell.paths import Cwd, assigned_reason, here, resolve
-from wisp.permissions.shell.words import Word
+from wisp.shell.model import PathUse, UseKind
+from wisp.shell.paths import Cwd, assigned_reason, here, resolve
+from wisp.shell.words import Word
 
 StdinKind = Literal["pipe", "redirect", "file", "heredoc", "herestring"]
 

@@ -11,12 +11,12 @@ it read-only.
 
 from __future__ import annotations
 
-from wisp.permissions.shell.call import Call
-from wisp.permissions.shell.gitrepo import runs_code
-from wisp.permissions.shell.model import PathUse, UseKind
-from wisp.permissions.shell.options import Opts, Parsed, long_option, parse, spec
-from wisp.permissions.shell.paths import join
-from wisp.permissions.shell.words import Word
+from wisp.shell.call import Call
+from wisp.shell.gitrepo import runs_code
+from wisp.shell.model import PathUse, UseKind
+from wisp.shell.options import Opts, Parsed, long_option, parse, spec
+from wisp.shell.paths import join
+from wisp.shell.words import Word
 
 _GLOBAL = spec(
     "-C: -c: -p -P -v -h --no-pager --paginate --git-dir= --work-tree= --namespace= "

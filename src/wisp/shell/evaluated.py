@@ -8,8 +8,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from wisp.permissions.shell.arith import CODE_VARIABLES, is_name_or_element, is_plain
-from wisp.permissions.shell.words import Word, text_of
+from wisp.shell.arith import CODE_VARIABLES, is_name_or_element, is_plain
+from wisp.shell.words import Word, text_of
 
 if TYPE_CHECKING:
     from tree_sitter import Node

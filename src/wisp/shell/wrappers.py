@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from wisp.permissions.shell.call import Call, Handler, Inner, Script
-from wisp.permissions.shell.model import PathUse
-from wisp.permissions.shell.options import Opts, parse
-from wisp.permissions.shell.words import Word
+from wisp.shell.call import Call, Handler, Inner, Script
+from wisp.shell.model import PathUse
+from wisp.shell.options import Opts, parse
+from wisp.shell.words import Word
 
 # Assigning these changes which program a command name runs, or makes the shell run code.
 _DANGEROUS_VARIABLES = frozenset({

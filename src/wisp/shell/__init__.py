@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from wisp.permissions.shell.model import PathUse, ShellAnalysis, SimpleCommand
+from wisp.shell.model import PathUse, ShellAnalysis, SimpleCommand
 
 __all__ = ["PathUse", "ShellAnalysis", "SimpleCommand", "analyse"]
 
@@ -16,6 +16,6 @@ __all__ = ["PathUse", "ShellAnalysis", "SimpleCommand", "analyse"]
 def analyse(command: str, *, cwd: str, env: Mapping[str, str]) -> ShellAnalysis:
     """Analyse one Bash tool command. Never raises: what cannot be understood is reported
     in `ShellAnalysis.unresolved`."""
-    from wisp.permissions.shell.analyser import analyse_command
+    from wisp.shell.analyser import analyse_command
 
     return analyse_command(command, cwd=cwd, env=env)

@@ -14,24 +14,24 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from wisp.permissions.shell import grammar
-from wisp.permissions.shell.arith import (
+from wisp.shell import grammar
+from wisp.shell.arith import (
     declared_word_reason,
     is_name_or_element,
 )
-from wisp.permissions.shell.builtins import FILE_COMPARISONS, FILE_TESTS
-from wisp.permissions.shell.call import Call, Handler, Inner, Script, Stdin
-from wisp.permissions.shell.commands import COMMANDS, unknown
-from wisp.permissions.shell.evaluated import (
+from wisp.shell.builtins import FILE_COMPARISONS, FILE_TESTS
+from wisp.shell.call import Call, Handler, Inner, Script, Stdin
+from wisp.shell.commands import COMMANDS, unknown
+from wisp.shell.evaluated import (
     SHELL_VARIABLES,
     WORD_TYPES,
     Evaluated,
     shorten,
 )
-from wisp.permissions.shell.model import PathUse, ShellAnalysis, SimpleCommand, UseKind
-from wisp.permissions.shell.paths import Cwd, assigned_reason, directory, resolve, union
-from wisp.permissions.shell.words import Word, evaluate, evaluate_plain, text_of
-from wisp.permissions.shell.wrappers import (
+from wisp.shell.model import PathUse, ShellAnalysis, SimpleCommand, UseKind
+from wisp.shell.paths import Cwd, assigned_reason, directory, resolve, union
+from wisp.shell.words import Word, evaluate, evaluate_plain, text_of
+from wisp.shell.wrappers import (
     WRAPPERS,
     dangerous_reason,
     is_dangerous_variable,

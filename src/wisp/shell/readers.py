@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from wisp.permissions.shell.call import Call, Handler
-from wisp.permissions.shell.model import PathUse
-from wisp.permissions.shell.options import Opts, Parsed, parse, spec
+from wisp.shell.call import Call, Handler
+from wisp.shell.model import PathUse
+from wisp.shell.options import Opts, Parsed, parse, spec
 
 
 def _fs(*names: str) -> frozenset[str]:

@@ -21,7 +21,7 @@ from wisp.runtime.facts import (
 )
 
 if TYPE_CHECKING:
-    from wisp.cli.options import Options
+    from wisp.launch.options import Options
     from wisp.settings.loader import Settings
 
 __all__ = ["BYPASS", "BYPASS_AS_ROOT", "BYPASS_NOT_LAUNCHED", "api_key_source",
@@ -32,4 +32,4 @@ __all__ = ["BYPASS", "BYPASS_AS_ROOT", "BYPASS_NOT_LAUNCHED", "api_key_source",
 def load_settings_for(opts: Options, env: Mapping[str, str]) -> Settings:
     """Loads and validates settings, warning on stderr about every skipped file. Settings'
     `env` is not applied to this process: `env_overlay` gives each session its own."""
-    return load_settings(opts, env)
+    return load_settings(opts.runtime, env)

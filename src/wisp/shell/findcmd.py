@@ -8,10 +8,10 @@ word, so the command is not read-only.
 
 from __future__ import annotations
 
-from wisp.permissions.shell.call import Call, Inner
-from wisp.permissions.shell.model import PathUse
-from wisp.permissions.shell.paths import here
-from wisp.permissions.shell.words import Word
+from wisp.shell.call import Call, Inner
+from wisp.shell.model import PathUse
+from wisp.shell.paths import here
+from wisp.shell.words import Word
 
 _EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _NO_ARGUMENT = frozenset({

@@ -3,9 +3,9 @@ device files that are not worth a permission check."""
 
 from __future__ import annotations
 
-from wisp.permissions.paths import is_harmless_device
-from wisp.permissions.shell.model import PathUse, UseKind
-from wisp.permissions.shell.words import Word
+from wisp.paths.protected import is_harmless_device
+from wisp.shell.model import PathUse, UseKind
+from wisp.shell.words import Word
 
 # The directories a command may run in: several when a `cd` may or may not have happened
 # (`cd sub; rm x`), None when unknown.

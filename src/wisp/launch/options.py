@@ -1,4 +1,4 @@
-"""Options: the immutable configuration of one wisp process, built from argv and env.
+"""Options: the immutable configuration of one wisp process, built from argv.
 
 Run state (history, usage, the current model and permission mode) lives on `Session`;
 anything here is fixed for the life of the process, though control requests may start a
@@ -14,71 +14,38 @@ import os
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from wisp.cli.argv import ParsedArgs
 from wisp.errors import UsageError
-from wisp.permissions.modes import PERMISSION_MODES
+from wisp.launch.argv import ParsedArgs
+from wisp.permissions.modes import PERMISSION_MODES, PermissionMode, is_permission_mode
+from wisp.runtime.config import RuntimeConfig
 
 OutputFormat = Literal["text", "json", "stream-json"]
 InputFormat = Literal["text", "stream-json"]
 
 
 class Options(NamedTuple):
-    """The parsed command line. A NamedTuple, not a dataclass: it is built before the first
-    frame, and importing `dataclasses` alone costs 20–40 ms here."""
+    """The parsed command line: the fields only a front end reads (how to talk), and the
+    `RuntimeConfig` the session is opened from (what to run). A NamedTuple, not a
+    dataclass: it is built before the first frame, and importing `dataclasses` alone
+    costs 20–40 ms here."""
 
+    runtime: RuntimeConfig
     print_mode: bool = False
     prompt: str | None = None
     output_format: OutputFormat = "text"
     input_format: InputFormat = "text"
     verbose: bool = False
-    include_partial_messages: bool = False
     replay_user_messages: bool = False
-    include_hook_events: bool = False
-    forward_subagent_text: bool = False  # a foreground subagent's text reaches stream-json
-    model: str | None = None
-    fallback_model: str | None = None
-    max_turns: int | None = None
-    max_budget_usd: float | None = None
-    system_prompt: str | None = None  # None = wisp's default; "" = empty, as the SDKs send
-    append_system_prompt: str | None = None
-    tools: tuple[str, ...] | None = None  # None = all built-ins; () = none
-    allowed_tools: tuple[str, ...] = ()
-    disallowed_tools: tuple[str, ...] = ()
-    permission_mode: str = "default"
-    permission_mode_set: bool = False  # given on the command line (beats settings)
-    # Launched with --dangerously-skip-permissions, --allow-dangerously-skip-permissions or
-    # --permission-mode bypassPermissions: only then may the session enter bypassPermissions
-    # later (set_permission_mode, a settings defaultMode).
-    bypass_allowed: bool = False
-    permission_prompt_tool: str | None = None
-    resume: str | None = None
-    continue_session: bool = False
-    fork_session: bool = False
     session_mirror: bool = False  # transcript lines also go out as transcript_mirror frames
-    session_id: str | None = None
-    resume_session_at: str | None = None
-    resume_drops_turn: str | None = None
-    no_session_persistence: bool = False
-    json_schema: dict[str, Any] | None = None
-    add_dirs: tuple[str, ...] = ()
-    settings: str | None = None
-    setting_sources: tuple[str, ...] | None = None
-    mcp_config: tuple[str, ...] = ()
-    strict_mcp_config: bool = False  # only --mcp-config's servers, none from settings
-    plugin_dirs: tuple[str, ...] = ()
-    plugin_dirs_no_mcp: tuple[str, ...] = ()  # plugins whose MCP servers are not started
-    betas: tuple[str, ...] = ()
-    max_thinking_tokens: int | None = None
-    effort: str | None = None
-    thinking: str | None = None  # adaptive, enabled or disabled (wisp.models.shape)
-    thinking_display: str | None = None
-    cwd: Path = Path("/")  # always given by build_options (the process's cwd)
-    unsupported_flags: tuple[str, ...] = ()  # accepted and ignored (wisp.cli.unsupported)
-    agents_json: str | None = None  # --agents: JSON text or a file path
+    unsupported_flags: tuple[str, ...] = ()  # accepted and ignored (wisp.launch.unsupported)
 
     @property
     def streaming_input(self) -> bool:
         return self.input_format == "stream-json"
+
+    def in_folder(self, cwd: Path) -> "Options":
+        """The same options for a session run in `cwd` (the SDK's in-process link)."""
+        return self._replace(runtime=self.runtime._replace(cwd=cwd))
 
 
 def _read_file(path: str, what: str) -> str:
@@ -147,11 +114,13 @@ def _json_schema(raw: str | None) -> dict[str, Any] | None:
     return schema
 
 
-def _permission_mode(args: ParsedArgs) -> str:
+def _permission_mode(args: ParsedArgs) -> PermissionMode:
     if args.flag("dangerously_skip_permissions"):
         return "bypassPermissions"
-    mode = args.get_str("permission_mode")
-    return _choice(mode, PERMISSION_MODES, "--permission-mode", "default")
+    mode = _choice(args.get_str("permission_mode"), PERMISSION_MODES, "--permission-mode",
+                   "default")
+    assert is_permission_mode(mode)  # _choice allowed only PERMISSION_MODES
+    return mode
 
 
 def _bypass_allowed(args: ParsedArgs) -> bool:
@@ -169,16 +138,26 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
     input_format = _choice(
         args.get_str("input_format"), ("text", "stream-json"), "--input-format", "text"
     )
-    tools = args.get_list("tools")
-    sources = args.get_list("setting_sources")
     return Options(
+        runtime=_runtime(args),
         print_mode=args.flag("print"),
         prompt=prompt,
         output_format=output_format,  # type: ignore[arg-type]
         input_format=input_format,  # type: ignore[arg-type]
         verbose=args.flag("verbose"),
-        include_partial_messages=args.flag("include_partial_messages"),
         replay_user_messages=args.flag("replay_user_messages"),
+        session_mirror=args.flag("session_mirror"),
+        unsupported_flags=tuple(args.unsupported),
+    )
+
+
+def _runtime(args: ParsedArgs) -> RuntimeConfig:
+    """The session's configuration from argv; its `env` is added by `launch.setup`."""
+    tools = args.get_list("tools")
+    sources = args.get_list("setting_sources")
+    return RuntimeConfig(
+        cwd=Path(os.getcwd()),
+        include_partial_messages=args.flag("include_partial_messages"),
         include_hook_events=args.flag("include_hook_events"),
         forward_subagent_text=args.flag("forward_subagent_text"),
         model=args.get_str("model"),
@@ -198,7 +177,6 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
         resume=args.get_str("resume"),
         continue_session=args.flag("continue_session"),
         fork_session=args.flag("fork_session"),
-        session_mirror=args.flag("session_mirror"),
         session_id=args.get_str("session_id"),
         resume_session_at=args.get_str("resume_session_at"),
         resume_drops_turn=args.get_str("resume_drops_turn"),
@@ -216,8 +194,6 @@ def build_options(args: ParsedArgs, prompt: str | None) -> Options:
         effort=args.get_str("effort"),
         thinking=args.get_str("thinking"),
         thinking_display=args.get_str("thinking_display"),
-        cwd=Path(os.getcwd()),
-        unsupported_flags=tuple(args.unsupported),
         agents_json=args.get_str("agents"),
     )
 
@@ -230,7 +206,7 @@ def validate(opts: Options, environ: dict[str, str] | os._Environ[str]) -> None:
         raise UsageError(
             "When using --print, --output-format=stream-json requires --verbose"
         )
-    if opts.include_partial_messages and opts.output_format != "stream-json":
+    if opts.runtime.include_partial_messages and opts.output_format != "stream-json":
         raise UsageError(
             "--include-partial-messages requires --print and --output-format=stream-json."
         )
@@ -242,7 +218,7 @@ def validate(opts: Options, environ: dict[str, str] | os._Environ[str]) -> None:
             "--output-format=stream-json."
         )
     if (
-        opts.permission_mode == "bypassPermissions"
+        opts.runtime.permission_mode == "bypassPermissions"
         and hasattr(os, "geteuid")
         and os.geteuid() == 0
         and environ.get("IS_SANDBOX") != "1"

@@ -1,4 +1,8 @@
-"""Where transcripts live: `<config dir>/projects/<sanitised cwd>/<session-id>.jsonl`.
+"""Where wisp keeps things on disk: the config folder, the user's config file, and
+transcripts at `<config dir>/projects/<sanitised cwd>/<session-id>.jsonl`.
+
+A leaf package (it imports nothing of wisp's but `wisp.stamps`): sessions, settings,
+models, tools and the front ends all ask it, so it must sit below every one of them.
 
 The layout and the default directory (`~/.claude`) are Claude Code's, so the official
 SDKs' session helpers (`list_sessions`, `get_session_messages`, ...), which read these files
@@ -18,6 +22,7 @@ _NON_ALNUM = re.compile(r"[^a-zA-Z0-9]")
 # Long cwds are cut and suffixed with a hash so the directory name stays a valid path
 # component. The SDKs compute the same 200-character cut and hash.
 MAX_SANITIZED_LENGTH = 200
+_CONFIG_DIR_VARIABLES = ("CLAUDE_CONFIG_DIR", "WISP_CONFIG_DIR")
 
 
 def config_dir(env: Mapping[str, str]) -> Path:
@@ -27,12 +32,27 @@ def config_dir(env: Mapping[str, str]) -> Path:
     temporary one) and their session helpers read it, so they and wisp always agree. Then
     `WISP_CONFIG_DIR`, to keep wisp apart from Claude Code. Else `~/.claude`, as the
     reference and the SDKs' helpers default to. An empty value counts as unset."""
-    for name in ("CLAUDE_CONFIG_DIR", "WISP_CONFIG_DIR"):
+    for name in _CONFIG_DIR_VARIABLES:
         value = env.get(name)
         if value:
             return Path(value).expanduser()
+    return home_folder(env) / ".claude"
+
+
+def config_file(env: Mapping[str, str]) -> Path:
+    """The user's config file, shared with Claude Code (trust records, `userID`):
+    `<config dir>/.claude.json` when a config-folder variable is set, else
+    `~/.claude.json`; the reference reads the first and never the second when the
+    variable is set."""
+    for name in _CONFIG_DIR_VARIABLES:
+        if env.get(name):
+            return config_dir(env) / ".claude.json"
+    return home_folder(env) / ".claude.json"
+
+
+def home_folder(env: Mapping[str, str]) -> Path:
     home = env.get("HOME")
-    return (Path(home) if home else Path.home()) / ".claude"
+    return Path(home) if home else Path.home()
 
 
 def _js_hash(text: str) -> str:
