@@ -42,6 +42,7 @@ ABSENCE = ("checks that something does not happen (a duplicate, a late write): n
 KEY_PAUSE = "the pause a person makes between two keys is the input under test"
 # (file, enclosing function) → why a sleep outside a polling loop is not a condition.
 SLEEPS_ALLOWED = {
+    ("tests/serve/deployment_scenarios.py", "scheduled_run"): ABSENCE,
     ("tests/serve/store_fence.py", "check_the_lease_fences_appends"): TIME_PASSING,
     ("tests/serve/test_sqlite_store.py", "test_lease_expiry_renew_and_release"):
         TIME_PASSING,

@@ -61,7 +61,7 @@ def offer(runtime: Runtime | None, store: Store, owner: str, agent: JSON,
     """The Skill tool over `agent`'s skills (already mounted), their folders read-only."""
     if runtime is None:
         return
-    from wisp.permissions.rules import Rule
+    from wisp.rules import Rule
 
     skills = Skills(store, owner)
     found: dict[str, Skill] = {}
