@@ -65,7 +65,7 @@ def test_status_toggle_and_reconnect(duplex, server, pid_file):
     assert len(pids(pid_file)) == 3 and all(gone(pid) for pid in pids(pid_file))
 
 
-def test_requests_from_the_server_and_a_changed_tool_list(duplex, server, pid_file):
+def test_requests_from_the_server_and_a_changed_tool_list(duplex, server, pid_file, wisp):
     server.script(reply.tool_use("mcp__raw__probe", {}), reply.text("probed"),
                   reply.tool_use("mcp__raw__grow", {}), reply.text("grown"), reply.text("3"))
     proc = duplex("--mcp-config", mcp_config(raw=raw_entry(pid_file)),
@@ -75,7 +75,9 @@ def test_requests_from_the_server_and_a_changed_tool_list(duplex, server, pid_fi
     answers = json.loads(server.requests[1].body["messages"][-1]["content"][0]["content"][0]
                          ["text"])
     assert answers[0] == {"jsonrpc": "2.0", "id": "s1", "result": {}}  # ping
-    assert answers[1]["id"] == "s2" and answers[1]["error"]["code"] == -32601  # roots/list
+    # roots/list: the session's working folder, as a file:// uri (as the reference lists it)
+    assert answers[1]["id"] == "s2"
+    assert {"uri": wisp.cwd.resolve().as_uri()} in answers[1]["result"]["roots"]
 
     proc.user("grow")
     assert proc.wait_frame("result", count=2)["result"] == "grown"

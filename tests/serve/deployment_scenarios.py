@@ -95,7 +95,7 @@ def refusals(client: Any, agent: Any, environment: Any, deployment_id: str) -> N
                            initial_events=[], schedule={**WEEKDAYS, "timezone": "Mars/Base"}),
             "Mars/Base")
     refused(lambda: create(name="x", agent=agent.id, environment_id=environment.id,
-                           initial_events=[], vault_ids=["vlt_1"]), "vault_ids")
+                           initial_events=[], vault_ids=["vlt_1"]), "vault_ids[0]", "not found")
     refused(lambda: deployments.list(status="paused", include_archived=True), "status")
     refused(lambda: client.beta.deployment_runs.list(extra_query={"session_id": "x"}),
             "session_id")

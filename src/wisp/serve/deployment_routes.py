@@ -18,6 +18,7 @@ from wisp.serve.deployments import KIND, RUNS, SessionStarter, fire, scheduled
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router
 from wisp.serve.shapes import deployments as shapes
 from wisp.serve.store.base import Store
+from wisp.serve.vaults import Vaults
 
 JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
@@ -92,6 +93,7 @@ class _Routes:
         body = common.session_create(shapes.session_body(fields))
         common.check_session_fields(body)
         resources.checked(self.store, owner, body["resources"])
+        Vaults(self.store, owner).check_session_vaults(body.get("vault_ids") or [])
 
     def _save(self, owner: str, doc: JSON) -> Response:
         self.store.update(KIND, owner, doc["id"], doc)
