@@ -50,12 +50,7 @@ def cycles(graph: Mapping[str, set[str]]) -> list[frozenset[str]]:
             elif other in stack:
                 low[node] = min(low[node], index[other])
         if low[node] == index[node]:
-            component = set()
-            while True:
-                member = stack.pop()
-                component.add(member)
-                if member == node:
-                    break
+            component = _pop_component(stack, node)
             if len(component) > 1:
                 found.append(frozenset(component))
 
@@ -63,6 +58,16 @@ def cycles(graph: Mapping[str, set[str]]) -> list[frozenset[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+def _pop_component(stack: list[str], root: str) -> set[str]:
+    """The members above `root` on Tarjan's stack, and `root`: one component."""
+    component: set[str] = set()
+    while True:
+        member = stack.pop()
+        component.add(member)
+        if member == root:
+            return component
 
 
 def test_no_cycle_between_packages() -> None:

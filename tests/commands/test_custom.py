@@ -320,14 +320,9 @@ def reference_words(text: str) -> list[str]:
     quote, i = "", 0
     while i < len(text):
         ch, nxt = text[i], text[i + 1 : i + 2]
-        if (quote == "'" and ch != "'") or (quote == '"' and ch not in '"\\'):
-            word = [*(word or []), ch]
-        elif quote and ch == quote:
-            quote = ""
-        elif quote == '"':  # a backslash inside double quotes
-            escapes = nxt in ('"', "\\")
-            word = [*(word or []), nxt if escapes else ch]
-            i += escapes
+        if quote:
+            word, quote, skip = _quoted(word, quote, ch, nxt)
+            i += skip
         elif ch in SHLEX_SPACE:
             if word is not None:
                 words.append("".join(word))
@@ -344,6 +339,18 @@ def reference_words(text: str) -> list[str]:
     if quote:
         return text.split()
     return words if word is None else [*words, "".join(word)]
+
+
+def _quoted(word: list[str] | None, quote: str, ch: str,
+            nxt: str) -> tuple[list[str] | None, str, int]:
+    """One character inside `quote`: the word, the quote still open ("" once this closes
+    it), and how many characters after `ch` it took (an escaped one)."""
+    if ch == quote:
+        return word, "", 0
+    if quote == '"' and ch == "\\":  # a backslash inside double quotes
+        escapes = nxt in ('"', "\\")
+        return [*(word or []), nxt if escapes else ch], quote, int(escapes)
+    return [*(word or []), ch], quote, 0
 
 
 @pytest.mark.parametrize(("text", "words"), [

@@ -80,12 +80,7 @@ def scripted_http_app() -> App:
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
-        body = b""
-        while True:
-            part = await receive()
-            body += part.get("body", b"")
-            if not part.get("more_body"):
-                break
+        body = await _request_body(receive)
         message = json.loads(body) if body else {}
         if "id" not in message or "method" not in message:  # notifications and replies
             await send({"type": "http.response.start", "status": 202, "headers": []})
@@ -108,6 +103,15 @@ def scripted_http_app() -> App:
         await send({"type": "http.response.body", "body": b""})
 
     return app
+
+
+async def _request_body(receive: Receive) -> bytes:
+    body = b""
+    while True:
+        part = await receive()
+        body += part.get("body", b"")
+        if not part.get("more_body"):
+            return body
 
 
 def endpoint_app(endpoint: str) -> App:

@@ -548,35 +548,42 @@ def test_sse_client_disconnect_stops_the_producer() -> None:
         assert live.tasks() == 0  # no producer, watcher or connection task left
 
 
+class _Crowd:
+    """The handlers of the crowd test: event streams fed by hand (`subscribed` once 60
+    listen), and a POST that answers only once all 200 are in at once."""
+
+    def __init__(self) -> None:
+        self.subscribers: list[asyncio.Queue[JSON | None]] = []
+        self.subscribed = asyncio.Event()
+        self.arrived = 0
+        self.all_arrived = asyncio.Event()
+
+    async def stream(self, request: Request) -> EventStream:
+        queue: asyncio.Queue[JSON | None] = asyncio.Queue()
+        self.subscribers.append(queue)
+        if len(self.subscribers) == 60:
+            self.subscribed.set()
+
+        async def produce(out: SseWriter) -> None:
+            while (event := await queue.get()) is not None:
+                await out.send_json(event, event="message", id=str(event["seq"]))
+
+        return EventStream(produce, on_close=lambda: self.subscribers.remove(queue))
+
+    async def slow(self, request: Request) -> Response:
+        self.arrived += 1
+        if self.arrived == 200:
+            self.all_arrived.set()
+        await self.all_arrived.wait()
+        return Response(200, {"ok": True})
+
+
 def test_sixty_concurrent_sse_clients_and_two_hundred_requests() -> None:
     async def scenario() -> None:
-        subscribers: list[asyncio.Queue[JSON | None]] = []
-        subscribed = asyncio.Event()
-        arrived = 0
-        all_arrived = asyncio.Event()
-
-        async def stream(request: Request) -> EventStream:
-            queue: asyncio.Queue[JSON | None] = asyncio.Queue()
-            subscribers.append(queue)
-            if len(subscribers) == 60:
-                subscribed.set()
-
-            async def produce(out: SseWriter) -> None:
-                while (event := await queue.get()) is not None:
-                    await out.send_json(event, event="message", id=str(event["seq"]))
-
-            return EventStream(produce, on_close=lambda: subscribers.remove(queue))
-
-        async def slow(request: Request) -> Response:
-            nonlocal arrived
-            arrived += 1
-            if arrived == 200:
-                all_arrived.set()
-            await all_arrived.wait()  # answers only once all 200 are in at once
-            return Response(200, {"ok": True})
-
-        router = route("GET", "/v1/sessions/{session_id}/events/stream", stream)
-        router.add("POST", "/v1/sessions", slow)
+        crowd = _Crowd()
+        subscribers, subscribed = crowd.subscribers, crowd.subscribed
+        router = route("GET", "/v1/sessions/{session_id}/events/stream", crowd.stream)
+        router.add("POST", "/v1/sessions", crowd.slow)
         server = Server(router, "127.0.0.1", 0)
         await server.start()
         limits = httpx2.Limits(max_connections=300, max_keepalive_connections=300)

@@ -523,6 +523,47 @@ def test_the_sdk_reads_our_sse_frames(api):
     assert shapes.stream_query(parse_qs(urlsplit(str(seen[0].url)).query)) == ["agent.message"]
 
 
+class _ToolRunnerSession:
+    """The scripted session of the tool runner test. Each stream sends the log from where
+    the last one stopped (after three, an empty one ends with `status_terminated`); what
+    the runner posts joins the log, and after the custom tool's result another client
+    approves `write`."""
+
+    def __init__(self, log: list[JSON], write_id: str) -> None:
+        self.log, self.write_id = log, write_id
+        self.upto = self.streams = 0
+        self.posted: list[JSON] = []
+
+    def stream(self) -> Any:
+        batch, self.upto = self.log[self.upto:], len(self.log)
+        self.streams += 1
+        if not batch and self.streams > 3:
+            batch = [shapes.status_terminated()]
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"},
+                               content=b"".join(shapes.sse_frame(e) for e in batch))
+
+    def send(self, request: Any) -> Any:
+        records = [shapes.client_event_record(p, processed_at=shapes.timestamp())
+                   for p in shapes.send_events(body_of(request))]
+        self.posted.extend(records)
+        self.log.extend(records)
+        if records[0]["type"] == "user.custom_tool_result":  # another client approves
+            self.log.append(shapes.client_event_record(shapes.client_event(
+                {"type": "user.tool_confirmation", "tool_use_id": self.write_id,
+                 "result": "allow"})))
+        return reply(shapes.send_events_response(records))
+
+    def handle(self, request: Any) -> Any:
+        if request.url.path.endswith("/stream"):
+            return self.stream()
+        if request.method == "GET" and request.url.path.endswith("/events"):
+            assert parse_qs(urlsplit(str(request.url)).query)["limit"] == ["1000"]
+            return reply(shapes.list_page(self.log))
+        if request.method == "GET":  # the session itself (newer runners read its status)
+            return reply({**new_session()[1], "id": "sesn_1", "status": "running"})
+        return self.send(request)
+
+
 def test_the_sdk_tool_runner_answers_our_tool_calls(tmp_path, monkeypatch):
     """The SDK's session tool runner over a scripted log: it runs the custom tool at once,
     holds the always_ask `write` until a `user.tool_confirmation` shows up in the log, and
@@ -540,38 +581,8 @@ def test_the_sdk_tool_runner_answers_our_tool_calls(tmp_path, monkeypatch):
                                   policy="always_ask")
     log += [custom, write, shapes.status_idle("requires_action",
                                               event_ids=[custom["id"], write["id"]])]
-    streamed = {"upto": 0, "streams": 0}
-
-    def stream(_: Any) -> Any:
-        batch, streamed["upto"] = log[streamed["upto"]:], len(log)
-        streamed["streams"] += 1
-        if not batch and streamed["streams"] > 3:
-            batch = [shapes.status_terminated()]
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"},
-                               content=b"".join(shapes.sse_frame(e) for e in batch))
-
-    posted: list[JSON] = []
-
-    def send(request: Any) -> Any:
-        records = [shapes.client_event_record(p, processed_at=shapes.timestamp())
-                   for p in shapes.send_events(body_of(request))]
-        posted.extend(records)
-        log.extend(records)
-        if records[0]["type"] == "user.custom_tool_result":  # another client approves
-            log.append(shapes.client_event_record(shapes.client_event(
-                {"type": "user.tool_confirmation", "tool_use_id": write["id"],
-                 "result": "allow"})))
-        return reply(shapes.send_events_response(records))
-
-    def handle(request: Any) -> Any:
-        if request.url.path.endswith("/stream"):
-            return stream(request)
-        if request.method == "GET" and request.url.path.endswith("/events"):
-            assert parse_qs(urlsplit(str(request.url)).query)["limit"] == ["1000"]
-            return reply(shapes.list_page(log))
-        if request.method == "GET":  # the session itself (newer runners read its status)
-            return reply({**new_session()[1], "id": "sesn_1", "status": "running"})
-        return send(request)
+    session = _ToolRunnerSession(log, write["id"])
+    posted = session.posted
 
     @beta_async_tool(name="lookup")
     async def lookup(word: str) -> str:
@@ -581,7 +592,7 @@ def test_the_sdk_tool_runner_answers_our_tool_calls(tmp_path, monkeypatch):
     async def run() -> list[Any]:
         client = anthropic.AsyncAnthropic(
             api_key="k", base_url="http://wisp.test", max_retries=0,
-            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handle)))
+            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(session.handle)))
         async with AgentToolContext(workdir=str(tmp_path)) as ctx:
             tools = [*beta_agent_toolset_20260401(ctx), lookup]
             with anyio.fail_after(30):

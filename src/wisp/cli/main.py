@@ -47,19 +47,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911  (one return pe
         sys.stdout.write(_version_line() + "\n")
         return 0
     cache_bytecode_elsewhere()  # before anything else is imported
-    if args_list[:1] == ["serve"]:
-        return _serve(args_list[1:])
-    if args_list[:1] == ["acp"]:
-        from wisp.acp.server import run_acp
-
-        return run_acp(args_list[1:])
-    if args_list[:1] == ["sandbox"]:
-        from wisp.sandbox.report import run_check
-
-        return run_check(args_list[1:])
-    if args_list in (["help"], ["help", "serve"], ["-h"], ["--help"]):
-        # Only a bare `help` is the command: `wisp -p help` and `wisp help me` are prompts.
-        return _help(args_list[1:] if args_list[0] == "help" else [])
+    code = _subcommand(args_list)
+    if code is not None:
+        return code
     # Start-up creates ~34,000 long-lived objects (modules, classes, dataclass methods), so
     # cyclic collections during it are pure cost: 43 of them, ~8 ms of a ~115 ms `-p` run.
     # Each entry point calls end_startup() once its engine is built; the `finally` below
@@ -91,6 +81,24 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911  (one return pe
         return 1
     finally:
         gc.enable()  # for in-process callers, and any path that returns before an engine
+
+
+def _subcommand(args_list: list[str]) -> int | None:
+    """Run `serve`, `acp`, `sandbox` or `help` (None: the arguments are none of them)."""
+    if args_list[:1] == ["serve"]:
+        return _serve(args_list[1:])
+    if args_list[:1] == ["acp"]:
+        from wisp.acp.server import run_acp
+
+        return run_acp(args_list[1:])
+    if args_list[:1] == ["sandbox"]:
+        from wisp.sandbox.report import run_check
+
+        return run_check(args_list[1:])
+    if args_list in (["help"], ["help", "serve"], ["-h"], ["--help"]):
+        # Only a bare `help` is the command: `wisp -p help` and `wisp help me` are prompts.
+        return _help(args_list[1:] if args_list[0] == "help" else [])
+    return None
 
 
 def _help(topic: list[str]) -> int:

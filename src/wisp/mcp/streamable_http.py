@@ -151,19 +151,25 @@ class HttpMcpServer(RemoteMcpServer):
                 if (answer := self._take(item, key)) is not None:
                     return answer
         elif kind == "text/event-stream":
-            async for event in events(response):
-                if event.event not in (None, "message"):
-                    continue
-                for item in messages(event.data, self.url):
-                    if (answer := self._take(item, key)) is not None:
-                        await response.finish(FINISH_GRACE_S)  # so the socket is reused
-                        return answer
+            if (answer := await self._answer_in_stream(response, key)) is not None:
+                return answer
         elif response.status == 202:
             raise McpError(f"{self.url} accepted {method} but sent no answer")
         else:
             raise McpError(f"{self.url} answered {method} with {kind or 'no content type'}, "
                            "not JSON or an event stream")
         raise McpError(f"{self.url} did not answer {method}")
+
+    async def _answer_in_stream(self, response: HTTPResponse, key: object) -> JSON | None:
+        """The answer among an event stream's messages (None: the stream ended first)."""
+        async for event in events(response):
+            if event.event not in (None, "message"):
+                continue
+            for item in messages(event.data, self.url):
+                if (answer := self._take(item, key)) is not None:
+                    await response.finish(FINISH_GRACE_S)  # so the socket is reused
+                    return answer
+        return None
 
     def _take(self, item: JSON, key: object) -> JSON | None:
         """`item` if it is the answer; a request or notification of the server's is dealt

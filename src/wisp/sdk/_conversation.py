@@ -307,11 +307,7 @@ class Conversation:
             if frame.get("sdk_host_only") is not True:
                 self._messages.put_nowait(frame)
         else:
-            if kind == "result":
-                self._on_result(frame)
-            elif kind in ("assistant", "user", "stream_event"):
-                self._last_error_result = None  # the conversation moved on
-            self._messages.put_nowait(frame)
+            self._on_message(kind, frame)
 
     def _mirror(self, frame: JSON) -> None:
         if self.mirror is not None:
@@ -336,12 +332,16 @@ class Conversation:
         if state == "idle":
             self._run_ended.set()
 
-    def _on_result(self, frame: JSON) -> None:
-        self._last_error_result = frame if frame.get("is_error") else None
-        # An agent that reports session state ends the run with "idle"; one that
-        # doesn't ends it with the result.
-        if self._session_state in (None, "idle") or not self.bidirectional:
-            self._run_ended.set()
+    def _on_message(self, kind: object, frame: JSON) -> None:
+        if kind in ("assistant", "user", "stream_event"):
+            self._last_error_result = None  # the conversation moved on
+        elif kind == "result":
+            self._last_error_result = frame if frame.get("is_error") else None
+            # An agent that reports session state ends the run with "idle"; one that
+            # doesn't ends it with the result.
+            if self._session_state in (None, "idle") or not self.bidirectional:
+                self._run_ended.set()
+        self._messages.put_nowait(frame)
 
     async def messages(self) -> AsyncGenerator[Message, None]:
         """Typed messages until the agent ends; its failure is raised after the last one."""

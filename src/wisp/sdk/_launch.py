@@ -139,16 +139,7 @@ def _session_flags(options: Any, launch: Launch) -> None:
 
 
 def _settings(options: Any, launch: Launch) -> None:
-    value: str | None = options.settings
-    if options.sandbox is not None:
-        loaded: JSON = {}
-        if value is not None:
-            text = value.strip()
-            if not (text.startswith("{") and text.endswith("}")):
-                text = (Path(options.cwd or "") / text).read_text(encoding="utf-8-sig")
-            loaded = json.loads(text)
-        loaded["sandbox"] = options.sandbox
-        value = json.dumps(loaded)
+    value = _settings_value(options)
     if value is not None and _too_long(value):
         value = str(_temp_file(launch, value, ".json"))
     if value is not None:
@@ -164,6 +155,21 @@ def _settings(options: Any, launch: Launch) -> None:
         if plugin.get("type") != "local":
             raise ValueError(f"Unsupported plugin type: {plugin.get('type')}")
         launch.args.extend(["--plugin-dir", str(plugin["path"])])
+
+
+def _settings_value(options: Any) -> str | None:
+    """`settings` (JSON text or a file's path), with `sandbox` merged in when it is set."""
+    value: str | None = options.settings
+    if options.sandbox is None:
+        return value
+    loaded: JSON = {}
+    if value is not None:
+        text = value.strip()
+        if not (text.startswith("{") and text.endswith("}")):
+            text = (Path(options.cwd or "") / text).read_text(encoding="utf-8-sig")
+        loaded = json.loads(text)
+    loaded["sandbox"] = options.sandbox
+    return json.dumps(loaded)
 
 
 def _temp_file(launch: Launch, text: str, suffix: str) -> Path:

@@ -212,14 +212,12 @@ class _Analyser(Evaluated):
 
     def _prescan_values(self, text: str) -> None:
         """Which assigned names may hold text rather than numbers."""
-        if "=" in text:
-            for match in _ASSIGNED_VALUE.finditer(text):
-                if match[2] == ":=" or not _NUMBER.fullmatch(match[3]):
-                    self.stringy.add(match[1])
-        if "for" in text or "select" in text:
-            for match in _LOOP_WORDS.finditer(text):
-                if match[2] is None or not all(_NUMBER.fullmatch(w) for w in match[2].split()):
-                    self.stringy.add(match[1])
+        if "=" in text:  # `x=`/`x+=` of anything but a number, and `${x:=...}`
+            self.stringy.update(m[1] for m in _ASSIGNED_VALUE.finditer(text)
+                                if m[2] == ":=" or not _NUMBER.fullmatch(m[3]))
+        if "for" in text or "select" in text:  # loops over words that are not all numbers
+            self.stringy.update(m[1] for m in _LOOP_WORDS.finditer(text) if m[2] is None
+                                or not all(_NUMBER.fullmatch(w) for w in m[2].split()))
         if "printf" in text:
             for match in _PRINTF_V.finditer(text):
                 self.stringy.update(_IDENTIFIER.findall(match[1]))

@@ -33,10 +33,8 @@ def awk_program_is_safe(program: str) -> bool:
     in_print = False
     for kind, text in tokens:
         if kind == "name":
-            if text in _DANGEROUS_NAMES:
+            if not _name_is_safe(text, tokens):
                 return False
-            if text == "getline" and any(t == "<" for _, t in tokens):
-                return False  # `getline < file`; `<` may be a comparison: the safe mistake
             in_print = in_print or text in ("print", "printf")
         elif text in ("|", "|&", "@"):
             return False
@@ -49,6 +47,13 @@ def awk_program_is_safe(program: str) -> bool:
         elif text in (">", ">>") and in_print and depth <= 0:
             return False  # output redirection, not a comparison
     return True
+
+
+def _name_is_safe(name: str, tokens: list[tuple[str, str]]) -> bool:
+    if name in _DANGEROUS_NAMES:
+        return False
+    # `getline < file` reads a file; `<` may be a comparison instead: the safe mistake.
+    return name != "getline" or all(t != "<" for _, t in tokens)
 
 
 def _tokens(program: str) -> list[tuple[str, str]] | None:

@@ -67,8 +67,11 @@ class Reader:
             call.hidden_code = True
         if self.check is not None:
             self.check(call, parsed)
-        if self.data_operands:
-            return
+        if not self.data_operands:
+            self._read_operands(call, parsed, recursive)
+
+    def _read_operands(self, call: Call, parsed: Parsed, recursive: bool) -> None:
+        """The operands are files read (past a leading pattern); none may mean the cwd."""
         operands = parsed.operands
         if self.pattern_first and not parsed.has(self.pattern_opts):
             operands = operands[1:]

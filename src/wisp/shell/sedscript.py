@@ -208,29 +208,39 @@ def _addresses(reader: _Reader) -> bool:
 def _address(reader: _Reader, required: bool = False) -> bool:
     char = reader.peek()
     if char.isdigit():
-        while reader.peek().isdigit():
-            reader.at += 1
-        if reader.peek() == "~":
-            reader.at += 1
-            while reader.peek().isdigit():
-                reader.at += 1
+        _line_number(reader)
         return True
     if char == "$":
         reader.at += 1
         return True
     if char in ("/", "\\"):
-        reader.at += 1
-        if char == "\\":
-            char = reader.peek()
-            reader.at += 1
-            if not char or char in "\n\\":
-                return False
-        if not reader.delimited(char):
-            return False
-        while reader.peek() in ("I", "M"):
-            reader.at += 1
-        return True
+        return _regex_address(reader, char)
     return not required
+
+
+def _line_number(reader: _Reader) -> None:
+    """`N`, or `first~step`."""
+    while reader.peek().isdigit():
+        reader.at += 1
+    if reader.peek() == "~":
+        reader.at += 1
+        while reader.peek().isdigit():
+            reader.at += 1
+
+
+def _regex_address(reader: _Reader, char: str) -> bool:
+    """`/regex/` or `\\cregexc`, then its `I` and `M` flags."""
+    reader.at += 1
+    if char == "\\":
+        char = reader.peek()
+        reader.at += 1
+        if not char or char in "\n\\":
+            return False
+    if not reader.delimited(char):
+        return False
+    while reader.peek() in ("I", "M"):
+        reader.at += 1
+    return True
 
 
 _BODIES: dict[str, Callable[[_Reader], bool]] = {

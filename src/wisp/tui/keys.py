@@ -61,21 +61,7 @@ def _input_keys(app: TuiApp) -> KeyBindings:
 
     @kb.add("enter", filter=no_dialog)
     def _submit(event: KeyPressEvent) -> None:
-        buffer = app.input
-        state = buffer.complete_state
-        if state is not None and state.current_completion is not None:
-            buffer.apply_completion(state.current_completion)
-            return
-        if buffer.document.text_before_cursor.endswith("\\"):
-            buffer.delete_before_cursor(1)
-            buffer.insert_text("\n")
-            return
-        text = buffer.text
-        if text.strip():
-            buffer.append_to_history()
-        buffer.reset()
-        app.hint = ""
-        app.submit(text)
+        _enter_in_input(app)
 
     @kb.add("escape", "enter", filter=no_dialog)
     @kb.add("c-j", filter=no_dialog)
@@ -110,6 +96,26 @@ def _input_keys(app: TuiApp) -> KeyBindings:
         app.input.cursor_position = len(app.input.text)
 
     return kb
+
+
+def _enter_in_input(app: TuiApp) -> None:
+    """Enter takes the highlighted completion, or continues a line ending in a
+    backslash, or else submits the prompt."""
+    buffer = app.input
+    state = buffer.complete_state
+    if state is not None and state.current_completion is not None:
+        buffer.apply_completion(state.current_completion)
+        return
+    if buffer.document.text_before_cursor.endswith("\\"):
+        buffer.delete_before_cursor(1)
+        buffer.insert_text("\n")
+        return
+    text = buffer.text
+    if text.strip():
+        buffer.append_to_history()
+    buffer.reset()
+    app.hint = ""
+    app.submit(text)
 
 
 def _control_keys(app: TuiApp) -> KeyBindings:
@@ -199,10 +205,7 @@ def _dialog_keys(app: TuiApp) -> KeyBindings:
     for digit in "123456789":
         @kb.add(digit, filter=choosing & ~searching)
         def _pick(event: KeyPressEvent) -> None:
-            assert app.dialog is not None
-            index = int(event.key_sequence[0].key) - 1
-            if index < len(app.dialog.choices):
-                app.dialog.pick(index)
+            _pick_numbered(app, event)
 
     @kb.add("up", filter=choosing)
     def _up(event: KeyPressEvent) -> None:
@@ -246,6 +249,14 @@ def _dialog_keys(app: TuiApp) -> KeyBindings:
         event.app.layout.focus(buffer)
 
     return kb
+
+
+def _pick_numbered(app: TuiApp, event: KeyPressEvent) -> None:
+    """A digit picks the choice it numbers, if the dialog has that many."""
+    assert app.dialog is not None
+    index = int(event.key_sequence[0].key) - 1
+    if index < len(app.dialog.choices):
+        app.dialog.pick(index)
 
 
 def _dialog_text_keys(app: TuiApp) -> KeyBindings:

@@ -127,7 +127,12 @@ class ConversationView:
                        "yellow")
         # PermissionDenied needs no line of its own: the refused call's error result
         # follows and says the same.
-        elif isinstance(event, ev.Compacted):
+        else:
+            self._context_event(event, depth)
+
+    def _context_event(self, event: ev.Event, depth: int) -> None:
+        """Lines about the conversation itself: compaction, hooks' messages, tasks."""
+        if isinstance(event, ev.Compacted):
             self._note(f"✻ Conversation compacted ({event.trigger}; it was "
                        f"{event.pre_tokens:,} tokens)", depth)
         elif isinstance(event, ev.CompactionFailed):

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from wisp.engine.events import (
         Event,
         RunFinished,
+        StatusChanged,
         TaskProgress,
         TaskStarted,
     )
@@ -91,9 +92,29 @@ class StreamJson:
             if prompt is not None:
                 self.out.write(prompt)
 
-    def frame(self, event: Event, parent: str | None = None) -> JSON | None:  # noqa: PLR0911
+    def frame(self, event: Event, parent: str | None = None) -> JSON | None:
         """The frame for one event (None: not shown on stream-json). `parent` is the Task
         call whose subagent emitted it."""
+        from wisp.engine import events as ev
+
+        sid = self.session_id
+        match event:
+            case ev.TaskProgress():
+                return self.tasks.subagent_frame(self, event)
+            case (ev.TaskStarted() | ev.TaskStep() | ev.TaskUpdated() | ev.TaskNotified()
+                  | ev.BackgroundTasksChanged()):
+                return self.tasks.frame(event, sid)
+            case ev.TaskFinished() | ev.RunFinished():
+                return None
+            case ev.ConversationReset():
+                return conversation_reset(event, sid)
+            case ev.LocalCommandOutput():
+                return local_command_output(event, sid)
+        return (self._message(event, parent) or self._system(event)
+                or self._progress(event, parent))
+
+    def _message(self, event: Event, parent: str | None) -> JSON | None:
+        """The assistant and user frames: what the model said and what tools answered."""
         from wisp.engine import events as ev
 
         sid = self.session_id
@@ -123,18 +144,7 @@ class StreamJson:
                     synthetic, [{"type": "text", "text": event.text}], session_id=sid,
                     request_id=None, parent_tool_use_id=parent, error=event.error,
                     is_api_error_message=True, api_error_status=event.status)
-            case ev.TaskProgress():
-                return self.tasks.subagent_frame(self, event)
-            case (ev.TaskStarted() | ev.TaskStep() | ev.TaskUpdated() | ev.TaskNotified()
-                  | ev.BackgroundTasksChanged()):
-                return self.tasks.frame(event, sid)
-            case ev.TaskFinished() | ev.RunFinished():
-                return None
-            case ev.ConversationReset():
-                return conversation_reset(event, sid)
-            case ev.LocalCommandOutput():
-                return local_command_output(event, sid)
-        return self._system(event) or self._progress(event, parent)
+        return None
 
     def _progress(self, event: Event, parent: str | None) -> JSON | None:
         """Frames that tell a UI the session is alive and where a turn stands."""
@@ -183,14 +193,8 @@ class StreamJson:
                                      **extra)
             case ev.CompactionFailed():
                 return frames.system("compact_failed", sid, error=event.error)
-            case ev.StatusChanged(compact_result=str()):
-                return frames.system("status", sid, status=event.status,
-                                     compact_result=event.compact_result)
-            case ev.StatusChanged(permission_mode=None):
-                return frames.system("status", sid, status=event.status)
             case ev.StatusChanged():
-                return frames.system("status", sid, status=event.status,
-                                     permissionMode=event.permission_mode)
+                return status_frame(event, sid)
             case ev.HookEvent():
                 return frames.system(event.phase, sid, **event.fields)
             case ev.Informational():
@@ -227,20 +231,7 @@ class TaskFrames:
 
         match event:
             case ev.TaskStarted():
-                self.started[event.task_id] = event
-                if event.tool_use_id:
-                    self.by_call[event.tool_use_id] = event
-                agent = event.task_type == "local_agent"
-                fields: JSON = {**self._who(event.task_id), "description": event.description}
-                if agent:
-                    fields["subagent_type"] = event.agent_type
-                fields["is_backgrounded"] = event.backgrounded
-                if agent:
-                    fields["spawn_depth"] = 1
-                fields["task_type"] = event.task_type
-                if event.prompt is not None:
-                    fields["prompt"] = event.prompt
-                return frames.system("task_started", sid, **fields)
+                return self._started(event, sid)
             case ev.TaskStep():
                 started = self.started.get(event.task_id)
                 return frames.system(
@@ -263,6 +254,23 @@ class TaskFrames:
                 return frames.system("background_tasks_changed", sid,
                                      tasks=[_listed(t) for t in event.tasks])
         return None
+
+    def _started(self, event: TaskStarted, sid: str) -> JSON:
+        """`task_started`, remembering the task for its later frames."""
+        self.started[event.task_id] = event
+        if event.tool_use_id:
+            self.by_call[event.tool_use_id] = event
+        agent = event.task_type == "local_agent"
+        fields: JSON = {**self._who(event.task_id), "description": event.description}
+        if agent:
+            fields["subagent_type"] = event.agent_type
+        fields["is_backgrounded"] = event.backgrounded
+        if agent:
+            fields["spawn_depth"] = 1
+        fields["task_type"] = event.task_type
+        if event.prompt is not None:
+            fields["prompt"] = event.prompt
+        return frames.system("task_started", sid, **fields)
 
     def _who(self, task_id: str) -> JSON:
         started = self.started.get(task_id)
@@ -305,6 +313,16 @@ class TaskFrames:
             frame.update(agent_id=started.task_id, subagent_type=started.agent_type,
                          task_description=started.description)
         return frame
+
+
+def status_frame(event: StatusChanged, sid: str) -> JSON:
+    """`status`, with what changed: a compaction's result or else a new permission mode."""
+    extra: JSON = {}
+    if isinstance(event.compact_result, str):
+        extra["compact_result"] = event.compact_result
+    elif event.permission_mode is not None:
+        extra["permissionMode"] = event.permission_mode
+    return frames.system("status", sid, status=event.status, **extra)
 
 
 def _listed(started: TaskStarted) -> JSON:
