@@ -174,6 +174,10 @@ class RecordingStream(StreamBase):
         await self._close_readers()
         await self._inner.__aexit__(exc_type, exc, tb)
 
+    async def aclose(self) -> None:
+        """As leaving the `async with`: the exchange is written and the inner stream closed."""
+        await self.__aexit__(None, None, None)
+
     async def _events(self) -> AsyncGenerator[JSON, None]:
         source = self._opened if self._opened is not None else self._inner
         try:
