@@ -11,8 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from types import TracebackType
+from collections.abc import AsyncGenerator, Mapping
 
 from wisp import __version__
 from wisp.errors import (
@@ -24,12 +23,13 @@ from wisp.errors import (
 )
 from wisp.jsonsafe import loads_bounded
 from wisp.models import http
-from wisp.models.base import JSON, ModelRequest, close_readers
+from wisp.models.base import JSON, ModelRequest
 from wisp.models.body import BodyEncoder, encode_body
 from wisp.models.pool import ConnectionPool
 from wisp.models.reach import explained
 from wisp.models.spec import key_origin, refused_note
 from wisp.models.sse import batched_events, error_fields
+from wisp.models.stream_base import ResponseStream
 
 __all__ = [
     "AnthropicConfig",
@@ -49,9 +49,6 @@ ANTHROPIC_VERSION = "2023-06-01"
 CREDENTIAL_VARIABLES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 _ERROR_BODY_LIMIT = 1024 * 1024
 _MESSAGE_LIMIT = 2000
-# After message_stop only the final chunk is left, and it normally arrives with it. Reading
-# it lets the connection be reused; a server that holds it back costs at most this long.
-_FINISH_GRACE = 1.0
 
 
 class AnthropicConfig:
@@ -173,7 +170,7 @@ class AnthropicModel:
         await self.pool.aclose()
 
 
-class AnthropicStream:
+class AnthropicStream(ResponseStream):
     """One streaming response. Leaving the `async with` (or `aclose()`) before message_stop
     drops the socket, which is how an interrupt stops a turn; an iteration in progress then
     just ends. After message_stop the connection goes back to the pool instead."""
@@ -185,43 +182,11 @@ class AnthropicStream:
         pool: ConnectionPool | None = None,
         encoder: BodyEncoder | None = None,
     ) -> None:
-        self.request_id: str | None = None
+        super().__init__()
         self._config = config
         self._request = request
         self._pool = pool
         self._encoder = encoder
-        self._response: http.HTTPResponse | None = None
-        self._closed = False
-        self._stopped = False  # message_stop was seen: the message is complete
-        # The generators reading the body, closed by aclose(): left to the garbage collector,
-        # each would cost a task of its own (asyncio's async-generator finalizer).
-        self._readers: list[AsyncGenerator[object, None]] = []
-
-    async def __aenter__(self) -> AnthropicStream:
-        await self._open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    def __aiter__(self) -> AsyncIterator[JSON]:
-        events: AsyncGenerator[JSON, None] = self._events()
-        self._readers.append(events)
-        return events
-
-    async def aclose(self) -> None:
-        self._closed = True
-        readers, self._readers = self._readers, []
-        await close_readers(readers)
-        if self._response is not None:
-            if self._stopped:  # only the final chunk is left: read it, to reuse the socket
-                await self._response.finish(_FINISH_GRACE)
-            await self._response.aclose()
 
     async def _open(self) -> http.HTTPResponse:
         if self._response is not None:
@@ -270,7 +235,7 @@ class AnthropicStream:
             if kind == "ping":
                 continue
             if kind == "message_stop":
-                self._stopped = True  # before the yield: the consumer may stop right there
+                self._complete = True  # before the yield: the consumer may stop right there
             yield event
             if kind == "message_stop":
                 return  # the message is complete; aclose() reads the final chunk

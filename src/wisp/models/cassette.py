@@ -42,16 +42,18 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncGenerator, Callable, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from wisp.errors import ModelAPIError, RetryableAPIError, StreamCutError, UsageError
 from wisp.models.base import JSON, Model, ModelRequest, ModelStream
 from wisp.models.body import encode_value
+from wisp.models.stream_base import StreamBase
 
 if TYPE_CHECKING:
     import asyncio
+    from typing import Self
 
 __all__ = [
     "RecordingModel",
@@ -137,21 +139,20 @@ class RecordingModel:
                 sys.stderr.write(f"wisp: WISP_RECORD: cannot append to {self.path}: {exc}\n")
 
 
-class RecordingStream:
+class RecordingStream(StreamBase):
     """One recorded exchange: the inner stream's events pass through unchanged."""
 
     def __init__(self, model: RecordingModel, request: ModelRequest, inner: ModelStream) -> None:
-        self.request_id: str | None = None
+        super().__init__()
         self._model = model
         self._inner = inner
         self._opened: ModelStream | None = None
         self._body = encode_value(request.body())  # now: the history may grow later
         self._ts = time.time()
-        self._events: list[bytes] = []
+        self._seen: list[bytes] = []
         self._written = False
-        self._readers: list[AsyncGenerator[JSON, None]] = []
 
-    async def __aenter__(self) -> RecordingStream:
+    async def __aenter__(self) -> Self:
         try:
             self._opened = await self._inner.__aenter__()
         except ModelAPIError as error:
@@ -170,22 +171,18 @@ class RecordingStream:
         tb: TracebackType | None,
     ) -> None:
         self._finish("abandoned")  # unless already written
-        readers, self._readers = self._readers, []
-        for reader in readers:
-            if not getattr(reader, "ag_running", False):
-                await reader.aclose()
+        await self._close_readers()
         await self._inner.__aexit__(exc_type, exc, tb)
 
-    def __aiter__(self) -> AsyncIterator[JSON]:
-        events = self._iterate()
-        self._readers.append(events)
-        return events
+    async def aclose(self) -> None:
+        """As leaving the `async with`: the exchange is written and the inner stream closed."""
+        await self.__aexit__(None, None, None)
 
-    async def _iterate(self) -> AsyncGenerator[JSON, None]:
+    async def _events(self) -> AsyncGenerator[JSON, None]:
         source = self._opened if self._opened is not None else self._inner
         try:
             async for event in source:
-                self._events.append(encode_value(event))
+                self._seen.append(encode_value(event))
                 if event.get("type") == "message_stop":
                     self._finish("complete")  # the consumer may stop right there
                 yield event
@@ -199,14 +196,14 @@ class RecordingStream:
         self._written = True
         source = self._opened if self._opened is not None else self._inner
         self.request_id = self.request_id or source.request_id
-        if ended == "abandoned" and b'"type":"message_stop"' in (self._events or [b""])[-1]:
+        if ended == "abandoned" and b'"type":"message_stop"' in (self._seen or [b""])[-1]:
             ended = "complete"
         parts = [b'{"v":', str(VERSION).encode(), b',"ts":', _encode(_iso(self._ts)),
                  b',"ms":', str(round((time.time() - self._ts) * 1000)).encode()]
         if self._model.spec is not None:
             parts += [b',"spec":', _encode(self._model.spec)]
         parts += [b',"request":', self._body, b',"request_id":', _encode(self.request_id),
-                  b',"events":[', b",".join(self._events), b'],"ended":', _encode(ended)]
+                  b',"events":[', b",".join(self._seen), b'],"ended":', _encode(ended)]
         if error is not None:
             parts += [b',"error":', _encode(error_record(error, at))]
         parts += [b',"paths":', self._model._paths, b"}\n"]
@@ -410,11 +407,11 @@ class ReplayModel:
         return f"{head}{mode}; closest differs at {best[1]}"
 
 
-class ReplayStream:
+class ReplayStream(StreamBase):
     """One replayed response: the recorded events, at their recorded boundaries."""
 
     def __init__(self, model: ReplayModel, request: ModelRequest) -> None:
-        self.request_id: str | None = None
+        super().__init__()
         self._model = model
         self._request = request
         self._exchange: JSON | None = None
@@ -422,25 +419,14 @@ class ReplayStream:
 
         self._closed: asyncio.Event = asyncio.Event()
 
-    async def __aenter__(self) -> ReplayStream:
-        self._open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
     async def aclose(self) -> None:
         self._closed.set()
+        await self._close_readers()
 
-    def __aiter__(self) -> AsyncIterator[JSON]:
-        return self._events()
+    async def _open(self) -> JSON:
+        return self._take()
 
-    def _open(self) -> JSON:
+    def _take(self) -> JSON:
         if self._exchange is not None:
             return self._exchange
         exchange = self._exchange = self._model.take(self._request)
@@ -456,7 +442,7 @@ class ReplayStream:
 
         if self._closed.is_set():
             return
-        exchange = self._open()
+        exchange = self._take()
         for event in exchange.get("events") or []:
             await asyncio.sleep(0)  # a real stream yields to the loop between events
             if self._closed.is_set():

@@ -8,60 +8,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from wisp.sessions.chain import ASIDE, MESSAGE_TYPES, by_uuid, lineage, newest_leaf
+
 JSON = dict[str, Any]
 
-_MESSAGE_TYPES = ("user", "assistant")
 # The line types that make up a conversation (fork_session copies these, sidechains aside).
 CHAIN_TYPES = frozenset({"user", "assistant", "attachment", "system", "progress"})
-
-
-def _leaf(entries: list[JSON], by_uuid: dict[str, JSON]) -> JSON | None:
-    """The newest user/assistant line ending a branch, preferring the main thread."""
-    parents = {e.get("parentUuid") for e in entries if e.get("parentUuid")}
-    position = {e["uuid"]: i for i, e in enumerate(entries)}
-    leaves: list[JSON] = []
-    for entry in entries:
-        if entry["uuid"] in parents:
-            continue
-        node: JSON | None = entry
-        walked: set[str] = set()
-        while node is not None and node["uuid"] not in walked:
-            walked.add(node["uuid"])
-            if node.get("type") in _MESSAGE_TYPES:
-                leaves.append(node)
-                break
-            parent = node.get("parentUuid")
-            node = by_uuid.get(parent) if parent else None
-    main = [
-        e for e in leaves if not (e.get("isSidechain") or e.get("teamName") or e.get("isMeta"))
-    ]
-    candidates = main or leaves
-    if not candidates:
-        return None
-    best = candidates[0]
-    for candidate in candidates[1:]:
-        if position.get(candidate["uuid"], -1) > position.get(best["uuid"], -1):
-            best = candidate
-    return best
 
 
 def conversation_chain(entries: list[JSON]) -> list[JSON]:
     """The lines from the root to the newest main-thread leaf, following `parentUuid`,
     with the parts of a parallel tool turn that the chain skips put back."""
-    by_uuid = {e["uuid"]: e for e in entries}
-    leaf = _leaf(entries, by_uuid)
+    index = by_uuid(entries)
+    leaf = newest_leaf(entries, index, (*ASIDE, "teamName"))
     if leaf is None:
         return []
-    chain: list[JSON] = []
-    seen: set[str] = set()
-    node: JSON | None = leaf
-    while node is not None and node["uuid"] not in seen:
-        seen.add(node["uuid"])
-        chain.append(node)
-        parent = node.get("parentUuid")
-        node = by_uuid.get(parent) if parent else None
-    chain.reverse()
-    return _ParallelTurns(by_uuid, chain, seen).restored()
+    chain = lineage(index, leaf)
+    return _ParallelTurns(index, chain, {e["uuid"] for e in chain}).restored()
 
 
 def _message_id(entry: JSON) -> str | None:
@@ -217,6 +180,6 @@ class _ParallelTurns:
 
 
 def is_visible(entry: JSON) -> bool:
-    return entry.get("type") in _MESSAGE_TYPES and not (
+    return entry.get("type") in MESSAGE_TYPES and not (
         entry.get("isMeta") or entry.get("isSidechain") or entry.get("teamName")
     )

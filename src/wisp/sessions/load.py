@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from wisp.jsonsafe import MAX_DEPTH, loads_bounded
+from wisp.sessions.chain import MESSAGE_TYPES, by_uuid, lineage, newest_leaf
 from wisp.sessions.repair import repair_history
 
 JSON = dict[str, Any]
 _CHAIN_TYPES = frozenset({"user", "assistant", "attachment", "system", "progress"})
-_MESSAGE_TYPES = ("user", "assistant")
 # A line wraps a message a few levels deeper than the frame or tool input it came from,
 # which wisp accepted at MAX_DEPTH; anything deeper was not written by wisp.
 LINE_MAX_DEPTH = MAX_DEPTH + 16
@@ -57,48 +57,9 @@ def read_entries(path: Path) -> list[JSON]:
     return entries
 
 
-def _pick_leaf(entries: list[JSON]) -> JSON | None:
-    """The newest user/assistant line at the end of a branch, preferring the main thread
-    over sidechains (subagents) and meta lines."""
-    parents = {e.get("parentUuid") for e in entries}
-    by_uuid = {e["uuid"]: e for e in entries}
-    leaves: list[JSON] = []
-    for entry in entries:
-        if entry["uuid"] in parents:
-            continue
-        node: JSON | None = entry
-        seen: set[str] = set()
-        while node is not None and node["uuid"] not in seen:
-            seen.add(node["uuid"])
-            if node.get("type") in _MESSAGE_TYPES:
-                leaves.append(node)
-                break
-            node = by_uuid.get(node.get("parentUuid") or "")
-    main = [e for e in leaves if not e.get("isSidechain") and not e.get("isMeta")]
-    candidates = main or leaves
-    if not candidates:
-        return None
-    order = {id(e): i for i, e in enumerate(entries)}
-    return max(candidates, key=lambda e: order[id(e)])
-
-
 def chain_to(entries: list[JSON], leaf: JSON) -> list[JSON]:
     """The user/assistant lines from the root to `leaf`, in order."""
-    return [e for e in _lineage(entries, leaf) if e.get("type") in _MESSAGE_TYPES]
-
-
-def _lineage(entries: list[JSON], leaf: JSON) -> list[JSON]:
-    """Every chain line from the root to `leaf`, in order."""
-    by_uuid = {e["uuid"]: e for e in entries}
-    chain: list[JSON] = []
-    seen: set[str] = set()
-    node: JSON | None = leaf
-    while node is not None and node["uuid"] not in seen:
-        seen.add(node["uuid"])
-        chain.append(node)
-        node = by_uuid.get(node.get("parentUuid") or "")
-    chain.reverse()
-    return chain
+    return [e for e in lineage(by_uuid(entries), leaf) if e.get("type") in MESSAGE_TYPES]
 
 
 def discarded_after(path: Path, at_uuid: str) -> list[JSON]:
@@ -106,12 +67,13 @@ def discarded_after(path: Path, at_uuid: str) -> list[JSON]:
     branch, in order (when `at_uuid` is not on that branch, the branch past the point where
     the two part)."""
     entries = read_entries(path)
-    leaf = _pick_leaf(entries)
+    index = by_uuid(entries)
+    leaf = newest_leaf(entries, index)
     if leaf is None:
         return []
-    branch = _lineage(entries, leaf)
+    branch = lineage(index, leaf)
     at = next((e for e in entries if e["uuid"] == at_uuid), None)
-    kept = {e["uuid"] for e in _lineage(entries, at)} if at is not None else set()
+    kept = {e["uuid"] for e in lineage(index, at)} if at is not None else set()
     cut = max((n for n, e in enumerate(branch) if e["uuid"] in kept), default=-1)
     return branch[cut + 1:]
 
@@ -122,10 +84,10 @@ def load_conversation(path: Path, at_uuid: str | None = None) -> Conversation | 
     entries = read_entries(path)
     if at_uuid is not None:
         leaf = next(
-            (e for e in entries if e["uuid"] == at_uuid and e.get("type") in _MESSAGE_TYPES), None
+            (e for e in entries if e["uuid"] == at_uuid and e.get("type") in MESSAGE_TYPES), None
         )
     else:
-        leaf = _pick_leaf(entries)
+        leaf = newest_leaf(entries, by_uuid(entries))
     if leaf is None:
         return None
     chain = [e for e in chain_to(entries, leaf) if _is_model_visible(e)]

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Mapping
+from typing import TYPE_CHECKING
 
 from wisp import __version__
 from wisp.errors import ModelAPIError, Unreachable
 from wisp.models import http
 from wisp.models.anthropic import with_note
-from wisp.models.base import JSON, ModelRequest, close_readers
+from wisp.models.base import JSON, ModelRequest
 from wisp.models.openai.errors import status_error, stream_error
 from wisp.models.openai.normalise import Normaliser, completion_as_chunk
 from wisp.models.openai.presets import Compat, compat_for, guess_preset
@@ -26,12 +25,12 @@ from wisp.models.openai.request import chat_body
 from wisp.models.pool import ConnectionPool
 from wisp.models.reach import explained
 from wisp.models.sse import SSEDecoder
+from wisp.models.stream_base import ResponseStream
 
 if TYPE_CHECKING:
     from wisp.models.route import ProviderEntry
 
 _ERROR_BODY_LIMIT = 1024 * 1024
-_FINISH_GRACE = 1.0
 # Fields a strict server may reject by name (quirks 24, 27, 36, 37): dropped and resent once.
 _DROPPABLE_TOP = ("stream_options", "parallel_tool_calls", "max_completion_tokens",
                   "temperature", "top_p")
@@ -102,42 +101,16 @@ def _drop(body: JSON, field: str) -> bool:
     return found
 
 
-class OpenAIStream:
+class OpenAIStream(ResponseStream):
     """One streaming response, with the same contract as `AnthropicStream`: leaving the
     `async with` early drops the connection (an interrupt); after the end the connection
     goes back to the pool."""
 
     def __init__(self, model: OpenAICompatModel, request: ModelRequest) -> None:
-        self.request_id: str | None = None
+        super().__init__()
         self._model = model
         self._request = request
-        self._response: http.HTTPResponse | None = None
-        self._closed = False
-        self._ended = False
         self._chars = 0
-        self._readers: list[AsyncGenerator[Any, None]] = []
-
-    async def __aenter__(self) -> OpenAIStream:
-        await self._open()
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None,
-                        exc: BaseException | None, tb: TracebackType | None) -> None:
-        await self.aclose()
-
-    def __aiter__(self) -> AsyncIterator[JSON]:
-        events: AsyncGenerator[JSON, None] = self._events()
-        self._readers.append(events)
-        return events
-
-    async def aclose(self) -> None:
-        self._closed = True
-        readers, self._readers = self._readers, []
-        await close_readers(readers)
-        if self._response is not None:
-            if self._ended:
-                await self._response.finish(_FINISH_GRACE)
-            await self._response.aclose()
 
     async def _open(self) -> http.HTTPResponse:
         if self._response is not None:
@@ -201,7 +174,7 @@ class OpenAIStream:
                 yield event
         if self._closed:
             return
-        self._ended = True
+        self._complete = True
         for event in normaliser.finish(done):
             yield event
 
@@ -217,7 +190,7 @@ class OpenAIStream:
             raise ModelAPIError(f"Malformed JSON from the server: {raw[:300]!r}")
         if "error" in body and not body.get("choices"):
             raise stream_error(body)
-        self._ended = True
+        self._complete = True
         return [*normaliser.feed(completion_as_chunk(body)), *normaliser.finish(True)]
 
     async def _chunks(self, response: http.HTTPResponse
