@@ -65,7 +65,7 @@ def test_a_failed_append_writes_nothing(store: PostgresStore,
     # Two deliveries under one id: the append fails inside the transaction, after its
     # events, conversation and counter were written.
     monkeypatch.setattr(pg, "_delivery_rows", lambda rows, now: [
-        ("dlv_same", o, e, pg._dumps(p), now, now) for o, e, p in rows])
+        ("dlv_same", o, e, pg.dumps(p), now, now) for o, e, p in rows])
     with pytest.raises(psycopg.errors.UniqueViolation):
         store.append("sesn_1", [event("e4")], conversation=(0, [{"a": 1}]),
                      deliveries=[("o", "whep", {"n": 1}), ("o", "whep", {"n": 2})])
