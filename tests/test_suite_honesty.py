@@ -44,12 +44,9 @@ KEY_PAUSE = "the pause a person makes between two keys is the input under test"
 SLEEPS_ALLOWED = {
     ("tests/serve/deployment_scenarios.py", "scheduled_run"): ABSENCE,
     ("tests/serve/store_fence.py", "check_the_lease_fences_appends"): TIME_PASSING,
-    ("tests/serve/test_sqlite_store.py", "test_lease_expiry_renew_and_release"):
+    ("tests/serve/test_store_contract.py", "test_lease_expiry_renew_and_release"):
         TIME_PASSING,
-    ("tests/serve/test_sqlite_store.py", "test_sessions_needing_work"): TIME_PASSING,
-    ("tests/serve/pg/test_postgres_store.py", "test_lease_expiry_renew_and_release"):
-        TIME_PASSING,
-    ("tests/serve/pg/test_postgres_store.py", "test_sessions_needing_work"): TIME_PASSING,
+    ("tests/serve/test_store_contract.py", "test_sessions_needing_work"): TIME_PASSING,
     ("tests/serve/pg/test_postgres_store.py",
      "test_previews_are_watched_and_published_across_connections"): TIME_PASSING,
     ("tests/serve/test_sdk_environments.py", "test_the_work_queue_leases_heartbeats_and_stops"):

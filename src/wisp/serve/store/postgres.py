@@ -45,7 +45,6 @@ their keys in the order they were written. Text that is compared as time is `COL
 from __future__ import annotations
 
 import builtins
-import json
 import os
 import threading
 import time
@@ -54,17 +53,17 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from wisp.serve.store.base import JSON, Delivery, LeaseLost, Page
-from wisp.serve.store.rows import (
-    checked,
-    cursor,
-    descending,
-    is_queued,
-    loads,
-    page_of,
-    position,
-    stored_time,
-    time_key,
+from wisp.serve.store.base import JSON, Delivery, LeaseLost
+from wisp.serve.store.rows import is_queued, loads, stored_time
+from wisp.serve.store.sql import (
+    LATEST_COLUMNS,
+    LOG_COLUMNS,
+    OUTBOX_COLUMNS,
+    UPSERT_LATEST_TAIL,
+    Dialect,
+    SqlStore,
+    delivery,
+    dumps,
 )
 
 if TYPE_CHECKING:
@@ -162,30 +161,9 @@ CREATE INDEX outbox_due ON outbox (next_at, n) WHERE NOT done
 IDLE_IN_TRANSACTION_S = 5.0  # see `_connection`
 _NOW = "extract(epoch FROM clock_timestamp())"
 
-_UPSERT_LATEST_HEAD = ("INSERT INTO latest (session_id, first_seq, event_id, seq, type, "
-                       "processed_at, queued)")
-_UPSERT_LATEST_TAIL = """
-ON CONFLICT (session_id, event_id) DO UPDATE SET
-    seq = excluded.seq, type = excluded.type, processed_at = excluded.processed_at,
-    queued = excluded.queued
-"""
-
-_LATEST_BODY = "FROM latest e JOIN log l ON l.session_id = e.session_id AND l.seq = e.seq"
-
-_NEEDING_WORK = f"""
-SELECT s.id FROM (
-    SELECT DISTINCT session_id AS id FROM latest WHERE queued
-    UNION
-    SELECT id FROM resources WHERE kind = 'session' AND status = 'running'
-) s
-WHERE NOT EXISTS (SELECT 1 FROM leases WHERE session_id = s.id AND expires_at > {_NOW})
-LIMIT %s
-"""
-
-_DUE = """
-SELECT id, owner, endpoint_id, payload, attempts, next_at, last_error FROM outbox
-WHERE NOT done AND next_at <= %s ORDER BY next_at, n LIMIT %s
-"""
+POSTGRES = Dialect(placeholder="%s", true="TRUE", false="FALSE", now=_NOW,
+                   session_tables=("log", "latest", "leases", "conversation", "counters"),
+                   outbox_order="n", for_share="FOR SHARE")
 
 # Rows locked by another claim in flight are skipped, not waited for; a row whose claim
 # committed meanwhile is re-checked against `next_at` and dropped.
@@ -201,9 +179,6 @@ SELECT id, owner, endpoint_id, payload, attempts, next_at, last_error FROM due
 ORDER BY next_at, n
 """
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-
-
 def _psycopg() -> Any:
     try:
         import psycopg
@@ -213,8 +188,10 @@ def _psycopg() -> Any:
     return psycopg
 
 
-class PostgresStore:
+class PostgresStore(SqlStore):
     """`base.Store` on PostgreSQL; see the module docstring for the guarantees."""
+
+    dialect = POSTGRES
 
     def __init__(self, dsn: str, *, schema: str = "wisp", connect_timeout: float = 10.0
                  ) -> None:
@@ -279,63 +256,6 @@ class PostgresStore:
                 cur.execute(_PREVIEW_WATCH)
             conn.execute(f"SET search_path TO {self.schema}")
 
-    # Resources --------------------------------------------------------------------------
-    def create(self, kind: str, owner: str, doc: JSON) -> JSON:
-        text = _dumps(doc)
-        with self._write() as cur:
-            cur.execute("INSERT INTO resources (kind, id, owner, created_at, archived, status, "
-                        "doc) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                        (kind, doc["id"], owner, doc.get("created_at"), *_derived(doc), text))
-        return doc
-
-    def get(self, kind: str, owner: str, resource_id: str) -> JSON | None:
-        with self._read() as cur:
-            row = cur.execute("SELECT doc FROM resources WHERE kind = %s AND owner = %s "
-                              "AND id = %s", (kind, owner, resource_id)).fetchone()
-        return None if row is None else loads(row[0])
-
-    def list(self, kind: str, owner: str, *, limit: int, page: str | None,
-             order: str = "desc", include_archived: bool = False) -> Page:
-        desc = descending(order)
-        where = ["kind = %s", "owner = %s"]
-        args: builtins.list[Any] = [kind, owner]
-        if not include_archived:
-            where.append("NOT archived")
-        if page is not None:
-            where.append("n < %s" if desc else "n > %s")
-            args.append(position("r", page))
-        sql = (f"SELECT n, doc FROM resources WHERE {' AND '.join(where)} "
-               f"ORDER BY n {'DESC' if desc else 'ASC'} LIMIT %s")
-        with self._read() as cur:
-            rows = cur.execute(sql, [*args, checked(limit) + 1]).fetchall()
-        return page_of(rows, limit, "r")
-
-    def update(self, kind: str, owner: str, resource_id: str, doc: JSON) -> JSON | None:
-        text = _dumps(doc)
-        with self._write() as cur:
-            cur.execute("UPDATE resources SET archived = %s, status = %s, doc = %s "
-                        "WHERE kind = %s AND owner = %s AND id = %s",
-                        (*_derived(doc), text, kind, owner, resource_id))
-            changed = cur.rowcount
-        return doc if changed else None
-
-    def delete(self, kind: str, owner: str, resource_id: str) -> bool:
-        with self._write() as cur:
-            cur.execute("DELETE FROM resources WHERE kind = %s AND owner = %s AND id = %s",
-                        (kind, owner, resource_id))
-            deleted = cur.rowcount > 0
-            # A deleted session takes its log with it (see SqliteStore.delete).
-            if deleted and kind == "session":
-                for table in ("log", "latest", "leases", "conversation", "counters"):
-                    cur.execute(f"DELETE FROM {table} WHERE session_id = %s", (resource_id,))
-        return deleted
-
-    def owner_of(self, kind: str, resource_id: str) -> str | None:
-        with self._read() as cur:
-            row = cur.execute("SELECT owner FROM resources WHERE kind = %s AND id = %s",
-                              (kind, resource_id)).fetchone()
-        return None if row is None else str(row[0])
-
     # Event log --------------------------------------------------------------------------
     def append(self, session_id: str, events: builtins.list[JSON],
                conversation: tuple[int, builtins.list[JSON]] | None = None,
@@ -345,23 +265,24 @@ class PostgresStore:
         if not events and conversation is None and status is None and not deliveries:
             return []
         # Everything that can fail to encode fails before the transaction starts.
-        bodies = [_dumps(e) for e in events]
-        messages = ([_dumps(m) for m in conversation[1]] if conversation is not None
+        bodies = [dumps(e) for e in events]
+        messages = ([dumps(m) for m in conversation[1]] if conversation is not None
                     else None)
         outbox = _delivery_rows(deliveries or [], time.time())
         with self._write(sync) as cur:
-            if holder is not None:
-                _fence(cur, session_id, holder)
+            if holder is not None and not self._fence(cur, session_id, holder):
+                raise LeaseLost(session_id, holder)
             stored: builtins.list[JSON] = []
             if events:
                 last = _bump(cur, session_id, len(events)) - len(events)
                 stored = [{**event, "seq": last + i} for i, event in enumerate(events, 1)]
                 # The body is written without `seq` in it: the column is the truth.
-                _insert_rows(cur, "INSERT INTO log", [
+                _insert_rows(cur, f"INSERT INTO log {LOG_COLUMNS}", [
                     (session_id, e["seq"], e["id"], e["type"], e.get("processed_at"), body)
                     for e, body in zip(stored, bodies, strict=True)])
                 latest = _latest_rows(session_id, stored)
-                _insert_rows(cur, _UPSERT_LATEST_HEAD, latest, _UPSERT_LATEST_TAIL)
+                _insert_rows(cur, f"INSERT INTO latest {LATEST_COLUMNS}", latest,
+                             UPSERT_LATEST_TAIL)
                 queued = any(row[-1] for row in latest)
                 cur.execute("SELECT pg_notify(%s, %s)",
                             (LOG_CHANNEL, f"{session_id} {stored[-1]['seq']} {int(queued)}"))
@@ -373,105 +294,11 @@ class PostgresStore:
                 _insert_deliveries(cur, outbox)
         return stored
 
-    def queued(self, session_id: str) -> builtins.list[JSON]:
-        with self._read() as cur:
-            rows = cur.execute(f"SELECT l.body, l.seq {_LATEST_BODY} WHERE e.session_id = %s "
-                               "AND e.queued ORDER BY e.first_seq", (session_id,)).fetchall()
-        return [_entry(body, seq) for body, seq in rows]
-
-    def conversation(self, session_id: str) -> builtins.list[JSON]:
-        with self._read() as cur:
-            rows = cur.execute("SELECT message FROM conversation WHERE session_id = %s "
-                               "ORDER BY n", (session_id,)).fetchall()
-        return [loads(row[0]) for row in rows]
-
-    def log(self, session_id: str, after_seq: int = 0, limit: int = 1000) -> builtins.list[JSON]:
-        with self._read() as cur:
-            rows = cur.execute("SELECT body, seq FROM log WHERE session_id = %s AND seq > %s "
-                               "ORDER BY seq LIMIT %s", (session_id, after_seq, limit)).fetchall()
-        return [_entry(body, seq) for body, seq in rows]
-
     def last_seq(self, session_id: str) -> int:
         with self._read() as cur:
             row = cur.execute("SELECT last_seq FROM counters WHERE session_id = %s",
                               (session_id,)).fetchone()
         return 0 if row is None else int(row[0])
-
-    def events(self, session_id: str, *, limit: int, page: str | None, order: str = "asc",
-               types: builtins.list[str] | None = None, created_gt: str | None = None,
-               created_gte: str | None = None, created_lt: str | None = None,
-               created_lte: str | None = None) -> Page:
-        desc = descending(order)
-        where = ["e.session_id = %s"]
-        args: builtins.list[Any] = [session_id]
-        if types:
-            where.append("e.type = ANY(%s)")
-            args.append(builtins.list(types))
-        # NULL compares as neither greater nor smaller: unprocessed events drop out.
-        for op, bound in ((">", created_gt), (">=", created_gte), ("<", created_lt),
-                          ("<=", created_lte)):
-            if bound is not None:
-                where.append(f"e.processed_at {op} %s")
-                args.append(time_key(bound))
-        if page is not None:
-            where.append("e.first_seq < %s" if desc else "e.first_seq > %s")
-            args.append(position("e", page))
-        sql = (f"SELECT e.first_seq, l.body, l.seq {_LATEST_BODY} WHERE {' AND '.join(where)} "
-               f"ORDER BY e.first_seq {'DESC' if desc else 'ASC'} LIMIT %s")
-        with self._read() as cur:
-            rows = cur.execute(sql, [*args, checked(limit) + 1]).fetchall()
-        items = [_entry(body, seq) for _, body, seq in rows[:limit]]
-        more = len(rows) > limit
-        return Page(items, cursor("e", rows[limit - 1][0]) if more else None)
-
-    def event(self, session_id: str, event_id: str) -> JSON | None:
-        with self._read() as cur:
-            row = cur.execute(f"SELECT l.body, l.seq {_LATEST_BODY} "
-                              "WHERE e.session_id = %s AND e.event_id = %s",
-                              (session_id, event_id)).fetchone()
-        return None if row is None else _entry(row[0], row[1])
-
-    # Work -------------------------------------------------------------------------------
-    # Expiry is the database server's wall clock: every worker on every host compares
-    # against the same one.
-    def acquire_lease(self, session_id: str, worker: str, ttl_s: float) -> bool:
-        with self._write() as cur:
-            cur.execute(
-                f"INSERT INTO leases VALUES (%s, %s, {_NOW} + %s) "
-                "ON CONFLICT (session_id) DO UPDATE SET "
-                "worker = excluded.worker, expires_at = excluded.expires_at "
-                f"WHERE leases.expires_at <= {_NOW} OR leases.worker = excluded.worker",
-                (session_id, worker, ttl_s))
-            return cur.rowcount > 0
-
-    def renew_lease(self, session_id: str, worker: str, ttl_s: float) -> bool:
-        # An expired lease nobody took is still ours: no other worker can have acted on it.
-        with self._write() as cur:
-            cur.execute(f"UPDATE leases SET expires_at = {_NOW} + %s WHERE session_id = %s "
-                        "AND worker = %s", (ttl_s, session_id, worker))
-            return cur.rowcount > 0
-
-    def lease_holders(self) -> builtins.list[tuple[str, str]]:
-        with self._read() as cur:
-            rows = cur.execute(f"SELECT session_id, worker FROM leases WHERE expires_at > "
-                               f"{_NOW}").fetchall()
-        return [(str(r[0]), str(r[1])) for r in rows]
-
-    def lease_holder(self, session_id: str) -> str | None:
-        with self._read() as cur:
-            row = cur.execute(f"SELECT worker FROM leases WHERE session_id = %s AND "
-                              f"expires_at > {_NOW}", (session_id,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def release_lease(self, session_id: str, worker: str) -> None:
-        with self._write() as cur:
-            cur.execute("DELETE FROM leases WHERE session_id = %s AND worker = %s",
-                        (session_id, worker))
-
-    def sessions_needing_work(self, limit: int = 100) -> builtins.list[str]:
-        with self._read() as cur:
-            rows = cur.execute(_NEEDING_WORK, (limit,)).fetchall()
-        return [str(session_id) for session_id, in rows]
 
     # Webhook outbox ---------------------------------------------------------------------
     def enqueue_delivery(self, owner: str, endpoint_id: str, payload: JSON) -> None:
@@ -479,42 +306,14 @@ class PostgresStore:
         with self._write() as cur:
             _insert_deliveries(cur, rows)
 
-    def due_deliveries(self, now: float, limit: int = 50) -> builtins.list[JSON]:
-        with self._read() as cur:
-            rows = cur.execute(_DUE, (now, limit)).fetchall()
-        return [_delivery(row) for row in rows]
-
     def claim_deliveries(self, now: float, lease_s: float, limit: int = 50
                          ) -> builtins.list[JSON]:
-        # A plain read first spares a write transaction when nothing is due (every poll of
-        # every process). Outbox bookkeeping skips the synchronous commit: what a server
-        # crash could undo is a claim or an outcome, so a delivery is sent again, which
-        # at-least-once allows.
-        with self._read() as cur:
-            if cur.execute(_DUE, (now, 1)).fetchone() is None:
-                return []
+        # No synchronous commit: see `SqlStore`'s outbox.
+        if self._nothing_due(now):
+            return []
         with self._write(sync=False) as cur:
             rows = cur.execute(_CLAIM, (now, limit, now + lease_s)).fetchall()
-        return [_delivery(row) for row in rows]
-
-    def release_deliveries(self, delivery_ids: builtins.list[str], at: float) -> None:
-        with self._write(sync=False) as cur:
-            cur.execute("UPDATE outbox SET next_at = %s WHERE id = ANY(%s) AND NOT done",
-                        (at, builtins.list(delivery_ids)))
-
-    def delivery_done(self, delivery_id: str) -> None:
-        with self._write(sync=False) as cur:
-            cur.execute("UPDATE outbox SET done = TRUE, attempts = attempts + 1 WHERE id = %s",
-                        (delivery_id,))
-
-    def delivery_failed(self, delivery_id: str, retry_at: float | None, error: str) -> None:
-        # No retry time means giving up (done, the error kept). `NOT done`: a late report
-        # from a deliverer whose claim expired must not revive a completed delivery.
-        with self._write(sync=False) as cur:
-            cur.execute("UPDATE outbox SET attempts = attempts + 1, last_error = %s, "
-                        "next_at = COALESCE(%s::double precision, next_at), done = %s "
-                        "WHERE id = %s AND NOT done",
-                        (error, retry_at, retry_at is None, delivery_id))
+        return [delivery(row) for row in rows]
 
     # Waking other processes -------------------------------------------------------------
     # Previews across processes (never stored: they travel by NOTIFY) ----------------------
@@ -541,7 +340,7 @@ class PostgresStore:
     def publish_preview(self, session_id: str, sender: str, event: JSON) -> bool:
         """Sends a preview to the processes that stream it; False when it is too large
         for a notification (previews are best effort: the complete event follows)."""
-        payload = f"{session_id} {sender} {_dumps(event)}"
+        payload = f"{session_id} {sender} {dumps(event)}"
         if len(payload.encode()) > PREVIEW_PAYLOAD_MAX:
             return False
         with self._read() as cur:
@@ -661,15 +460,6 @@ def _connect(dsn: str, timeout: float) -> psycopg.Connection[Any]:
     return conn
 
 
-def _fence(cur: psycopg.Cursor[Any], session_id: str, holder: str) -> None:
-    """The lease must be `holder`'s; FOR SHARE keeps another worker from taking it until
-    this transaction ends, so no write lands after a takeover."""
-    row = cur.execute("SELECT worker FROM leases WHERE session_id = %s FOR SHARE",
-                      (session_id,)).fetchone()
-    if row is None or row[0] != holder:
-        raise LeaseLost(session_id, holder)
-
-
 def _bump(cur: psycopg.Cursor[Any], session_id: str, n: int) -> int:
     """The session's last seq after adding `n`; holds the session's counter row until
     the transaction ends (what queues the session's other appenders)."""
@@ -690,7 +480,7 @@ def _set_status(cur: psycopg.Cursor[Any], session_id: str, status: str) -> None:
     doc = loads(row[0])
     doc["status"] = status
     cur.execute("UPDATE resources SET status = %s, doc = %s WHERE kind = 'session' AND id = %s",
-                (status, _dumps(doc), session_id))
+                (status, dumps(doc), session_id))
 
 
 def _save_conversation(cur: psycopg.Cursor[Any], session_id: str, start: int,
@@ -703,19 +493,13 @@ def _save_conversation(cur: psycopg.Cursor[Any], session_id: str, start: int,
 
 
 def _delivery_rows(deliveries: list[Delivery], now: float) -> list[tuple[Any, ...]]:
-    return [(f"dlv_{uuid.uuid4().hex}", owner, endpoint_id, _dumps(payload), now, now)
+    return [(f"dlv_{uuid.uuid4().hex}", owner, endpoint_id, dumps(payload), now, now)
             for owner, endpoint_id, payload in deliveries]
 
 
 def _insert_deliveries(cur: psycopg.Cursor[Any], rows: list[tuple[Any, ...]]) -> None:
-    _insert_rows(cur, "INSERT INTO outbox (id, owner, endpoint_id, payload, next_at, "
-                      "created_at)", rows)
+    _insert_rows(cur, f"INSERT INTO outbox {OUTBOX_COLUMNS}", rows)
     cur.execute("SELECT pg_notify(%s, '')", (OUTBOX_CHANNEL,))
-
-
-def _delivery(row: Any) -> JSON:
-    return {"id": row[0], "owner": row[1], "endpoint_id": row[2], "payload": loads(row[3]),
-            "attempts": row[4], "next_at": row[5], "last_error": row[6]}
 
 
 def _latest_rows(session_id: str, entries: list[JSON]) -> list[tuple[Any, ...]]:
@@ -743,14 +527,3 @@ def _insert_rows(cur: psycopg.Cursor[Any], head: str, rows: list[tuple[Any, ...]
         one = "(" + ", ".join(["%s"] * len(chunk[0])) + ")"
         cur.execute(f"{head} VALUES {', '.join([one] * len(chunk))} {tail}",
                     [value for row in chunk for value in row])
-
-
-def _entry(body: str, seq: int) -> JSON:
-    """A log entry as stored: the event with its `seq`."""
-    return {**loads(body), "seq": int(seq)}
-
-
-def _derived(doc: JSON) -> tuple[bool, Any]:
-    return doc.get("archived_at") is not None, doc.get("status")
-
-

@@ -8,7 +8,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from wisp.serve.store.base import JSON, UNTAKEN, Page
+from wisp.serve.store.base import JSON, UNTAKEN
 
 
 def loads(text: str) -> JSON:
@@ -53,13 +53,6 @@ def position(tag: str, page: str) -> int:
     except ValueError:  # bad base64 (binascii.Error) or bytes that aren't UTF-8
         pass
     raise ValueError(f"invalid page cursor: {page!r}")
-
-def page_of(rows: list[Any], limit: int, tag: str) -> Page:
-    """`rows` are (position, json) pairs, one more than `limit` when more follow."""
-    items = [loads(body) for _, body in rows[:limit]]
-    more = len(rows) > limit
-    return Page(items, cursor(tag, rows[limit - 1][0]) if more else None)
-
 
 def is_queued(entry: JSON) -> bool:
     """A client event not yet consumed: what makes a session need a worker."""
