@@ -242,9 +242,10 @@ def test_control_and_mcp_errors_join_the_wisp_error_tree():
 
 
 def _fired_events() -> set[str]:
-    """Every event name the engine (and the runtime's elicitation) passes to `fire(...)`, read from the source: a literal
-    argument, or a variable set from literals on the line before. (Text, not `ast`:
-    Python 3.11's parser can trip on its own recursion counter late in a test run.)"""
+    """Every event name the engine (and the runtime's elicitation) passes to `fire(...)`,
+    read from the source: a literal argument, or a variable set from literals on the line
+    before. (Text, not `ast`: Python 3.11's parser can trip on its own recursion counter
+    late in a test run.)"""
     names: set[str] = set()
     # The engine fires the turn's events; the runtime those of MCP elicitation.
     for path in [*(SRC / "engine").glob("*.py"), SRC / "runtime" / "elicitation.py"]:
