@@ -97,7 +97,7 @@ class AcpAgent:
         from wisp.acp.content import replay
 
         acp = await self._open(params, resume=_session_id(params))
-        for update in replay(acp.runtime.session.history, str(acp.cwd)):
+        for update in replay(acp.runtime.conversation, str(acp.cwd)):
             acp.send(update)
         answer = self._described(acp)
         del answer["sessionId"]

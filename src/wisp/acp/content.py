@@ -6,7 +6,7 @@ Above: `wisp.acp.agent`. Below: nothing but `wisp.acp.updates`' shapes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from wisp.acp.updates import plan_update, result_update, text_update, tool_call
@@ -39,7 +39,7 @@ def _block(block: JSON) -> JSON:
     return {"type": "text", "text": f"[{kind} content is not supported]"}
 
 
-def replay(history: list[JSON], cwd: str) -> Iterator[JSON]:
+def replay(history: Sequence[JSON], cwd: str) -> Iterator[JSON]:
     """The updates that tell a loaded conversation again, message by message."""
     for message in history:
         role, content = message.get("role"), message.get("content")

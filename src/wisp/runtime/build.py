@@ -195,7 +195,24 @@ def build_run(config: RuntimeConfig, sink: EventSink, env: Mapping[str, str],
                       file_agents=project.agents if project else None)
     if project is not None:
         install_skills(ctx, project)
+    adopt_host_parts(config, ctx)
     return ctx, tool_state
+
+
+def adopt_host_parts(config: RuntimeConfig, ctx: RunContext) -> None:
+    """What a host that keeps the session itself handed in (`RuntimeConfig.history` and
+    the rest) takes the place of what the engine made: last, so nothing built after
+    overrides it."""
+    session = ctx.session
+    if config.history is not None:
+        session.history = config.history
+    if config.recorder is not None:
+        session.recorder = config.recorder
+    if config.sandbox is not None:
+        ctx.config.sandbox = config.sandbox
+        session.policy.sandbox = config.sandbox
+    if config.host_tools is not None:
+        ctx.config.tools = dict(config.host_tools)
 
 
 def install_sandbox(config: RuntimeConfig, ctx: RunContext, settings: Settings,

@@ -8,8 +8,8 @@ resolution (`wisp.sessions.resume`) read it.
 # No `from __future__ import annotations` here, and a NamedTuple rather than a dataclass:
 # argv builds one before the first frame (and before duplex answers `initialize`), where
 # importing `dataclasses` alone costs tens of milliseconds; NamedTuple checks each field's
-# annotation, and a string annotation costs a compile(), so only the three types that
-# would load half of wisp are strings.
+# annotation, and a string annotation costs a compile(), so only the types that would
+# load half of wisp are strings.
 
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,9 +19,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from wisp.permissions.modes import PermissionMode
 
 if TYPE_CHECKING:
+    from wisp.engine.session import TranscriptRecorder
     from wisp.project.context import ProjectContext
+    from wisp.sandbox.runner import CommandSandbox
     from wisp.sessions.resume import SessionStart
     from wisp.settings.loader import Settings
+    from wisp.tools.base import Tool
 
 JSON = dict[str, Any]
 _NO_ENV: Mapping[str, str] = MappingProxyType({})
@@ -76,6 +79,14 @@ class RuntimeConfig(NamedTuple):
     loaded_settings: "Settings | None" = None
     project: "ProjectContext | None" = None
     start: "SessionStart | None" = None
+    # A host that keeps the session itself (`wisp serve`) hands these in: the conversation
+    # so far (the very list the session then extends), who records it instead of a
+    # transcript, the tools the model is offered instead of the built-ins, and the OS
+    # sandbox every command runs in instead of one the settings ask for.
+    history: list[JSON] | None = None
+    recorder: "TranscriptRecorder | None" = None
+    host_tools: "Mapping[str, Tool] | None" = None
+    sandbox: "CommandSandbox | None" = None
 
     @property
     def resumed(self) -> bool:

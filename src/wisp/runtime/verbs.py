@@ -6,13 +6,16 @@ configuration (`tests/architecture/test_runtime_seal.py` holds them to it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from wisp.engine.context import RunContext
+    from wisp.engine.retry import RetryPolicy
+    from wisp.engine.tool_calls import ToolRunState
     from wisp.hooks.model import HookMatcher
+    from wisp.models.base import Model
     from wisp.project.context import ProjectContext
     from wisp.runtime.config import RuntimeConfig
     from wisp.tools.base import Tool
@@ -25,6 +28,7 @@ class SessionVerbs:
     ctx: RunContext
     project: ProjectContext
     base_tools: dict[str, Tool]
+    tool_state: ToolRunState
 
     def set_max_thinking_tokens(self, tokens: int | None) -> None:
         """A budget (for classic models; current ones think adaptively, as the
@@ -145,3 +149,77 @@ class SessionVerbs:
     def disabled_tools(self) -> frozenset[str]:
         """Tools the launch took away (`--disallowedTools`): an MCP server's are too."""
         return self.ctx.config.disabled_tools
+
+    # What a host reads and changes between turns ------------------------------------
+
+    @property
+    def conversation(self) -> Sequence[JSON]:
+        """The session's messages so far (to replay, export or count); read-only: every
+        change goes through the session, so the transcript cannot miss one."""
+        return self.ctx.session.history
+
+    def spend_at_most(self, usd: float | None) -> None:
+        """From now on the session spends at most `usd` more on model requests (the
+        engine stops before one past it); None: no limit."""
+        config = self.ctx.config
+        config.max_budget_usd = None if usd is None else self.ctx.session.usage.cost_usd + usd
+
+    def offer_tools(self, tools: Mapping[str, Tool], *, replacing: Iterable[str] = ()) -> None:
+        """Tools the host adds from the next model call on (in place of those named in
+        `replacing`): MCP servers' come and go around them (`Runtime.tools_changed`)."""
+        gone = tuple(replacing)
+        for current in (self.base_tools, self.ctx.config.tools):
+            for name in gone:
+                current.pop(name, None)
+            current.update(tools)
+
+    async def run_tool_call(self, call: JSON) -> JSON:
+        """One tool_use block run outside a turn, judged by the permission rules as in
+        one: its result is reported as any call's is; returns the tool_result block."""
+        from wisp.engine.tool_calls import run_one
+
+        block, shown = await run_one(self.ctx, self.tool_state, call)
+        self.ctx.emit(shown)
+        return block
+
+    def answer_unrun_calls(self, text: str) -> None:
+        """The last model reply's tool calls, when none got an answer (the run stopped
+        before them), are answered as errors saying `text`, so the conversation stays
+        valid for the next turn; each answer is reported as any tool result is."""
+        from wisp.engine.events import ToolResultReady
+        from wisp.engine.session import append_user
+
+        session = self.ctx.session
+        history = session.history
+        if not history or history[-1].get("role") != "assistant":
+            return
+        blocks = [{"type": "tool_result", "tool_use_id": block.get("id"), "is_error": True,
+                   "content": text}
+                  for block in history[-1].get("content") or []
+                  if isinstance(block, dict) and block.get("type") == "tool_use"]
+        if not blocks:
+            return
+        for block in blocks:
+            self.ctx.emit(ToolResultReady(block, text, {"id": block["tool_use_id"]}, ""))
+        append_user(history, blocks)
+        session.record_user(blocks)
+
+    async def notify(self, message: str, notification_type: str) -> None:
+        """Notification hooks: the user is wanted (a permission prompt is waiting)."""
+        from wisp.engine.hook_points import fire
+
+        await fire(self.ctx, "Notification", message=message,
+                   notification_type=notification_type)
+
+    @property
+    def side_model(self) -> tuple[Model, RetryPolicy]:
+        """The model, and the retry policy, for a request of the host's own beside the
+        conversation (`wisp serve`'s grader): the session's."""
+        return self.ctx.model, self.ctx.config.retry
+
+    @property
+    def agent_listing(self) -> dict[str, str]:
+        """The agents Task can launch, by name, with their descriptions (none when the
+        session has no subagents)."""
+        runner = self.ctx.subagents
+        return runner.listing() if runner is not None else {}

@@ -67,22 +67,7 @@ def settle_unrun_calls(runtime: Runtime) -> None:
     """The engine stops a run whose model request overshot the budget before running
     that request's tool calls. Each is answered as not run (an `agent.tool_result` for
     the calls run here), so the conversation stays valid for the next turn."""
-    from wisp.engine.events import ToolResultReady
-    from wisp.engine.session import append_user
-
-    history = runtime.session.history
-    if not history or history[-1].get("role") != "assistant":
-        return
-    blocks = [{"type": "tool_result", "tool_use_id": block.get("id"), "is_error": True,
-               "content": NOT_RUN}
-              for block in history[-1].get("content") or []
-              if isinstance(block, dict) and block.get("type") == "tool_use"]
-    if not blocks:
-        return
-    for block in blocks:
-        runtime.ctx.emit(ToolResultReady(block, NOT_RUN, {"id": block["tool_use_id"]}, ""))
-    append_user(history, blocks)
-    runtime.session.record_user(blocks)
+    runtime.answer_unrun_calls(NOT_RUN)
 
 
 def billed(driver: SessionDriver) -> JSON | None:

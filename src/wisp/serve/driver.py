@@ -90,24 +90,22 @@ class SessionDriver:
         conversation = self.store.conversation(self.session_id)
         projection = SessionProjection(self.log, self.plan.route, len(conversation),
                                        self.plan.mcp_call)
+        sandbox = None
+        if self.housing is not None and not self.plan.self_hosted:
+            sandbox = self.housing.sandbox(self.workspace, self.env, self.environment)
+        # The store keeps the conversation and the session log records it; the tools
+        # are the agent's, not wisp's built-ins.
         config = RuntimeConfig(
             cwd=self.workspace, env=self.env, model=_model_id(self.agent),
             system_prompt=self.agent.get("system") or None, tools=(),
             allowed_tools=self.plan.allow_rules(self.workspace),
             permission_mode="acceptEdits", permission_mode_set=True,
             no_session_persistence=True, include_partial_messages=True,
-            setting_sources=(), settings=operator_policy(self.env))
+            setting_sources=(), settings=operator_policy(self.env),
+            history=conversation, recorder=projection, host_tools=self._tools(),
+            sandbox=sandbox)
         runtime = Runtime.open(config, projection, model=self.model)
-        runtime.session.history = conversation
-        runtime.session.recorder = projection
         projection.on_status = self.set_status
-        if self.housing is not None and not self.plan.self_hosted:
-            sandbox = self.housing.sandbox(self.workspace, self.env, self.environment)
-            runtime.ctx.config.sandbox = sandbox
-            runtime.session.policy.sandbox = sandbox
-        tools = self._tools()
-        runtime.ctx.config.tools = dict(tools)
-        runtime.base_tools = dict(tools)
         self.projection = projection
         return runtime
 
@@ -246,11 +244,9 @@ class SessionDriver:
         runtime = self.opened()
         doc = budget.billed(self)
         left = None if doc is None else budget.remaining(doc)
+        runtime.spend_at_most(left)
         if left is None:
-            runtime.ctx.config.max_budget_usd = None
             return True
-        # Relative to the engine's own ledger: what it spends from now on, at most `left`.
-        runtime.ctx.config.max_budget_usd = runtime.ctx.session.usage.cost_usd + left
         if left <= 0:
             self.stop_reason = "budget_reached"
         return left > 0

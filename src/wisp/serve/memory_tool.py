@@ -54,9 +54,7 @@ def install(runtime: Runtime | None, tools: dict[str, Tool]) -> None:
     runtime opened is out of the agent's reach from the next turn on)."""
     if runtime is None:
         return
-    for current in (runtime.base_tools, runtime.ctx.config.tools):
-        current.pop(NAME, None)
-        current.update(tools)
+    runtime.offer_tools(tools, replacing=(NAME,))
 
 
 def describe(stores: list[JSON]) -> str:

@@ -155,7 +155,7 @@ class Outcomes:
             # The grader's cost is the session's: in its usage, and in the ledger the
             # budget of the turn's next model requests is checked against.
             self.driver.projection.usages.append(verdict.usage)
-            session = self.driver.opened().ctx.session
+            session = self.driver.opened().session
             session.usage.add(session.model, verdict.usage)
         if result == "needs_revision":
             self._change(outcome_id, result="running", iteration=iteration + 1,
@@ -170,11 +170,10 @@ class Outcomes:
         from wisp.errors import ModelAPIError
 
         runtime = self.driver.opened()
-        asked = grader.request(runtime.ctx.session.model, str(event["description"]),
+        asked = grader.request(runtime.session.model, str(event["description"]),
                                str((event.get("rubric") or {}).get("content") or ""),
-                               list(runtime.session.history))
-        self.grading = asyncio.ensure_future(grader.grade_retrying(
-            runtime.ctx.model, runtime.ctx.config.retry, asked))
+                               list(runtime.conversation))
+        self.grading = asyncio.ensure_future(grader.grade_retrying(*runtime.side_model, asked))
         try:
             while True:
                 done, _ = await asyncio.wait({self.grading}, timeout=_ongoing_s())

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from wisp.engine.tool_calls import run_one, tool_result_block
+from wisp.engine.tool_calls import tool_result_block
 from wisp.serve import shapes
 from wisp.serve.session_log import tool_event_id
 from wisp.serve.toolset import IDEMPOTENT
@@ -94,10 +94,8 @@ async def _recovered_cloud_result(driver: SessionDriver, event_id: str, policy: 
     never_started = policy == "ask" and _logged(
         driver, ("user.tool_confirmation",), event_id) is None
     if str(call.get("name")) in IDEMPOTENT or never_started:
-        runtime = driver.opened()
-        block, shown = await run_one(runtime.ctx, runtime.tool_state, call)
-        runtime.ctx.emit(shown)  # logged as the call's `agent.tool_result`
-        return block
+        # Logged as the call's `agent.tool_result`.
+        return await driver.opened().run_tool_call(call)
     driver.log.emit(shapes.agent_tool_result(event_id, INTERRUPTED_RESULT, is_error=True))
     return tool_result_block(tool_use_id, ToolResult.error(INTERRUPTED_RESULT))
 

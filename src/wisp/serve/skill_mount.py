@@ -74,10 +74,8 @@ def offer(runtime: Runtime | None, store: Store, owner: str, agent: JSON,
     policy.deny = [r for r in policy.deny if r.rank != RANK]
     policy.deny += [Rule.parse(f"Edit(/{s.folder.resolve()}/**)", rank=RANK)
                     for s in found.values()]
-    for tools in (runtime.base_tools, runtime.ctx.config.tools):
-        tools.pop(TOOL, None)
-        if found:
-            tools[TOOL] = _SessionSkillTool(lambda: found, workspace)
+    skill_tool = {TOOL: _SessionSkillTool(lambda: found, workspace)} if found else {}
+    runtime.offer_tools(skill_tool, replacing=(TOOL,))
 
 
 def _version(skills: Skills, entry: JSON) -> JSON:

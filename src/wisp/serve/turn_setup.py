@@ -19,8 +19,7 @@ async def prepare(driver: SessionDriver) -> None:
     _mount(driver)
     tools = {name: driver.gated(name, tool) for name, tool in (await driver.mcp.tools()).items()}
     if driver.runtime is not None and tools:
-        for current in (driver.runtime.base_tools, driver.runtime.ctx.config.tools):
-            current.update(tools)
+        driver.runtime.offer_tools(tools)
 
 
 def _mount(driver: SessionDriver) -> None:

@@ -160,7 +160,7 @@ class TuiApp:
         if self.config.resumed:
             from wisp.tui.replay import replay_history
 
-            replay_history(self, self.runtime.session.history)
+            replay_history(self, self.runtime.conversation)
         self.invalidate()
 
     def _watch_tasks(self) -> None:
@@ -252,7 +252,7 @@ class TuiApp:
         if not self.loaded.is_set():
             return
         session = self.runtime.session
-        if session.recorder is None or not session.history:
+        if session.recorder is None or not self.runtime.conversation:
             return
         from wisp.textsafe import safe
 

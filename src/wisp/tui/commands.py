@@ -173,9 +173,7 @@ async def cmd_cost(app: TuiApp, args: str) -> None:
 
 
 async def cmd_context(app: TuiApp, args: str) -> None:
-    from wisp.runtime.context_usage import context_usage
-
-    usage = context_usage(app.runtime.ctx, app.runtime.project)
+    usage = app.runtime.context_usage()
     table = new_table("", "tokens", "")
     for row in usage["categories"]:
         share = 100 * row["tokens"] / max(1, usage["maxTokens"])

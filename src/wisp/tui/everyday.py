@@ -12,7 +12,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,14 +99,14 @@ async def cmd_export(app: TuiApp, args: str) -> None:
     path = Path(name).expanduser()
     path = path if path.is_absolute() else app.config.cwd / path
     try:
-        path.write_text(conversation_text(session.history), encoding="utf-8")
+        path.write_text(conversation_text(app.runtime.conversation), encoding="utf-8")
     except OSError as exc:
         app.view.print_text(f"Could not export: {exc}", "red")
         return
     app.view.print_text(f"Conversation exported to {path}")
 
 
-def conversation_text(history: list[JSON]) -> str:
+def conversation_text(history: Sequence[JSON]) -> str:
     parts: list[str] = []
     for message in history:
         content = message.get("content")
@@ -215,7 +215,7 @@ async def cmd_rename(app: TuiApp, args: str) -> None:
                             "nothing to rename", "yellow")
 
 
-def last_answer(history: list[JSON]) -> str:
+def last_answer(history: Sequence[JSON]) -> str:
     """The text of the model's latest message that has any."""
     from wisp.engine.decide import final_text
 
@@ -226,7 +226,7 @@ def last_answer(history: list[JSON]) -> str:
 
 
 async def cmd_copy(app: TuiApp, args: str) -> None:
-    text = last_answer(app.runtime.session.history)
+    text = last_answer(app.runtime.conversation)
     if not text:
         app.view.print_text("Nothing to copy yet: the model has not answered.", "yellow")
         return

@@ -51,9 +51,8 @@ def auth_of(entry: JSON, env: dict[str, str]) -> str:
 async def cmd_agents(app: TuiApp, args: str) -> None:
     from wisp.tui.commands import add_row, new_table, show_table
 
-    runner = app.runtime.ctx.subagents
     table = new_table("agent", "description")
-    for name, description in sorted((runner.listing() if runner else {}).items()):
+    for name, description in sorted(app.runtime.agent_listing.items()):
         add_row(table, name, description)
     show_table(app, table)
 

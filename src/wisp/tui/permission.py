@@ -22,7 +22,6 @@ from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
 
-from wisp.engine.hook_points import fire
 from wisp.permissions.engine import Verdict
 from wisp.permissions.modes import PermissionMode
 from wisp.rules import Rule
@@ -145,9 +144,8 @@ class PermissionPrompt:
             runtime = self.app.runtime
             if runtime.session.abort.is_set():
                 return Verdict("deny", REFUSED, "host"), tool_input
-            await fire(runtime.ctx, "Notification",
-                       message=f"wisp needs your permission to use {tool.name}",
-                       notification_type="permission_prompt")
+            await runtime.notify(f"wisp needs your permission to use {tool.name}",
+                                 "permission_prompt")
             choice = await self._ask(tool, tool_input, verdict)
         return self._answer(choice, tool_input)
 

@@ -3,6 +3,7 @@ same form as it looked live (prompts, answers, tool calls, shortened results).""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -16,7 +17,7 @@ JSON = dict[str, Any]
 SHOWN_MESSAGES = 100  # the most recent ones; older ones are only counted
 
 
-def replay_history(app: TuiApp, history: list[JSON]) -> None:
+def replay_history(app: TuiApp, history: Sequence[JSON]) -> None:
     skipped = max(0, len(history) - SHOWN_MESSAGES)
     renderer = render.Renderer(app.width(), app.env)
     if skipped:

@@ -42,7 +42,7 @@ async def resume(app: TuiApp, args: str) -> None:
     await app.new_conversation(resume=wanted.session_id)
     from wisp.tui.replay import replay_history
 
-    replay_history(app, app.runtime.session.history)
+    replay_history(app, app.runtime.conversation)
 
 
 def preview_lines(row: SessionRow, width: int) -> list[str]:

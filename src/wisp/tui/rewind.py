@@ -39,13 +39,14 @@ class PromptMark:
 
 
 def mark(app: TuiApp, uuid: str, text: str) -> None:
-    session = app.runtime.session
-    app.prompts.append(PromptMark(uuid, text, len(session.history), session.last_message_uuid))
+    runtime = app.runtime
+    app.prompts.append(PromptMark(uuid, text, len(runtime.conversation),
+                                  runtime.session.last_message_uuid))
 
 
 async def rewind(app: TuiApp) -> None:
     session_id = app.runtime.session.session_id
-    marks = [m for m in app.prompts if m.history_len <= len(app.runtime.session.history)]
+    marks = [m for m in app.prompts if m.history_len <= len(app.runtime.conversation)]
     if not marks:
         app.view.print_text("Nothing to rewind to yet.", "yellow")
         return
