@@ -21,11 +21,11 @@ from wisp.acp.rpc import (
     Peer,
     RpcError,
 )
+from wisp.jsontypes import JSON
 
 if TYPE_CHECKING:
     from wisp.acp.session import AcpSession
 
-JSON = dict[str, Any]
 PROTOCOL_VERSION = 1
 
 

@@ -10,8 +10,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from wisp.acp.updates import plan_update, result_update, text_update, tool_call
-
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 
 def prompt_content(blocks: Any) -> list[JSON]:

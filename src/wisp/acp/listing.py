@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from wisp import paths
+from wisp.jsontypes import JSON
 
-JSON = dict[str, Any]
 SCAN_LINES = 50
 
 

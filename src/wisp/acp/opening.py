@@ -15,11 +15,10 @@ from wisp.acp.rpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, Peer, RpcError
 from wisp.acp.session import AcpSession, mcp_config
 from wisp.acp.updates import UpdateProjection
 from wisp.errors import UsageError
+from wisp.jsontypes import JSON
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.runtime import Runtime
 from wisp.sessions.resume import SessionNotFound
-
-JSON = dict[str, Any]
 
 
 class _Relay:

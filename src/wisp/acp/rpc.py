@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from wisp.diagnostics import warn
+from wisp.jsontypes import JSON
 
-JSON = dict[str, Any]
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from wisp.acp.rpc import INVALID_PARAMS, ConnectionClosed, Peer, RpcError
 from wisp.acp.updates import UpdateProjection, tool_call
 from wisp.engine.outcome import Aborted, Failed, LimitHit
+from wisp.jsontypes import JSON
 from wisp.permissions.engine import Verdict
 from wisp.rules import Rule
 
@@ -25,7 +26,6 @@ if TYPE_CHECKING:
     from wisp.runtime.runtime import Runtime
     from wisp.tools.base import Tool
 
-JSON = dict[str, Any]
 MODES = [("default", "Default", "Ask before edits and commands the rules do not allow"),
          ("acceptEdits", "Accept Edits", "Edits in the working folders without asking"),
          ("plan", "Plan Mode", "Read and plan; no edits, no commands"),

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from wisp.acp.rpc import ConnectionClosed, Peer, RpcError
+from wisp.jsontypes import JSON
 from wisp.tools.editor_files import TerminalRun
 
-JSON = dict[str, Any]
 OUTPUT_LIMIT = 1_000_000  # bytes the editor keeps (the model sees a clipped part anyway)
 
 

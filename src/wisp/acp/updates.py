@@ -14,8 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from wisp.engine.events import BlockShown, RunFinished, StreamDelta, ToolResultReady
+from wisp.jsontypes import JSON
 
-JSON = dict[str, Any]
 Send = Callable[[JSON], None]
 CONTEXT_WINDOW = 200_000
 _KINDS = {"Read": "read", "Write": "edit", "Edit": "edit", "Bash": "execute",

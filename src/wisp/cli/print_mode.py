@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from wisp.cli.main import end_startup
 from wisp.errors import UsageError
 from wisp.jsonsafe import encode_utf8
+from wisp.jsontypes import JSON
 from wisp.launch.options import Options
 from wisp.tools.reaper import end_all_processes
 from wisp.wire import frames
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from wisp.sessions.resume import SessionNotFound
     from wisp.settings.loader import Settings
 
-JSON = dict[str, Any]
 
 
 def run_print(opts: Options) -> int:

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+from wisp.jsontypes import JSON
 
 if TYPE_CHECKING:
     from wisp.commands.custom import CustomCommand
     from wisp.project.context import ProjectContext
 
-JSON = dict[str, Any]
 
 
 class BuiltIn(NamedTuple):

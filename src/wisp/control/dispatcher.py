@@ -24,6 +24,7 @@ from typing import Any, Protocol, TypeVar
 from wisp.control.pending import PendingRequests
 from wisp.diagnostics import warn
 from wisp.errors import ChannelClosed, ControlError, ProtocolError, RequestFailed
+from wisp.jsontypes import JSON
 from wisp.wire.protocol import (
     ErrorResponse,
     OutboundRequest,
@@ -36,7 +37,6 @@ from wisp.wire.writer import FrameSink
 # ControlError and RequestFailed live in wisp.errors; named here too for the callers of old.
 __all__ = ["MAX_UNMATCHED", "ControlError", "Dispatcher", "Envelope", "Handler",
            "RequestFailed"]
-JSON = dict[str, Any]
 R = TypeVar("R")
 # An untyped handler takes the request object as it came; a typed one (`on`) its TypedDict.
 Handler = Callable[[JSON], Awaitable[JSON | None]]

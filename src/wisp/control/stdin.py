@@ -13,15 +13,15 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from wisp.jsonsafe import loads_bounded
+from wisp.jsontypes import JSON
 from wisp.wire.protocol import StdinFrame, stdin_frame
 
 if TYPE_CHECKING:
     import asyncio
 
-JSON = dict[str, Any]
 CHUNK = 1 << 16
 
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from wisp.control.stdin import CHUNK, parse_line
 from wisp.duplex.init_answer import answer, applied_flags, commands
 from wisp.jsonsafe import encode_utf8
+from wisp.jsontypes import JSON
 from wisp.launch.startup import api_key_source, effective_mode
 from wisp.wire.protocol import INITIALIZE
 from wisp.wire.writer import dumps
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from wisp.project.context import ProjectContext
     from wisp.settings.loader import Settings
 
-JSON = dict[str, Any]
 
 
 class EarlyStart(NamedTuple):

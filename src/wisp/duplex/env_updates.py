@@ -9,14 +9,14 @@ stderr, as is a frame whose `variables` is not an object of strings.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.diagnostics import warn
+from wisp.jsontypes import JSON
 
 if TYPE_CHECKING:
     from wisp.duplex.server import DuplexServer
 
-JSON = dict[str, Any]
 REFUSED = frozenset({"IS_SANDBOX", "WISP_TRUST_PROJECT", "HOME", "WISP_CONFIG_DIR",
                      "CLAUDE_CONFIG_DIR"})
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp import PROTOCOL_VERSION, __version__
 from wisp.control.dispatcher import Envelope
 from wisp.duplex.initialize import apply_initialize, initialize_response, reapply_initialize
 from wisp.errors import ControlError
+from wisp.jsontypes import JSON
 from wisp.launch.startup import BYPASS, bypass_refusal
 from wisp.mcp.client import McpServer
 from wisp.permissions.modes import PermissionMode, is_permission_mode
@@ -24,7 +25,6 @@ from wisp.wire import protocol as p
 if TYPE_CHECKING:
     from wisp.duplex.server import DuplexServer
 
-JSON = dict[str, Any]
 # How long `mcp_status` waits for SDK-hosted servers it starts connecting.
 SDK_STATUS_WAIT_S = 3.0
 

@@ -15,6 +15,7 @@ from typing import Any, cast
 from wisp.control.dispatcher import Requester
 from wisp.duplex.state import StateReporter
 from wisp.errors import RequestFailed
+from wisp.jsontypes import JSON
 from wisp.launch.startup import BYPASS
 from wisp.permissions.engine import PermissionPolicy, Verdict
 from wisp.permissions.modes import is_permission_mode
@@ -23,7 +24,6 @@ from wisp.stamps import new_uuid
 from wisp.tools.base import Tool
 from wisp.wire.protocol import CanUseTool, Elicitation, HookCallback, PermissionAnswer
 
-JSON = dict[str, Any]
 # Who left the call at "ask" (Verdict.source) → the SDKs' `decision_reason_type` values.
 REASON_TYPES = {"rule": "rule", "mode": "mode", "hook": "hook", "config": "other",
                 "sandboxOverride": "sandboxOverride"}

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wisp import PROTOCOL_VERSION, __version__
+from wisp.jsontypes import JSON
 from wisp.models import catalog
 
 if TYPE_CHECKING:
     from wisp.project.context import ProjectContext
 
-JSON = dict[str, Any]
 _EXTRA_FLAGS = {"settings": "settings_applied", "managedSettings": "managed_settings_applied"}
 
 

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 from wisp.duplex.init_answer import answer, applied_flags, commands
 from wisp.errors import ControlError
 from wisp.hooks.model import CallbackHook, HookMatcher, is_hook_event
+from wisp.jsontypes import JSON
 from wisp.wire.protocol import INITIALIZE, Initialize
 
 if TYPE_CHECKING:
     from wisp.duplex.server import DuplexServer
 
-JSON = dict[str, Any]
 
 
 def callback_matchers(hooks: Any) -> list[HookMatcher]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Any
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
+
 # Where a queued frame keeps its prompt's message id (the client's `uuid`, else a new one).
 # Apart from `uuid`, which only a client sets: only stamped prompts can be named in an
 # interrupt receipt, as in the reference's.

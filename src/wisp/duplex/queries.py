@@ -13,18 +13,18 @@ from __future__ import annotations
 import base64
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.duplex.init_answer import models
 from wisp.engine.usage import UsageLedger
 from wisp.errors import ControlError
+from wisp.jsontypes import JSON
 from wisp.permissions.engine import PermissionPolicy, evaluate
 from wisp.wire import protocol as p
 
 if TYPE_CHECKING:
     from wisp.duplex.server import DuplexServer
 
-JSON = dict[str, Any]
 # A `read_file` without `max_bytes` reads at most this much (the host shows it in a viewer).
 READ_LIMIT = 10 * 1024 * 1024
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.control.dispatcher import Dispatcher, Requester
 from wisp.control.stdin import FrameReader, Line, StdinReader
@@ -25,6 +25,7 @@ from wisp.duplex.state import StateReporter, reads_session_state
 from wisp.duplex.turns import TurnRunner
 from wisp.engine.session import Session
 from wisp.engine.tool_calls import ToolRunState
+from wisp.jsontypes import JSON
 from wisp.launch.options import Options
 from wisp.launch.setup import runtime_config
 from wisp.mcp.hub import McpHub
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from wisp.project.context import ProjectContext
     from wisp.settings.loader import Settings
 
-JSON = dict[str, Any]
 DEFAULT_KEEPALIVE_S = 30.0
 
 

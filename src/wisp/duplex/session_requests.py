@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from wisp.errors import ControlError, ModelAPIError
+from wisp.jsontypes import JSON
 from wisp.mcp.client import McpServer, mcp_tool_name
 from wisp.rules import Rule
 from wisp.stamps import new_uuid
@@ -22,7 +23,6 @@ from wisp.wire import host_requests as h
 if TYPE_CHECKING:
     from wisp.duplex.server import DuplexServer
 
-JSON = dict[str, Any]
 
 
 def register_session_requests(server: DuplexServer) -> None:

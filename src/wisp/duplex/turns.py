@@ -16,13 +16,14 @@ ends (docs/protocol.md, "Tasks").
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.diagnostics import warn
 from wisp.duplex.prompts import PROMPT_UUID
 from wisp.duplex.state import cancel_ends_on_result
 from wisp.engine.outcome import Aborted
 from wisp.errors import UsageError
+from wisp.jsontypes import JSON
 from wisp.wire import frames
 
 if TYPE_CHECKING:
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from wisp.engine.outcome import Outcome
     from wisp.runtime.runtime import Runtime
 
-JSON = dict[str, Any]
 NOTICES: JSON = {}  # `_next`'s answer when a background task's notice wants a turn
 
 

@@ -11,17 +11,17 @@ import asyncio
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp import PROTOCOL_VERSION, __version__
 from wisp.errors import ControlError
 from wisp.git_config_guard import DIFF_FLAGS, guarded_argv
+from wisp.jsontypes import JSON
 from wisp.wire import host_requests as h
 
 if TYPE_CHECKING:
     from wisp.duplex.server import DuplexServer
 
-JSON = dict[str, Any]
 # The reference caps the diff a host shows; past this the answer says `truncated`.
 DIFF_LIMIT = 512 * 1024
 SUGGESTIONS = 15  # as many as the terminal's @-mention list shows

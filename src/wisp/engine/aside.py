@@ -11,10 +11,10 @@ from typing import Any
 
 from wisp.engine.context import RunContext
 from wisp.engine.session import append_user
+from wisp.jsontypes import JSON
 from wisp.models.accumulate import accumulate
 from wisp.models.base import ModelRequest
 
-JSON = dict[str, Any]
 SIDE_NOTE = ("Answer this side question about the conversation above briefly. It is not "
              "part of the task: do not call tools and do not continue the work.\n\n")
 TITLE_REQUEST = ("Write a short title (at most 6 words, no quotes, no final period) for a "

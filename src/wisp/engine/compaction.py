@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
 
 from wisp.engine.context import RunContext
 from wisp.engine.events import Compacted, CompactionFailed, StatusChanged
 from wisp.engine.hook_points import fire
 from wisp.engine.session import append_user
 from wisp.errors import ModelAPIError
+from wisp.jsontypes import JSON
 from wisp.models import catalog
 from wisp.models.accumulate import accumulate
 from wisp.models.base import ModelRequest
 
-JSON = dict[str, Any]
 DEFAULT_PERCENT = 92
 
 SUMMARY_REQUEST = (

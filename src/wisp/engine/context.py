@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.engine.events import Event, EventSink
 from wisp.engine.retry import RetryPolicy
 from wisp.engine.session import Session
 from wisp.engine.usage import UsageLedger
 from wisp.hooks.runner import HookRunner
+from wisp.jsontypes import JSON
 from wisp.models.base import Model
 from wisp.models.shape import Thinking
 from wisp.tools.base import Tool
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from wisp.sessions.checkpoints import FileHistory
     from wisp.tools.editor_files import EditorFiles, EditorTerminals
 
-JSON = dict[str, Any]
 
 
 @dataclass

@@ -7,9 +7,9 @@ call. The loop matches on what they return and does the I/O.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
+
 MAX_TOKENS_RECOVERIES = 3
 
 

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, dataclass_transform
 
+from wisp.jsontypes import JSON
+
 if TYPE_CHECKING:
     from dataclasses import KW_ONLY  # for the type checker only: too slow to import here
 
     from wisp.engine.outcome import Outcome
     from wisp.engine.usage import UsageLedger
 
-JSON = dict[str, Any]
 _set = object.__setattr__
 
 

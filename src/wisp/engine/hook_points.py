@@ -8,8 +8,7 @@ from wisp.engine.context import RunContext
 from wisp.engine.events import Informational
 from wisp.engine.session import append_user
 from wisp.hooks.model import HookEvent, HookOutcome
-
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 
 def hook_input(ctx: RunContext, event: HookEvent, **fields: Any) -> JSON:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
 
 from wisp.engine.compaction import compact, maybe_compact
 from wisp.engine.context import RunContext
@@ -54,6 +53,7 @@ from wisp.engine.tool_calls import ToolRunState, run_one
 from wisp.engine.usage import UsageLedger
 from wisp.errors import ModelAPIError
 from wisp.hooks.model import HookEvent, HookOutcome
+from wisp.jsontypes import JSON
 from wisp.models import catalog
 from wisp.models.base import ModelRequest
 from wisp.models.shape import request_fields, user_id
@@ -62,7 +62,6 @@ from wisp.stamps import new_uuid
 # The error type providers give a request the model's context cannot hold.
 CONTEXT_FULL = "context_length_exceeded"
 
-JSON = dict[str, Any]
 INTERRUPTED = "[Request interrupted by user]"
 INTERRUPTED_TOOLS = "[Request interrupted by user for tool use]"
 # What the model reads for a tool call an interrupt cut short: it may have run in part.

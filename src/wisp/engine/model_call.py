@@ -16,7 +16,6 @@ import asyncio
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 from wisp.engine.context import RunContext
 from wisp.engine.events import (
@@ -30,11 +29,11 @@ from wisp.engine.events import (
 from wisp.engine.partial import OpenStream
 from wisp.engine.retry import first_contact
 from wisp.errors import ModelAPIError, RetryableAPIError
+from wisp.jsontypes import JSON
 from wisp.models.accumulate import accumulate
 from wisp.models.base import ModelRequest
 from wisp.stamps import new_uuid
 
-JSON = dict[str, Any]
 FALLBACK_AFTER_OVERLOADS = 3
 
 

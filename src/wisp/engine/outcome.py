@@ -10,8 +10,7 @@ from wisp.engine.decide import BudgetExhausted, Limit, MaxTurnsReached
 from wisp.engine.events import RunStats
 from wisp.engine.usage import UsageLedger
 from wisp.errors import MissingCredentials, ModelAPIError, Unreachable
-
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 
 @dataclass

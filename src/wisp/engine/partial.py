@@ -4,9 +4,7 @@ consumer is left "mid-block"."""
 
 from __future__ import annotations
 
-from typing import Any
-
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 
 class OpenStream:

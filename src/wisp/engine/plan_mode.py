@@ -12,14 +12,14 @@ file from happening (`wisp.permissions.engine`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.engine.events import StatusChanged
+from wisp.jsontypes import JSON
 
 if TYPE_CHECKING:
     from wisp.engine.context import RunContext
 
-JSON = dict[str, Any]
 PLAN_TOOL = "ExitPlanMode"
 NOT_IN_PLAN_MODE = ("ExitPlanMode is only for plan mode, and this session is not in plan "
                     "mode: go on with the work.")

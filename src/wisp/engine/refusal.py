@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from wisp.engine.context import RunContext
 from wisp.engine.events import ApiErrorShown, Informational, Refused
-from wisp.models.base import JSON
+from wisp.jsontypes import JSON
 
 if TYPE_CHECKING:
     from wisp.engine.model_call import Completed

@@ -8,12 +8,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from wisp.engine.usage import UsageLedger
+from wisp.jsontypes import JSON
 from wisp.permissions.engine import PermissionPolicy
 from wisp.permissions.modes import PermissionMode
 from wisp.processes import ProcessRegistry
 from wisp.stamps import new_uuid
-
-JSON = dict[str, Any]
 
 
 class TranscriptRecorder(Protocol):

@@ -19,9 +19,9 @@ from typing import Any
 from wisp.engine.context import EngineConfig
 from wisp.engine.events import ToolResultReady
 from wisp.jsonsafe import loads_bounded
+from wisp.jsontypes import JSON
 from wisp.stamps import new_uuid
 
-JSON = dict[str, Any]
 TOOL_NAME = "StructuredOutput"
 DEFAULT_MAX_ATTEMPTS = 5
 WRAP_KEY = "value"

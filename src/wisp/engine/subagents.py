@@ -34,13 +34,12 @@ from wisp.engine.outcome import Outcome, Success, ending
 from wisp.engine.session import Session
 from wisp.engine.tasks import Task, TaskRegistry, notice_text
 from wisp.engine.tool_calls import ToolRunState
+from wisp.jsontypes import JSON
 from wisp.models import catalog
 from wisp.processes import ProcessRegistry
 from wisp.prompts.system import environment_section
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.tools.base import ToolResult
-
-JSON = dict[str, Any]
 
 GENERAL_PURPOSE_PROMPT = (
     "You are a subagent of wisp, working on one task handed to you by the main agent. "

@@ -36,6 +36,7 @@ from wisp.engine.events import (
     TaskStep,
     TaskUpdated,
 )
+from wisp.jsontypes import JSON
 from wisp.processes import ProcessRegistry, kill_group
 
 if TYPE_CHECKING:
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
 # secrets, subprocess and tempfile are imported where used: every session builds a
 # registry at start-up, few ever start a task.
 
-JSON = dict[str, Any]
 TaskType = Literal["local_agent", "local_bash"]
 Status = Literal["running", "completed", "failed", "killed"]
 # A background command may run this long unless its call says otherwise (the Bash

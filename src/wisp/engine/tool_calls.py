@@ -10,18 +10,17 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from wisp.engine.context import RunContext
 from wisp.engine.events import PermissionDenied, ToolProgress, ToolResultReady
 from wisp.engine.hook_points import fire
 from wisp.engine.plan_mode import NOT_IN_PLAN_MODE, PLAN_TOOL, PlanMode, in_plan_mode
 from wisp.hooks.model import HookEvent, HookOutcome
+from wisp.jsontypes import JSON
 from wisp.permissions.engine import Behavior, PermissionPolicy, Verdict, evaluate
 from wisp.stamps import new_uuid
 from wisp.tools.base import Tool, ToolContext, ToolResult, check_input
 
-JSON = dict[str, Any]
 # Asks a host (the SDK's can_use_tool) about a call the rules left at "ask".
 # Returns the final verdict and possibly rewritten input.
 AskHost = Callable[[Tool, JSON, str, Verdict], Awaitable[tuple[Verdict, JSON]]]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.models import catalog
 
-JSON = dict[str, Any]
 TOKEN_KEYS = (
     "input_tokens",
     "output_tokens",

@@ -14,10 +14,10 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.processes import kill_group
 from wisp.processes.output import CappedText
 
-JSON = dict[str, Any]
 DEFAULT_ASYNC_TIMEOUT_S = 15.0  # the reference's, when the answer names none
 
 

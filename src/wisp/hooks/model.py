@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeGuard, get_args
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 # The events wisp fires. Fire points take a `HookEvent`, so a misspelt name is a type error
 # rather than a hook that silently never runs.

@@ -30,11 +30,11 @@ from wisp.hooks.model import (
     HookOutcome,
 )
 from wisp.jsonsafe import JSONTooDeep, loads_bounded
+from wisp.jsontypes import JSON
 from wisp.processes import kill_group
 from wisp.processes.output import CappedText, clip
 from wisp.stamps import new_uuid
 
-JSON = dict[str, Any]
 # (callback_id, input, tool_use_id, timeout) → the hook's JSON answer
 CallbackTransport = Callable[[str, JSON, str | None, float | None], Awaitable[JSON]]
 Emit = Callable[[str, JSON], None]

@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
 
 from wisp.diagnostics import warn
 from wisp.errors import ControlError, McpError
+from wisp.jsontypes import JSON
 from wisp.mcp.client import McpServer
 from wisp.mcp.oauth import CallbackListener, Flow, TokenStore, discover, register
 
-JSON = dict[str, Any]
 Reconnect = Callable[[McpServer], Awaitable[None]]
 LISTEN_S = 600.0  # how long wisp's listener waits for the user to finish in the browser
 

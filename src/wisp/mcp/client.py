@@ -20,12 +20,12 @@ from typing import Any, ClassVar
 
 from wisp import __version__
 from wisp.errors import McpError, McpTimeout
+from wisp.jsontypes import JSON
 from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
 __all__ = ["JSON", "PROTOCOL", "McpAuthRequired", "McpError", "McpServer", "McpTool",
            "mcp_tool_name", "timeout_s"]
 
-JSON = dict[str, Any]
 # (server name, the elicitation's params) → the user's answer: {action, content?}
 Elicit = Callable[[str, JSON], Awaitable[JSON]]
 # (server name, elicitation id): the server says a URL-mode elicitation is done.

@@ -18,15 +18,15 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.errors import UsageError
+from wisp.jsontypes import JSON
 from wisp.mcp.client import McpServer
 
 if TYPE_CHECKING:
     from wisp.mcp.sdk_bridge import Send
 
-JSON = dict[str, Any]
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 

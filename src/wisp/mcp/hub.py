@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from wisp.jsontypes import JSON
 from wisp.mcp.client import McpServer
 from wisp.mcp.config import build_server
 from wisp.mcp.sdk_bridge import SdkMcpServer, Send
@@ -28,7 +29,6 @@ from wisp.tools.base import Tool
 if TYPE_CHECKING:
     from wisp.mcp.auth_flow import OAuthFlows
 
-JSON = dict[str, Any]
 
 
 class Elicitor(Protocol):

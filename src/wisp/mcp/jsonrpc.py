@@ -25,8 +25,8 @@ from typing import Any
 
 from wisp.control.pending import PendingRequests
 from wisp.errors import McpError, McpTimeout
+from wisp.jsontypes import JSON
 
-JSON = dict[str, Any]
 METHOD_NOT_FOUND = -32601
 # (method, params) → the result to answer a server's request with, or None: not served.
 ServerRequest = Callable[[str, Any], Awaitable[JSON | None]]

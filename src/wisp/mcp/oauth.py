@@ -29,13 +29,12 @@ import secrets
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urlencode, urljoin, urlparse
 
 from wisp.errors import McpError
+from wisp.jsontypes import JSON
 from wisp.models.http import request
 
-JSON = dict[str, Any]
 STORE_FILE = "mcp-oauth.json"
 CALLBACK_PATH = "/callback"
 _RESOURCE_METADATA = re.compile(r'resource_metadata="([^"]+)"')

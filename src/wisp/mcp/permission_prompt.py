@@ -20,10 +20,9 @@ from typing import Any
 
 from wisp.errors import UsageError
 from wisp.jsonsafe import loads_bounded
+from wisp.jsontypes import JSON
 from wisp.permissions.engine import Verdict
 from wisp.tools.base import Tool, ToolContext
-
-JSON = dict[str, Any]
 
 
 class McpPermissionPrompt:

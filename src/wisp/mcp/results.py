@@ -10,12 +10,11 @@ Claude Code's: `MAX_MCP_OUTPUT_TOKENS` (default 25,000), counted as 4 characters
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.processes.output import clip, save_output
 from wisp.tools.base import ToolResult
 
-JSON = dict[str, Any]
 DEFAULT_MAX_TOKENS = 25_000
 CHARS_PER_TOKEN = 4
 # The Messages API refuses an image over 5 MB; in base64 that is a third more.

@@ -18,12 +18,10 @@ engine turns that into an error tool result. Strip both keys before sending the 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from wisp.errors import ModelAPIError
 from wisp.jsonsafe import loads_bounded
-
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 __all__ = ["accumulate", "fold"]
 

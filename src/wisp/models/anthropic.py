@@ -22,8 +22,9 @@ from wisp.errors import (
     Unreachable,
 )
 from wisp.jsonsafe import loads_bounded
+from wisp.jsontypes import JSON
 from wisp.models import http
-from wisp.models.base import JSON, ModelRequest
+from wisp.models.base import ModelRequest
 from wisp.models.body import BodyEncoder, encode_body
 from wisp.models.pool import ConnectionPool
 from wisp.models.reach import explained

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Protocol
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 
 @dataclass

@@ -20,7 +20,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))

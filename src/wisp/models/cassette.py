@@ -47,7 +47,8 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from wisp.errors import ModelAPIError, RetryableAPIError, StreamCutError, UsageError
-from wisp.models.base import JSON, Model, ModelRequest, ModelStream
+from wisp.jsontypes import JSON
+from wisp.models.base import Model, ModelRequest, ModelStream
 from wisp.models.body import encode_value
 from wisp.models.stream_base import StreamBase
 

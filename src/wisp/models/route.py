@@ -23,11 +23,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from wisp.errors import MissingCredentials, UsageError
+from wisp.jsontypes import JSON
 from wisp.models import catalog
 from wisp.models.base import Model, ModelRequest, ModelStream
 from wisp.models.spec import key_origin, missing_credentials, refused_note, split_spec
 
-JSON = dict[str, Any]
 DEFAULT_OPENAI_BASE = "https://api.openai.com/v1"
 
 

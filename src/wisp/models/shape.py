@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.models import catalog
 
-JSON = dict[str, Any]
 CONTEXT_MANAGEMENT: JSON = {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]}
 DEFAULT_EFFORT = "medium"
 EFFORTS = ("low", "medium", "high", "xhigh", "max")

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from wisp.errors import ModelAPIError, RetryableAPIError
-
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 # In-stream errors arrive on a 200 response, so their HTTP status is implied by the type.
 _STREAM_ERROR_STATUS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429}

@@ -12,7 +12,8 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from wisp.models.base import JSON, close_readers
+from wisp.jsontypes import JSON
+from wisp.models.base import close_readers
 
 if TYPE_CHECKING:
     from typing import Self

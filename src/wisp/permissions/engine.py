@@ -16,8 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from wisp.jsontypes import JSON
 from wisp.paths.protected import config_folders
 from wisp.permissions.files import (
     FileUse,
@@ -34,7 +35,6 @@ from wisp.rules import READ_FAMILY, Rule, name_matches, normalise_path
 if TYPE_CHECKING:
     from wisp.permissions.sandboxing import SandboxedCommands
 
-JSON = dict[str, Any]
 Behavior = Literal["allow", "deny", "ask"]
 
 

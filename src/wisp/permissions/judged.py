@@ -7,12 +7,13 @@ so the tools can use the shell analyser and rule parsing without a cycle.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
+
+from wisp.jsontypes import JSON
 
 ToolKind = Literal["read", "edit", "execute", "network", "meta"]
 # What permission rules with content judge for a tool: see `Tool.rule_subject`.
 RuleSubject = Literal["paths", "command", "domain", "name"]
-JSON = dict[str, Any]
 
 
 class JudgedTool(Protocol):

@@ -15,12 +15,11 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from wisp.diagnostics import warn
+from wisp.jsontypes import JSON
 from wisp.project.frontmatter import FieldValue, read_markdown, scalar, tool_list
 
-JSON = dict[str, Any]
 # A root: (source, folder, namespace). Plugin agents are named `<plugin>:<agent>`.
 AgentRoot = tuple[str, Path, str | None]
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from wisp.diagnostics import warn
+from wisp.jsontypes import JSON
 
 if TYPE_CHECKING:
     from wisp.project.memory import MemoryFile
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
     from wisp.project.styles import OutputStyle
     from wisp.settings.loader import Settings
 
-JSON = dict[str, Any]
 ALL_SOURCES = ("user", "project", "local")
 
 

@@ -35,11 +35,10 @@ import re
 import stat
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
 
 from wisp.diagnostics import warn
+from wisp.jsontypes import JSON
 
-JSON = dict[str, Any]
 MAX_BYTES = 256 * 1024
 MAX_IMPORT_DEPTH = 5
 PROJECT_NAMES = ("CLAUDE.md", ".claude/CLAUDE.md")

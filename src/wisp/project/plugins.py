@@ -29,7 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
+
 MANIFEST = Path(".claude-plugin") / "plugin.json"
 _NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
 ROOT_VARIABLE = "${CLAUDE_PLUGIN_ROOT}"

@@ -9,12 +9,13 @@ from __future__ import annotations
 import platform
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from wisp.jsontypes import JSON
 
 if TYPE_CHECKING:
     from wisp.project.styles import OutputStyle
 
-JSON = dict[str, Any]
 
 IDENTITY = "You are wisp, an open-source coding agent working in the user's terminal."
 

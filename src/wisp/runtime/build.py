@@ -14,6 +14,7 @@ from wisp.engine.session import Session
 from wisp.engine.tool_calls import AskHost, ToolRunState
 from wisp.hooks.model import HookMatcher
 from wisp.hooks.runner import HookRunner
+from wisp.jsontypes import JSON
 from wisp.models import catalog
 from wisp.models.base import Model
 from wisp.models.shape import Thinking
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
     from wisp.project.context import ProjectContext
     from wisp.sessions.resume import SessionStart
 
-JSON = dict[str, Any]
 
 
 def select_tools(config: RuntimeConfig) -> tuple[dict[str, Tool], frozenset[str]]:

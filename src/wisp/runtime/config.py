@@ -10,12 +10,12 @@ resolution (`wisp.sessions.resume`) read it.
 # importing `dataclasses` alone costs tens of milliseconds; NamedTuple checks each field's
 # annotation, and a string annotation costs a compile(), so only the types that would
 # load half of wisp are strings.
-
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+from wisp.jsontypes import JSON
 from wisp.permissions.modes import PermissionMode
 
 if TYPE_CHECKING:
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from wisp.settings.loader import Settings
     from wisp.tools.base import Tool
 
-JSON = dict[str, Any]
 _NO_ENV: Mapping[str, str] = MappingProxyType({})
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from wisp.jsontypes import JSON
 from wisp.models import catalog
 
 if TYPE_CHECKING:
     from wisp.engine.context import RunContext
     from wisp.project.context import ProjectContext
 
-JSON = dict[str, Any]
 CHARS_PER_TOKEN = 4
 
 

@@ -10,16 +10,16 @@ it (a decline)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.engine.context import RunContext
 from wisp.engine.events import ElicitationComplete
 from wisp.engine.hook_points import fire
+from wisp.jsontypes import JSON
 
 if TYPE_CHECKING:
     from wisp.runtime.runtime import Runtime
 
-JSON = dict[str, Any]
 Asker = Callable[[str, JSON], Awaitable[JSON]]
 DECLINE: JSON = {"action": "decline"}
 UNASKED: JSON = {"action": "cancel"}  # nobody to ask: the reference answers this

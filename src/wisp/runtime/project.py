@@ -10,8 +10,9 @@ and leaves everything else (settings hooks, `--mcp-config` servers, SDK agents) 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from wisp.jsontypes import JSON
 from wisp.project.context import open_project, warn_about
 
 __all__ = ["open_project", "reload_answer", "reload_plugins", "reload_skills"]
@@ -19,7 +20,6 @@ __all__ = ["open_project", "reload_answer", "reload_plugins", "reload_skills"]
 if TYPE_CHECKING:
     from wisp.runtime.runtime import Runtime
 
-JSON = dict[str, Any]
 PLUGIN_HOOK_SOURCE = "plugin:"
 
 

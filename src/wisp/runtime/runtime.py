@@ -14,7 +14,7 @@ import asyncio
 import time
 import traceback
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp import paths
 from wisp.diagnostics import warn
@@ -30,6 +30,7 @@ from wisp.engine.session import Session
 from wisp.engine.tool_calls import AskHost
 from wisp.errors import UsageError
 from wisp.hooks.runner import CallbackTransport
+from wisp.jsontypes import JSON
 from wisp.models import catalog
 from wisp.permissions.modes import PermissionMode
 from wisp.runtime.build import build_run
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from wisp.sessions.checkpoints import FileHistory
     from wisp.tools.editor_files import EditorFiles, EditorTerminals
 
-JSON = dict[str, Any]
 McpSend = Callable[[str, JSON], Awaitable[JSON]]
 NOT_STARTED = "The turn was interrupted before it could end."
 

@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wisp.jsontypes import JSON
+
 if TYPE_CHECKING:
     from wisp.engine.context import RunContext
     from wisp.engine.retry import RetryPolicy
@@ -20,7 +22,6 @@ if TYPE_CHECKING:
     from wisp.runtime.config import RuntimeConfig
     from wisp.tools.base import Tool
 
-JSON = dict[str, Any]
 
 
 class SessionVerbs:

@@ -16,12 +16,13 @@ confinement off. Such values are dropped with a warning that names them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from wisp.jsontypes import JSON
 
 if TYPE_CHECKING:
     from wisp.settings.loader import Settings
 
-JSON = dict[str, Any]
 TRUSTED_SOURCES = frozenset({"user", "flag"})
 DEFAULT_MAX_PROCESSES = 1024
 DEFAULT_MAX_FILE_MB = 2048

@@ -12,15 +12,15 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from wisp.jsontypes import JSON
 from wisp.sandbox.config import SandboxConfig, sandbox_config, sandbox_enabled
 
 if TYPE_CHECKING:
     from wisp.sandbox.probe import Probe
     from wisp.settings.loader import Settings
 
-JSON = dict[str, Any]
 USAGE = "usage: wisp sandbox check [--settings <file or json>] [--json]\n"
 
 

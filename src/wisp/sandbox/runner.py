@@ -21,13 +21,13 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.sandbox.config import SandboxConfig
 from wisp.sandbox.netgate import NetworkSetup
 from wisp.sandbox.probe import Mechanism, Probe
 from wisp.sandbox.profile import SandboxProfile, bwrap_argv
 from wisp.sandbox.view import MountPlan
 
-JSON = dict[str, Any]
 _LIVE: weakref.WeakSet[CommandSandbox] = weakref.WeakSet()
 
 

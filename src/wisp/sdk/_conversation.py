@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from wisp import paths
+from wisp.jsontypes import JSON
 from wisp.sdk._host import HostAnswers
 from wisp.sdk._launch import Launch, plan_launch
 from wisp.sdk._parse import parse_message
@@ -31,7 +32,6 @@ from wisp.sdk.types import (
     Message,
 )
 
-JSON = dict[str, Any]
 END = object()  # the message stream is over
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.sdk._launch import sdk_servers
 from wisp.sdk.errors import ClaudeSDKError
 from wisp.sdk.types import (
@@ -18,7 +19,6 @@ from wisp.sdk.types import (
     ToolPermissionContext,
 )
 
-JSON = dict[str, Any]
 # How a link reaches `HostAnswers.answer`: request body in, answer body out.
 Answer = Callable[[JSON], Awaitable[JSON]]
 

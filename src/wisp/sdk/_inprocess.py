@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from wisp.diagnostics import route_to
 from wisp.errors import RequestFailed
+from wisp.jsontypes import JSON
 from wisp.sdk._host import Answer
 from wisp.sdk._launch import Launch
 
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from wisp.duplex.server import DuplexServer
     from wisp.wire.protocol import OutboundRequest
 
-JSON = dict[str, Any]
 STDERR_TAIL_LINES = 50  # kept for a ProcessError's text
 _FRESH_SUBTYPES = frozenset({"init", "session_state_changed"})
 

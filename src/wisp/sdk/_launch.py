@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
+
 # One argv entry above this many UTF-8 bytes moves to `initialize` (or a file).
 ARG_LIMIT = 64 * 1024
 # The official Python SDK release whose protocol this one speaks (CLIs may gate on it).

@@ -6,11 +6,8 @@ one message, their results interleaved) whole.
 
 from __future__ import annotations
 
-from typing import Any
-
+from wisp.jsontypes import JSON
 from wisp.sessions.chain import ASIDE, MESSAGE_TYPES, by_uuid, lineage, newest_leaf
-
-JSON = dict[str, Any]
 
 # The line types that make up a conversation (fork_session copies these, sidechains aside).
 CHAIN_TYPES = frozenset({"user", "assistant", "attachment", "system", "progress"})

@@ -13,11 +13,10 @@ import unicodedata
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from wisp import paths
 
-JSON = dict[str, Any]
 # How much of a file's head and of its tail a listing reads.
 LITE_READ_BUF_SIZE = 64 * 1024
 FIRST_PROMPT_MAX = 200

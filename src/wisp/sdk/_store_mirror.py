@@ -23,9 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from wisp import paths
+from wisp.jsontypes import JSON
 from wisp.sdk.session_store import SessionKey, SessionStore, file_path_to_session_key
-
-JSON = dict[str, Any]
 
 
 class StoreMirror:

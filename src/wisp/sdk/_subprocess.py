@@ -17,13 +17,12 @@ import signal
 import sys
 from collections import deque
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.processes import kill_group
 from wisp.sdk._launch import Launch
 from wisp.sdk.errors import CLIConnectionError, CLINotFoundError
 
-JSON = dict[str, Any]
 CHUNK = 1 << 16
 GRACE_S = 5.0  # a closed stdin: time to finish before SIGTERM (the official SDK's too)
 TERM_S = 5.0  # SIGTERM: time to clean up before SIGKILL

@@ -18,11 +18,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from wisp.jsontypes import JSON
 from wisp.sdk.types import McpSdkServerConfig
 
 logger = logging.getLogger(__name__)
 
-JSON = dict[str, Any]
 T = TypeVar("T")
 V = TypeVar("V")
 

@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypedDict
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
+
 SessionStoreFlushMode = Literal["batched", "eager"]
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from wisp import paths
+from wisp.jsontypes import JSON
 from wisp.sdk._session_chain import CHAIN_TYPES, conversation_chain, is_visible
 from wisp.sdk._session_files import (
     Lite,
@@ -42,7 +43,6 @@ from wisp.sdk._session_files import (
 from wisp.sessions.load import read_entries
 from wisp.stamps import iso_now, new_uuid
 
-JSON = dict[str, Any]
 # How much of a file's head and of its tail a listing reads.
 LITE_READ_BUF_SIZE = 64 * 1024
 FIRST_PROMPT_MAX = 200

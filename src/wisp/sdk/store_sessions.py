@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from wisp import paths
+from wisp.jsontypes import JSON
 from wisp.sdk._session_chain import CHAIN_TYPES, conversation_chain, is_visible
 from wisp.sdk._session_files import Lite, session_file
 from wisp.sdk.session_store import SessionKey, SessionStore, SessionStoreEntry
@@ -28,7 +29,6 @@ from wisp.sdk.sessions import (
 )
 from wisp.stamps import iso_now, new_uuid
 
-JSON = dict[str, Any]
 IMPORT_BATCH = 500
 AGENT_PREFIX = "agent-"
 

@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Any
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 
 class Transport(ABC):

@@ -6,12 +6,11 @@ never used."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve.http import HttpError
 from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 # answer type → (the field naming the call, the event types of calls it may answer)
 ANSWERED: Mapping[str, tuple[str, tuple[str, ...]]] = {
     "user.custom_tool_result": ("custom_tool_use_id", ("agent.custom_tool_use",)),

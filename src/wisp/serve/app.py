@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from wisp.jsontypes import JSON
 from wisp.serve import (
     answers,
     deployment_routes,
@@ -37,7 +38,6 @@ from wisp.serve.store.base import Store
 from wisp.serve.vaults import Vaults
 from wisp.serve.work import WorkQueue
 
-JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 
 

@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from wisp.jsontypes import JSON
+
 if TYPE_CHECKING:
     from wisp.runtime.runtime import Runtime
     from wisp.serve.driver import SessionDriver
 
-JSON = dict[str, Any]
 NOT_RUN = "Not run: the session's budget was reached before this call could run."
 
 

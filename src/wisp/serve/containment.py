@@ -32,14 +32,12 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
+from wisp.jsontypes import JSON
 from wisp.sandbox.config import SandboxConfig
 from wisp.sandbox.profile import Limits, SandboxProfile
 from wisp.sandbox.runner import CommandSandbox, Confinement
-
-JSON = dict[str, Any]
 
 # Registries `allow_package_managers` opens, for the managers the API names.
 PACKAGE_HOSTS = (

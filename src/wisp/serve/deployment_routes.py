@@ -10,8 +10,8 @@ session body (initial events, resources, budget, vault ids) must be one
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import resources
 from wisp.serve import shapes as common
 from wisp.serve.deployments import KIND, RUNS, SessionStarter, fire, scheduled
@@ -20,7 +20,6 @@ from wisp.serve.shapes import deployments as shapes
 from wisp.serve.store.base import Store
 from wisp.serve.vaults import Vaults
 
-JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 _ONE = "/v1/deployments/{deployment_id}"
 

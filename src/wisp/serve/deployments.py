@@ -23,15 +23,14 @@ import contextlib
 import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve.cron import Cron
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import deployments as shapes
 from wisp.serve.skills import Skills
 from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 KIND = "deployment"
 RUNS = "deployment_run"
 SCHEDULE = "deployment_schedule"

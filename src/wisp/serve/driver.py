@@ -23,8 +23,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
+from wisp.jsontypes import JSON
 from wisp.serve import budget, ending, memory_tool, shapes, threads, turn_setup
 from wisp.serve.outcomes import OUTCOME, Outcomes
 from wisp.serve.projection import SessionProjection
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from wisp.serve.containment import Housing
     from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 ANSWERS = ("user.custom_tool_result", "user.tool_result")
 
 

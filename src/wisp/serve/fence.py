@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve.toolset import DelegatingTool
 from wisp.tools.base import Tool, ToolContext, ToolResult
 
-JSON = dict[str, Any]
 # The input field that names a path, per toolset tool.
 PATH_FIELDS = {"read": "file_path", "write": "file_path", "edit": "file_path",
                "glob": "path", "grep": "path"}

@@ -15,14 +15,13 @@ import os
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.http import EventStream, FileBody, HttpError, Request, Response, Router
 from wisp.serve.multipart import Multipart, Part, boundary_of
 from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 KIND = "file"
 _INTERNAL = ("path",)

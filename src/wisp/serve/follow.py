@@ -6,14 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.http import SseWriter
 from wisp.serve.session_log import public
 from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 POLL_S = 0.5  # a stream re-reads the log this often even unwoken (writes by other processes)
 
 

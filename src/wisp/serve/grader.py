@@ -17,11 +17,11 @@ from typing import Any
 
 from wisp.engine.retry import RetryPolicy
 from wisp.errors import RetryableAPIError
+from wisp.jsontypes import JSON
 from wisp.models.accumulate import accumulate
 from wisp.models.base import Model, ModelRequest
 from wisp.serve.shapes.outcomes import VERDICTS
 
-JSON = dict[str, Any]
 TOOL = "submit_verdict"
 MAX_TOKENS = 4096
 PIECE_CHARS = 4000  # one tool input or result in the transcript, at most

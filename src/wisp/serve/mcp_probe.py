@@ -5,12 +5,10 @@ the tool list, with the credential's token."""
 from __future__ import annotations
 
 import os
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve.session_mcp import build_server, egress_refusal
 from wisp.serve.vaults import Vaults
-
-JSON = dict[str, Any]
 
 
 async def probe(vaults: Vaults, credential: JSON) -> tuple[str, JSON | None]:

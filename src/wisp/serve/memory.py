@@ -14,14 +14,13 @@ id: wisp keeps no key ids) or a `session_actor` (a session's memory tool).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 STORE = "memory_store"
 
 

@@ -7,15 +7,14 @@ applied; a parameter the SDK does not send is a 400)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router
 from wisp.serve.memory import STORE, MemoryStores, api_actor
 from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 _STORES = "/v1/memory_stores"
 _STORE = _STORES + "/{memory_store_id}"

@@ -10,8 +10,9 @@ A `read_only` attachment refuses writes; an archived store refuses them too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from wisp.jsontypes import JSON
 from wisp.serve.http import HttpError
 from wisp.serve.memory import MemoryStores, session_actor
 from wisp.serve.shapes import ShapeError
@@ -22,7 +23,6 @@ from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
 if TYPE_CHECKING:
     from wisp.runtime.runtime import Runtime
 
-JSON = dict[str, Any]
 NAME = "memory"
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 WRITES = frozenset(COMMANDS) - {"view"}

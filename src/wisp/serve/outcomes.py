@@ -23,6 +23,7 @@ import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import grader, shapes
 from wisp.serve.shapes import outcomes as outcome_shapes
 
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from wisp.serve.files import Files
     from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 # A `span.outcome_evaluation_ongoing` this often while the grader works (seconds).
 ONGOING_ENV = "WISP_SERVE_OUTCOME_HEARTBEAT_S"
 ONGOING_S = 10.0

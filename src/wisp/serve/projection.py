@@ -16,7 +16,6 @@ after it never runs the tool again.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from wisp.engine.events import (
     ApiRetry,
@@ -26,10 +25,10 @@ from wisp.engine.events import (
     StreamDelta,
     ToolResultReady,
 )
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.session_log import SessionLog, event_id, public, tool_event_id
 
-JSON = dict[str, Any]
 # How a tool call of this session is run: "cloud" (here), "client" (a self-hosted
 # toolset call), "custom"; and whether the agent config asks before it runs.
 ToolRoute = Callable[[str], tuple[str, str]]

@@ -15,9 +15,10 @@ The model conversation is in the store, written with the events in one transacti
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.engine.tool_calls import tool_result_block
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.session_log import tool_event_id
 from wisp.serve.toolset import IDEMPOTENT
@@ -26,7 +27,6 @@ from wisp.tools.base import ToolResult
 if TYPE_CHECKING:
     from wisp.serve.driver import SessionDriver
 
-JSON = dict[str, Any]
 ANSWERS = ("user.custom_tool_result", "user.tool_result")
 INTERRUPTED_RESULT = ("This tool call was cut short when the service restarted; it may "
                       "have run in part. Check its effects before running it again.")

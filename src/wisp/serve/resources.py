@@ -17,15 +17,14 @@ import os
 import shutil
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import files, shapes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router
 from wisp.serve.memory import STORE as MEMORY_STORE
 from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 _BASE = "/v1/sessions/{session_id}/resources"
 

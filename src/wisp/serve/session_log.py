@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import webhooks
 from wisp.serve.shapes import new_id, timestamp
 from wisp.serve.store.base import UNTAKEN, Delivery, LeaseLost, Store
-
-JSON = dict[str, Any]
 
 
 def event_id() -> str:

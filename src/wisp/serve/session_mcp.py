@@ -21,9 +21,10 @@ only public addresses unless `WISP_SERVE_MCP_ALLOW_PRIVATE=1`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from wisp.jsontypes import JSON
 from wisp.mcp.client import McpServer, McpTool, mcp_tool_name
 from wisp.serve import egress, shapes
 from wisp.serve.vaults import Vaults
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from wisp.serve.tool_plan import ToolPlan
     from wisp.tools.base import Tool
 
-JSON = dict[str, Any]
 ALLOW_PRIVATE = "WISP_SERVE_MCP_ALLOW_PRIVATE"
 
 

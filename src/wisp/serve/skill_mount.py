@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wisp.jsontypes import JSON
 from wisp.project.skills import SKILL_FILE, Skill
 from wisp.serve.http import HttpError
 from wisp.serve.shapes.skills import skill_folder
@@ -31,7 +32,6 @@ from wisp.tools.skill import SkillTool
 if TYPE_CHECKING:
     from wisp.runtime.runtime import Runtime
 
-JSON = dict[str, Any]
 TOOL = "Skill"
 RANK = -2  # the rank of the deny rules that hold skill folders read-only
 _MARKER = ".wisp-skill-version"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from wisp.serve import shapes
 from wisp.serve.http import EventStream, Request, Response, Router
@@ -19,7 +18,6 @@ from wisp.serve.shapes import skills as skill_shapes
 from wisp.serve.skills import SKILL, Skills, runnable, versions_kind
 from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 _SKILLS = "/v1/skills"
 _SKILL = _SKILLS + "/{skill_id}"

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterator
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import skills as skill_shapes
 from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 SKILL = "skill"
 LATEST = "latest"
 

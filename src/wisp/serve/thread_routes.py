@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.follow import follow
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
@@ -16,7 +16,6 @@ from wisp.serve.shapes.queries import _known, _limit, _many, _one
 from wisp.serve.store.base import Store
 from wisp.serve.threads import kind
 
-JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 _BASE = "/v1/sessions/{session_id}/threads"
 _THREAD = _BASE + "/{thread_id}"

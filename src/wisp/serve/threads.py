@@ -15,8 +15,9 @@ as the coordinator's interrupted tool call, not resumed in the thread.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
+from wisp.jsontypes import JSON
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import multiagent as thread_shapes
 from wisp.serve.store.base import Store
@@ -26,7 +27,6 @@ from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
 if TYPE_CHECKING:
     from wisp.serve.driver import SessionDriver
 
-JSON = dict[str, Any]
 TOOL = "delegate_to_agent"
 
 

@@ -4,12 +4,11 @@ cloud, or by the client), and which ones ask the client first (`always_ask`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.mcp.client import mcp_tool_name
 from wisp.serve.toolset import BUILTIN_NAMES, SERVER_RUN, TOOLSET_NAMES, TOOLSET_TYPE
 
-JSON = dict[str, Any]
 # The rule family each file tool is judged under; Bash has none (see `allow_rules`).
 FAMILY_OF = {"Read": "Read", "Glob": "Read", "Grep": "Read", "Write": "Edit",
              "Edit": "Edit", "Bash": "", "WebFetch": "WebFetch"}

@@ -22,11 +22,11 @@ A client-run call is a `ClientTool` whose `run` waits for the client's answer th
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
+from wisp.jsontypes import JSON
 from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
-JSON = dict[str, Any]
 TOOLSET_TYPE = "agent_toolset_20260401"
 TOOLSET_NAMES = ("bash", "read", "write", "edit", "glob", "grep", "web_fetch")
 # Run by the service whatever the environment (the SDK's client-side toolset has no web

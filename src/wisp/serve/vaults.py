@@ -16,14 +16,13 @@ uses is never a guess.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import sealing, shapes
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import vaults as vault_shapes
 from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 VAULT = "vault"
 
 

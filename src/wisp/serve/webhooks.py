@@ -48,13 +48,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from wisp.errors import ModelAPIError
+from wisp.jsontypes import JSON
 from wisp.models.http import request as http_request
 from wisp.models.pool import ConnectionPool, parse_url
 from wisp.serve import egress, shapes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router
 from wisp.serve.store.base import Delivery, Store
 
-JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 
 KIND = "webhook_endpoint"

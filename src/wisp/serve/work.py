@@ -29,13 +29,12 @@ import os
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.http import HttpError
 from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 TTL_ENV = "WISP_SERVE_WORK_TTL_S"
 DEFAULT_TTL_S = 300
 RECLAIM_MS = 5000

@@ -6,14 +6,13 @@ an API key of the environment's owner (sent as `Authorization: Bearer`, as the S
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router
 from wisp.serve.store.base import Store
 from wisp.serve.work import WorkQueue, public
 
-JSON = dict[str, Any]
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 _ENV = "/v1/environments/{environment_id}/work"
 

@@ -16,7 +16,7 @@ import secrets
 import socket
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.serve.driver import SessionDriver
 from wisp.serve.session_log import Fanout
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from wisp.serve.containment import Housing
     from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 LEASE_TTL_S = 30.0
 DEAD_HOLDER_CHECK_S = 2.0
 

@@ -14,7 +14,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
+
 Checked = tuple[JSON | None, str | None]  # (the block to send, or None; why not)
 
 # The API's patterns for tool_use ids and tool names.

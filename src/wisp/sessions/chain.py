@@ -6,9 +6,8 @@ and by the SDK's session readers (`wisp.sdk._session_chain`), which must agree o
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 MESSAGE_TYPES = ("user", "assistant")
 # What keeps a leaf off the main thread: a subagent's side chain, a meta line.

@@ -27,12 +27,13 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+from wisp.jsontypes import JSON
 
 if TYPE_CHECKING:
     from wisp.tools.base import Tool
 
-JSON = dict[str, Any]
 ENV = "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"
 NOT_ENABLED = "File rewinding is not enabled."
 NOT_FOUND = "No file checkpoint found for this message."

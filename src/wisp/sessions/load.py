@@ -12,13 +12,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from wisp.jsonsafe import MAX_DEPTH, loads_bounded
+from wisp.jsontypes import JSON
 from wisp.sessions.chain import MESSAGE_TYPES, by_uuid, lineage, newest_leaf
 from wisp.sessions.repair import repair_history
 
-JSON = dict[str, Any]
 _CHAIN_TYPES = frozenset({"user", "assistant", "attachment", "system", "progress"})
 # A line wraps a message a few levels deeper than the frame or tool input it came from,
 # which wisp accepted at MAX_DEPTH; anything deeper was not written by wisp.

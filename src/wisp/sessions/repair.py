@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.sessions.blocks import clean_block
 
-JSON = dict[str, Any]
 MISSING_RESULT = (
     "No result was recorded for this tool call: the session stopped before "
     "it finished, so it may or may not have run."

@@ -11,17 +11,17 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from wisp import paths
 from wisp.errors import UsageError
+from wisp.jsontypes import JSON
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.stamps import new_uuid
 
 if TYPE_CHECKING:
     from wisp.sessions.load import Conversation
 
-JSON = dict[str, Any]
 
 
 class SessionFlags(Protocol):

@@ -25,14 +25,13 @@ import os
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
 
 from wisp import PROTOCOL_VERSION
 from wisp.diagnostics import warn
 from wisp.jsonsafe import encode_utf8
+from wisp.jsontypes import JSON
 from wisp.stamps import iso_now, new_uuid
 
-JSON = dict[str, Any]
 # Keys the streaming accumulator leaves on a tool_use whose input was not valid JSON.
 _NON_API_KEYS = ("partial_json", "input_error")
 # A `last-prompt` holds at most this many characters of the prompt, then "…".

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from wisp.diagnostics import warn
+from wisp.jsontypes import JSON
 from wisp.settings.schema import restricting_part, unknown_hook_events, validate_settings
 
-JSON = dict[str, Any]
 SOURCE_RANK = {"user": 1, "project": 2, "local": 3, "flag": 4}
 ALL_SOURCES = ("user", "project", "local")
 

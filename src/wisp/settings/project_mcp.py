@@ -13,14 +13,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.diagnostics import warn
+from wisp.jsontypes import JSON
 
 if TYPE_CHECKING:
     from wisp.settings.loader import Settings
 
-JSON = dict[str, Any]
 FILE_NAME = ".mcp.json"
 
 

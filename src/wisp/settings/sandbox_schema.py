@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 _BOOLS = ("enabled", "autoAllowBashIfSandboxed", "allowUnsandboxedCommands",
           "enableWeakerNestedSandbox", "failIfUnavailable")

@@ -32,11 +32,10 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.paths import config_file, home_folder
 
-JSON = dict[str, Any]
 TRUST_ENV = "WISP_TRUST_PROJECT"
 ACCEPTED = "hasTrustDialogAccepted"
 IMPORTS_APPROVED = "hasClaudeMdExternalIncludesApproved"

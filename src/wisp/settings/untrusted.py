@@ -28,10 +28,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wisp.jsontypes import JSON
+
 if TYPE_CHECKING:
     from wisp.settings.loader import LoadedSource, Settings
 
-JSON = dict[str, Any]
 PROJECT_SOURCES = ("project", "local")
 # Settings keys that give a repository no way to run code, reach the network, read
 # more files or skip a question.

@@ -20,15 +20,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from types import TracebackType
-from typing import Any
 
 from wisp.control.dispatcher import Dispatcher
 from wisp.jsonsafe import loads_bounded
+from wisp.jsontypes import JSON
 from wisp.wire.writer import fitted_line
 
 __all__ = ["ControlChannel", "FramePipe"]
 
-JSON = dict[str, Any]
 
 
 class FramePipe:

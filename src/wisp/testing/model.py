@@ -32,8 +32,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from types import TracebackType
 
 from wisp.errors import StreamCutError
+from wisp.jsontypes import JSON
 from wisp.models.anthropic import AnthropicConfig, request_headers, status_error
-from wisp.models.base import JSON, ModelRequest
+from wisp.models.base import ModelRequest
 from wisp.models.body import encode_body
 from wisp.models.sse import SSEDecoder, decode_event
 from wisp.testing import reply as _reply

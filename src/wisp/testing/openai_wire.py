@@ -24,7 +24,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from wisp.testing.reply import JSON, Headers, Outgoing, Served, sse_data
+from wisp.jsontypes import JSON
+from wisp.testing.reply import Headers, Outgoing, Served, sse_data
 
 __all__ = ["DONE", "error_body", "respond"]
 

@@ -24,9 +24,10 @@ import secrets
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
+
 SSE = tuple[tuple[str, str], ...]  # (event name, data) pairs
 Headers = tuple[tuple[str, str], ...]
 RawFrame = JSON | str | bytes  # an `openai_raw` frame: see there

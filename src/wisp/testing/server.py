@@ -33,10 +33,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.testing import openai_wire
 from wisp.testing.reply import (
     EXHAUSTED,
-    JSON,
     Headers,
     Outgoing,
     Reply,

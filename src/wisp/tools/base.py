@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from wisp.jsontypes import JSON
 from wisp.permissions.judged import RuleSubject, ToolKind
 from wisp.processes import ProcessRegistry
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from wisp.sandbox.runner import CommandSandbox
     from wisp.tools.editor_files import EditorFiles, EditorTerminals
 
-JSON = dict[str, Any]
 # ToolKind is re-exported: tools declare their kind with the permission layer's own literal.
 __all__ = ["JSON", "BackgroundTasks", "PlanControl", "Tool", "ToolContext", "ToolKind",
            "ToolResult", "check_input"]

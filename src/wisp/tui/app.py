@@ -22,6 +22,7 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.history import FileHistory
 
 from wisp import paths
+from wisp.jsontypes import JSON
 from wisp.permissions.modes import PermissionMode
 from wisp.runtime.config import RuntimeConfig
 from wisp.tui.prompt_input import InputCompleter, Pastes, history_path, with_attachments
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from wisp.tui.rewind import PromptMark
     from wisp.tui.view import ConversationView
 
-JSON = dict[str, Any]
 FRAME_S = 1 / 30
 MODE_CYCLE: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan")
 SPINNER = "✻✳✢·✢✳"

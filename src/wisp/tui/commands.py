@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from wisp.project.context import ProjectContext
     from wisp.tui.app import TuiApp
 
-JSON = dict[str, Any]
 Handler = Callable[["TuiApp", str], Awaitable[None]]
 
 

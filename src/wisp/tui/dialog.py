@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from wisp.jsontypes import JSON
 from wisp.tui import diff_view
 from wisp.tui.render import Renderer, safe
-
-JSON = dict[str, Any]
 
 
 class Picker:

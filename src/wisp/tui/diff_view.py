@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 
+from wisp.jsontypes import JSON
 from wisp.textsafe import safe
 
-JSON = dict[str, Any]
 CONTEXT = 3
 MAX_LINES = 40  # diff lines shown; the rest is counted
 MAX_CHARS = 2_000_000  # difflib is quadratic at worst: past this, no diff

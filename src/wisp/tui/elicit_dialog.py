@@ -17,13 +17,13 @@ from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
+from wisp.jsontypes import JSON
 from wisp.textsafe import safe
 from wisp.tui.dialog import Picker
 
 if TYPE_CHECKING:
     from wisp.tui.app import TuiApp
 
-JSON = dict[str, Any]
 CANCEL: JSON = {"action": "cancel"}
 DECLINE: JSON = {"action": "decline"}
 

@@ -14,15 +14,15 @@ import shutil
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.git_config_guard import DIFF_FLAGS
+from wisp.jsontypes import JSON
 from wisp.textsafe import safe, safe_line
 
 if TYPE_CHECKING:
     from wisp.tui.app import TuiApp
 
-JSON = dict[str, Any]
 Handler = Callable[["TuiApp", str], Awaitable[None]]
 DIFF_LINES = 200
 GIT_TIMEOUT_S = 10

@@ -5,12 +5,13 @@ is imported before the first frame)."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from wisp.jsontypes import JSON
 
 if TYPE_CHECKING:
     from wisp.tui.app import TuiApp
 
-JSON = dict[str, Any]
 Handler = Callable[["TuiApp", str], Awaitable[None]]
 
 

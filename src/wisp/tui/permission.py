@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.padding import Padding
 from rich.text import Text
 
+from wisp.jsontypes import JSON
 from wisp.permissions.engine import Verdict
 from wisp.permissions.modes import PermissionMode
 from wisp.rules import Rule
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from wisp.tools.base import Tool
     from wisp.tui.app import TuiApp
 
-JSON = dict[str, Any]
 REFUSED = ("The user doesn't want to proceed with this tool use. The tool use was rejected. "
            "Stop and wait for the user to tell you how to proceed.")
 

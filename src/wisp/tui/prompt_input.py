@@ -8,14 +8,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from wisp.jsontypes import JSON
 from wisp.textsafe import safe_line
 
-JSON = dict[str, Any]
 CHIP_LINES = 12  # a paste with more lines than this (or CHIP_CHARS) becomes a chip
 CHIP_CHARS = 2000
 ATTACH_CAP = 256 * 1024  # bytes of one @file attached to a prompt

@@ -24,13 +24,13 @@ from rich.markdown import Markdown
 from rich.segment import Segment
 from rich.text import Text
 
+from wisp.jsontypes import JSON
 from wisp.textsafe import safe
 from wisp.tui.stream_text import Piece
 
 __all__ = ["Renderer", "note", "piece_renderable", "result_block", "safe", "thinking_block",
            "tool_call_line", "under_call"]
 
-JSON = dict[str, Any]
 CODE_THEME = "monokai"
 PREVIEW_LINES = 4
 LINE_CAP = 400  # characters of one line shown in a preview

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from wisp.jsontypes import JSON
 from wisp.tui import render
 
 if TYPE_CHECKING:
     from wisp.tui.app import TuiApp
 
-JSON = dict[str, Any]
 SHOWN_MESSAGES = 100  # the most recent ones; older ones are only counted
 
 

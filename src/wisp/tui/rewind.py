@@ -13,18 +13,18 @@ again.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group
 from rich.text import Text
 
+from wisp.jsontypes import JSON
 from wisp.textsafe import safe_line
 from wisp.tui.dialog import Picker
 
 if TYPE_CHECKING:
     from wisp.tui.app import TuiApp
 
-JSON = dict[str, Any]
 SHOWN = 20  # prompts offered, newest first
 ACTIONS = ("Restore code and conversation", "Restore conversation", "Restore code",
            "Never mind")

@@ -26,12 +26,10 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.rules import Rule, normalise_path, split_rule_list
 from wisp.tools.base import Tool
-
-JSON = dict[str, Any]
 
 # Patterns stay strings and are compiled by `re` on first use: this module is imported
 # when the UI starts, long before the first dialog.

@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wisp.jsontypes import JSON
 from wisp.tui.rules import read_settings_doc, write_atomically
 
 if TYPE_CHECKING:
     from wisp.tui.app import TuiApp
 
-JSON = dict[str, Any]
 UNSAVED = "Nothing was saved."
 
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from wisp.jsontypes import JSON
 from wisp.textsafe import safe_line
 
 if TYPE_CHECKING:
     from wisp.tui.app import TuiApp
 
-JSON = dict[str, Any]
 TIMEOUT_S = 5.0
 MAX_CHARS = 200
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from rich.text import Text
 
+from wisp.jsontypes import JSON
 from wisp.tui import render, tool_summary
 
-JSON = dict[str, Any]
 # Each grouped tool: (what it did, doing it, the noun, its plural).
 VERBS = {"Read": ("read", "reading", "file", "files"),
          "Grep": ("searched for", "searching for", "pattern", "patterns"),

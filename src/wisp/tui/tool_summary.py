@@ -14,10 +14,10 @@ from typing import Any
 
 from rich.text import Text
 
+from wisp.jsontypes import JSON
 from wisp.textsafe import safe
 from wisp.tui import diff_view
 
-JSON = dict[str, Any]
 REFUSED_START = "The user doesn't want to proceed"
 NOT_RUN = "User rejected tool use"  # the calls an interrupted turn left unanswered
 CREATED_LINES = 12  # lines of a new file shown under "Wrote N lines"

@@ -19,11 +19,11 @@ from typing import Any, Protocol
 from rich.text import Text
 
 from wisp.engine import events as ev
+from wisp.jsontypes import JSON
 from wisp.tui import render, tool_summary
 from wisp.tui.stream_text import Piece, StreamingMarkdown
 from wisp.tui.tool_group import CallGroup, grouped
 
-JSON = dict[str, Any]
 BIG_OUTPUT_CHARS = 20_000  # a result this long is also saved whole to a file
 # Bash's marker for clipped output, naming the file that holds all of it.
 _SAVED_IN = re.compile(r"characters truncated; all of it is in (\S+)\] \.\.\.")

@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from wisp import PROTOCOL_VERSION, __version__
+from wisp.jsontypes import JSON
 from wisp.stamps import iso_now, new_uuid
 
-JSON = dict[str, Any]
 __all__ = ["assistant", "init", "iso_now", "new_uuid", "stream_event", "system", "user"]
 
 

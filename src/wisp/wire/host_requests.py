@@ -13,9 +13,8 @@ from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
 from wisp.errors import InvalidRequest
+from wisp.jsontypes import JSON
 from wisp.wire.protocol import RequestType, field
-
-JSON = dict[str, Any]
 
 
 class GetBinaryVersion(TypedDict):

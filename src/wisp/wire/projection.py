@@ -11,8 +11,9 @@ The engine's modules are imported lazily here: print mode writes `system/init` t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from wisp.jsontypes import JSON
 from wisp.stamps import new_uuid
 from wisp.wire import frames
 from wisp.wire.system_frames import (
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     )
     from wisp.engine.outcome import Outcome
 
-JSON = dict[str, Any]
 
 
 class StreamJson:

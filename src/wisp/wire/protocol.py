@@ -25,9 +25,9 @@ from typing import (
 )
 
 from wisp.errors import ControlError, InvalidRequest
+from wisp.jsontypes import JSON
 from wisp.permissions.modes import PERMISSION_MODES, PermissionMode, is_permission_mode
 
-JSON = dict[str, Any]
 
 def bad_permission_mode() -> ControlError:
     """The refusal for a mode that is not one of PERMISSION_MODES (a phrase clients see)."""

@@ -10,9 +10,8 @@ these, so a field can't silently disappear. `python -m wisp.wire.schema` prints 
 from __future__ import annotations
 
 import json
-from typing import Any
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 _STR = {"type": "string"}
 _NULLABLE_STR = {"type": ["string", "null"]}

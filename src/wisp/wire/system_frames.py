@@ -3,8 +3,9 @@ picks the event; these say what its frame holds)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from wisp.jsontypes import JSON
 from wisp.stamps import new_uuid
 from wisp.wire import frames
 
@@ -19,7 +20,6 @@ if TYPE_CHECKING:
         ToolProgress,
     )
 
-JSON = dict[str, Any]
 
 
 def progress_frame(event: ToolProgress | ThinkingProgress | ElicitationComplete,

@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from typing import Any, BinaryIO, Protocol
 
 from wisp.jsonsafe import encode_utf8
-
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
 
 
 class FrameSink(Protocol):

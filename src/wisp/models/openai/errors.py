@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from wisp.errors import ModelAPIError, RetryableAPIError
+from wisp.jsontypes import JSON
 from wisp.models.anthropic import retry_after
 
-JSON = dict[str, Any]
 CONTEXT_LENGTH = "context_length_exceeded"
 RETRYABLE = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 _CONTEXT_PATTERNS = re.compile(

@@ -26,10 +26,10 @@ import secrets
 from typing import Any
 
 from wisp.errors import RetryableAPIError, StreamCutError
+from wisp.jsontypes import JSON
 from wisp.models.openai import text_calls
 from wisp.models.openai.presets import Compat
 
-JSON = dict[str, Any]
 OPEN_TAG, CLOSE_TAG = "<think>", "</think>"
 _STOP_REASONS = {"length": "max_tokens", "max_tokens": "max_tokens",
                  "content_filter": "refusal"}

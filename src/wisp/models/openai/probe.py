@@ -18,12 +18,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from wisp.errors import ModelAPIError
+from wisp.jsontypes import JSON
 from wisp.models.accumulate import fold
 from wisp.models.base import ModelRequest
 from wisp.models.openai.provider import OpenAICompatModel
 from wisp.models.openai.text_calls import LOOKS_LIKE_A_CALL
 
-JSON = dict[str, Any]
 TOOLS = [{"name": "get_time", "description": "The current time.",
           "input_schema": {"type": "object", "properties": {}}},
          {"name": "get_date", "description": "Today's date.",

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 
 from wisp import __version__
 from wisp.errors import ModelAPIError, Unreachable
+from wisp.jsontypes import JSON
 from wisp.models import http
 from wisp.models.anthropic import with_note
-from wisp.models.base import JSON, ModelRequest
+from wisp.models.base import ModelRequest
 from wisp.models.openai.errors import status_error, stream_error
 from wisp.models.openai.normalise import Normaliser, completion_as_chunk
 from wisp.models.openai.presets import Compat, compat_for, guess_preset

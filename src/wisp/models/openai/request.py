@@ -14,11 +14,11 @@ import re
 from typing import Any
 
 from wisp.jsonsafe import scrub_surrogates
+from wisp.jsontypes import JSON
 from wisp.models.base import ModelRequest
 from wisp.models.openai.presets import Compat
 from wisp.models.openai.schema import tool_parameters
 
-JSON = dict[str, Any]
 IMAGE_STUB = "[image omitted: the model does not take image input]"
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 

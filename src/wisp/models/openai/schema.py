@@ -14,7 +14,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
+
 _DROPPED = ("$schema", "$id", "$comment", "$defs", "definitions")
 _GEMINI_DROPPED = ("additionalProperties", "patternProperties", "const", "examples",
                    "default", "title", "unevaluatedProperties", "dependentRequired")

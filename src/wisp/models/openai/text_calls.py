@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
+
 _HERMES = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
 _QWEN = re.compile(r"<function=([\w.-]+)>(.*?)</function>", re.DOTALL)
 _QWEN_PARAM = re.compile(r"<parameter=([\w.-]+)>\s*(.*?)\s*</parameter>", re.DOTALL)

@@ -20,12 +20,11 @@ import contextlib
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
 
+from wisp.jsontypes import JSON
 from wisp.serve.session_log import Fanout
 from wisp.serve.store.postgres import PostgresStore
 
-JSON = dict[str, Any]
 WATCH_TTL_S = 30.0
 WATCHED_CACHE_S = 0.5  # how long a worker trusts its last look at `preview_watch`
 

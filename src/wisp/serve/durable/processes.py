@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from wisp.jsontypes import JSON
 from wisp.serve.durable.previews import SharedFanout
 from wisp.serve.durable.runner import TurnRunner
 from wisp.serve.durable.turns import DurableTurns, TurnClient
 from wisp.serve.store.postgres import PostgresStore
 from wisp.serve.worker import worker_name
-
-JSON = dict[str, Any]
 
 if TYPE_CHECKING:
     from wisp.serve.containment import Housing

@@ -18,8 +18,9 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.durable.turns import MAX_RECOVERIES, TURN_STARTERS
 from wisp.serve.session_log import Fanout, SessionLog
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from wisp.serve.driver import SessionDriver
     from wisp.serve.store.base import Store
 
-JSON = dict[str, Any]
 LEASE_TTL_S = 30.0
 LEASE_RETRY_S = 0.2
 

@@ -35,15 +35,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from typing import Any, Protocol
+from typing import Protocol
 
 from dbos import DBOS, DBOSClient
 
+from wisp.jsontypes import JSON
 from wisp.serve.session_log import Fanout, SessionLog
 from wisp.serve.store.postgres import IDLE_IN_TRANSACTION_S, PostgresStore
 from wisp.serve.worker import dead_here, worker_name
 
-JSON = dict[str, Any]
 TURN_WORKFLOW = "wisp_turn"
 TURN_QUEUE = "wisp_turns"
 CLIENT_TOPIC = "client"

@@ -34,6 +34,7 @@ Callers use this package (`shapes.X`), not the modules: where a name lives may c
 
 from __future__ import annotations
 
+from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import (
     AGENT_TOOL_INPUT_SCHEMAS,
     AGENT_TOOL_NAMES,
@@ -59,7 +60,6 @@ from wisp.serve.shapes.client_events import (
     send_events_response,
 )
 from wisp.serve.shapes.common import (
-    JSON,
     Parser,
     ShapeError,
     archived,

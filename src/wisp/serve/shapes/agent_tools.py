@@ -9,8 +9,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
-    JSON,
     Parser,
     ShapeError,
     _at,

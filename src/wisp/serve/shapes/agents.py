@@ -7,9 +7,9 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any, Final, cast
 
+from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import _check_mcp_refs, _mcp_servers, _tools
 from wisp.serve.shapes.common import (
-    JSON,
     ShapeError,
     _at,
     _choice,

@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
+from wisp.jsontypes import JSON
 from wisp.stamps import iso_now
 
-JSON = dict[str, Any]
 Parser = Callable[[JSON, str], JSON]
 
 _MAX_METADATA = 16

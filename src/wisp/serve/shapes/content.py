@@ -7,8 +7,8 @@ import base64
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
-    JSON,
     Parser,
     ShapeError,
     _at,

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from wisp.jsontypes import JSON
 from wisp.serve.cron import Cron, CronError
 from wisp.serve.shapes.common import (
-    JSON,
     ShapeError,
     _at,
     _choice,

@@ -7,8 +7,8 @@ import copy
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
-    JSON,
     Parser,
     _at,
     _bool,

@@ -13,8 +13,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
-    JSON,
     ShapeError,
     _at,
     _choice,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
-    JSON,
     ShapeError,
     _at,
     _choice,

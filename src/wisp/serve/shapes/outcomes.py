@@ -13,7 +13,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
-from wisp.serve.shapes.common import JSON, _choice, new_id, timestamp
+from wisp.jsontypes import JSON
+from wisp.serve.shapes.common import _choice, new_id, timestamp
 
 RESULTS: Final = ("pending", "running", "evaluating", "satisfied", "needs_revision",
                   "max_iterations_reached", "failed", "interrupted")

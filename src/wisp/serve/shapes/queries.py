@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from wisp.jsontypes import JSON
 from wisp.serve.shapes.client_events import CLIENT_EVENT_TYPES
-from wisp.serve.shapes.common import JSON, ShapeError, _choice, instant
+from wisp.serve.shapes.common import ShapeError, _choice, instant
 from wisp.serve.shapes.sessions import SESSION_STATUSES
 
 # Every `type` the events list accepts in `types[]` (BetaManagedAgentsSessionEventType).

@@ -8,8 +8,8 @@ from __future__ import annotations
 import posixpath
 from typing import Final
 
+from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
-    JSON,
     ShapeError,
     _at,
     _choice,

@@ -8,7 +8,8 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from wisp.serve.shapes.common import JSON, _choice, new_id, timestamp
+from wisp.jsontypes import JSON
+from wisp.serve.shapes.common import _choice, new_id, timestamp
 
 STOP_REASONS: Final = ("end_turn", "requires_action", "retries_exhausted", "budget_reached",
                        "refusal")

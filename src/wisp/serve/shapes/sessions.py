@@ -8,11 +8,11 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import _check_mcp_refs, _mcp_servers, _tools
 from wisp.serve.shapes.agents import _model, _skills
 from wisp.serve.shapes.client_events import client_event
 from wisp.serve.shapes.common import (
-    JSON,
     ShapeError,
     _at,
     _choice,

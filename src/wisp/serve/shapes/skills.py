@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 from typing import Final
 
+from wisp.jsontypes import JSON
 from wisp.project.frontmatter import first_line, normalise_text, scalar, split_front_matter
-from wisp.serve.shapes.common import JSON, ShapeError, _str, new_id, timestamp
+from wisp.serve.shapes.common import ShapeError, _str, new_id, timestamp
 from wisp.serve.shapes.queries import _known, _limit, _one
 
 SKILL_FILE: Final = "SKILL.md"

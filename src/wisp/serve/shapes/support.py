@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import AGENT_TOOLSET
-from wisp.serve.shapes.common import JSON, ShapeError, _at
+from wisp.serve.shapes.common import ShapeError, _at
 
 _NOT_HERE: Final = "is not supported by this server"
 

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from typing import Final
 from urllib.parse import urlsplit
 
+from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
-    JSON,
     ShapeError,
     _at,
     _choice,

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from wisp.jsonsafe import encode_utf8
-from wisp.serve.shapes.common import JSON
+from wisp.jsontypes import JSON
 
 # The `error.type` of each status (ErrorResponse); others are api_error.
 _ERROR_TYPES: Final = {400: "invalid_request_error", 401: "authentication_error",

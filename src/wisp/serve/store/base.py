@@ -31,9 +31,10 @@ does not send them meanwhile, and one that died mid-send is retried once it expi
 from __future__ import annotations
 
 import builtins
-from typing import Any, Protocol
+from typing import Protocol
 
-JSON = dict[str, Any]
+from wisp.jsontypes import JSON
+
 # (owner, endpoint id, payload): one webhook delivery to write with the events it reports.
 Delivery = tuple[str, str, JSON]
 UNTAKEN = "_untaken"  # on a processed client event a worker has still to take up

@@ -53,7 +53,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from wisp.serve.store.base import JSON, Delivery, LeaseLost
+from wisp.jsontypes import JSON
+from wisp.serve.store.base import Delivery, LeaseLost
 from wisp.serve.store.rows import is_queued, loads, stored_time
 from wisp.serve.store.sql import (
     LATEST_COLUMNS,

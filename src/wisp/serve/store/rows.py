@@ -8,7 +8,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from wisp.serve.store.base import JSON, UNTAKEN
+from wisp.jsontypes import JSON
+from wisp.serve.store.base import UNTAKEN
 
 
 def loads(text: str) -> JSON:

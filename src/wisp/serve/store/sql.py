@@ -17,7 +17,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from wisp.serve.store.base import JSON, Page
+from wisp.jsontypes import JSON
+from wisp.serve.store.base import Page
 from wisp.serve.store.rows import checked, cursor, descending, loads, position, time_key
 
 dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode

@@ -43,7 +43,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from wisp.serve.store.base import JSON, Delivery, LeaseLost
+from wisp.jsontypes import JSON
+from wisp.serve.store.base import Delivery, LeaseLost
 from wisp.serve.store.rows import is_queued, stored_time
 from wisp.serve.store.sql import (
     LATEST_COLUMNS,
