@@ -34,12 +34,13 @@ from wisp.mcp.remote import (
     same_origin,
 )
 from wisp.models.http import HTTPResponse
+from wisp.models.pool import Resolve
 
 
 class SseMcpServer(RemoteMcpServer):
     def __init__(self, name: str, url: str, headers: dict[str, str],
-                 environ: Mapping[str, str]) -> None:
-        super().__init__(name, "sse", url, headers, environ)
+                 environ: Mapping[str, str], *, resolve: Resolve | None = None) -> None:
+        super().__init__(name, "sse", url, headers, environ, resolve=resolve)
         self._link: _Link | None = None
 
     async def open(self) -> None:

@@ -35,7 +35,7 @@ from wisp.mcp.client import (
     timeout_s,
 )
 from wisp.models.http import HTTPResponse, request
-from wisp.models.pool import ConnectionPool, parse_url
+from wisp.models.pool import ConnectionPool, Resolve, parse_url
 from wisp.models.sse import SSEDecoder, SSEEvent
 
 # A stream the server writes to when it has something to say may be quiet for hours.
@@ -51,7 +51,9 @@ class RemoteMcpServer(McpServer):
     """A server at a URL. `source` (and the status' `transport`) is "http" or "sse"."""
 
     def __init__(self, name: str, kind: str, url: str, headers: dict[str, str],
-                 environ: Mapping[str, str]) -> None:
+                 environ: Mapping[str, str], *, resolve: Resolve | None = None) -> None:
+        """`resolve`: the address each new connection goes to (`wisp.models.pool`), for a
+        caller that must check where it connects (the session service's egress rule)."""
         super().__init__(name, kind)
         self.url, self.headers = url, headers
         self.startup_timeout: float = timeout_s(environ, "MCP_TIMEOUT", DEFAULT_STARTUP_MS)
@@ -59,7 +61,7 @@ class RemoteMcpServer(McpServer):
         # Each request is bounded as a whole by its own timeout (start-up or tool call);
         # this only stops a single read from outliving the longest of them.
         self.read_timeout = max(self.startup_timeout, self.tool_timeout)
-        self.pool = ConnectionPool(environ=environ)
+        self.pool = ConnectionPool(environ=environ, resolve=resolve)
 
     def config_entry(self) -> JSON:
         # No headers: they may hold a token, and the host that sent them knows them already.

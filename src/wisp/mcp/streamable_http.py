@@ -37,6 +37,7 @@ from wisp.mcp.remote import (
     refusal,
 )
 from wisp.models.http import HTTPResponse
+from wisp.models.pool import Resolve
 
 ACCEPT = "application/json, text/event-stream"
 CLOSE_TIMEOUT_S = 2.0  # the DELETE that ends a session: best effort, never a long wait
@@ -49,8 +50,8 @@ class SessionExpired(McpError):
 
 class HttpMcpServer(RemoteMcpServer):
     def __init__(self, name: str, url: str, headers: dict[str, str],
-                 environ: Mapping[str, str]) -> None:
-        super().__init__(name, "http", url, headers, environ)
+                 environ: Mapping[str, str], *, resolve: Resolve | None = None) -> None:
+        super().__init__(name, "http", url, headers, environ, resolve=resolve)
         self._session: str | None = None
         self._protocol: str | None = None
         self._renewal = asyncio.Lock()

@@ -41,14 +41,18 @@ ALLOW_PRIVATE = "WISP_SERVE_MCP_ALLOW_PRIVATE"
 
 def build_server(name: str, url: str, headers: dict[str, str],
                  env: Mapping[str, str]) -> McpServer:
-    """Streamable HTTP, or the legacy HTTP+SSE transport for a URL ending in /sse."""
+    """Streamable HTTP, or the legacy HTTP+SSE transport for a URL ending in /sse. Each
+    connection goes to an address checked public at that moment (`egress.public_address`),
+    so a name that resolved to a public address at the check cannot send the connection
+    to a private one afterwards (DNS rebinding)."""
+    resolve = None if env.get(ALLOW_PRIVATE) == "1" else egress.public_address
     if urlsplit(url).path.rstrip("/").endswith("/sse"):
         from wisp.mcp.legacy_sse import SseMcpServer
 
-        return SseMcpServer(name, url, headers, env)
+        return SseMcpServer(name, url, headers, env, resolve=resolve)
     from wisp.mcp.streamable_http import HttpMcpServer
 
-    return HttpMcpServer(name, url, headers, env)
+    return HttpMcpServer(name, url, headers, env, resolve=resolve)
 
 
 async def egress_refusal(url: str, environment: JSON | None,
