@@ -28,8 +28,7 @@ import json
 import secrets
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
-from types import TracebackType
+from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from wisp.errors import StreamCutError
 from wisp.jsontypes import JSON
@@ -37,6 +36,7 @@ from wisp.models.anthropic import AnthropicConfig, request_headers, status_error
 from wisp.models.base import ModelRequest
 from wisp.models.body import encode_body
 from wisp.models.sse import SSEDecoder, decode_event
+from wisp.models.stream_base import StreamBase
 from wisp.testing import reply as _reply
 from wisp.testing.reply import EXHAUSTED, Reply, Served, serve, sse_chunk, sse_payload
 from wisp.testing.server import RecordedRequest
@@ -125,33 +125,19 @@ class FunctionModel(_InProcessModel):
         return answer
 
 
-class InProcessStream:
+class InProcessStream(StreamBase):
     """One response of an in-process model (a `wisp.models.base.ModelStream`)."""
 
     def __init__(self, model: _InProcessModel, request: ModelRequest) -> None:
-        self.request_id: str | None = None
+        super().__init__()
         self._model = model
         self._request = request
         self._served: Served | None = None
         self._closed = False
 
-    async def __aenter__(self) -> InProcessStream:
-        await self._open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    def __aiter__(self) -> AsyncIterator[JSON]:
-        return self._events()
-
     async def aclose(self) -> None:
         self._closed = True
+        await self._close_readers()
 
     async def _open(self) -> Served:
         if self._served is not None:
@@ -170,7 +156,7 @@ class InProcessStream:
             raise status_error(served.status, raw_error, dict(served.headers))
         return served
 
-    async def _events(self) -> AsyncIterator[JSON]:
+    async def _events(self) -> AsyncGenerator[JSON, None]:
         if self._closed:
             return  # closed before iteration began
         served = await self._open()
