@@ -29,7 +29,7 @@ from wisp.serve.cron import Cron
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import deployments as shapes
 from wisp.serve.skills import Skills
-from wisp.serve.store.base import Store
+from wisp.serve.store.base import Store, every
 
 KIND = "deployment"
 RUNS = "deployment_run"
@@ -174,15 +174,10 @@ class Scheduler:
         """Fires every entry due now; answers the runs recorded."""
         now = self.clock()
         runs: list[JSON] = []
-        page: str | None = None
-        while True:
-            got = self.store.list(SCHEDULE, SERVICE, limit=500, page=page, order="asc")
-            for entry in got.items:
-                if entry.get("due_at") and entry["due_at"] <= shapes.stamp(now):
-                    runs += self._due(entry, now)
-            if got.next_page is None:
-                return runs
-            page = got.next_page
+        for entry in every(self.store, SCHEDULE, SERVICE, order="asc"):
+            if entry.get("due_at") and entry["due_at"] <= shapes.stamp(now):
+                runs += self._due(entry, now)
+        return runs
 
     def _due(self, entry: JSON, now: datetime) -> list[JSON]:
         owner, due_at = str(entry["owner"]), str(entry["due_at"])

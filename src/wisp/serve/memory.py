@@ -19,7 +19,7 @@ from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import memory as memory_shapes
-from wisp.serve.store.base import Store
+from wisp.serve.store.base import Store, every
 
 STORE = "memory_store"
 
@@ -52,14 +52,7 @@ class MemoryStores:
 
     def all(self, kind: str) -> Iterator[JSON]:
         """Every document of a kind, oldest first (archived ones too)."""
-        page: str | None = None
-        while True:
-            got = self.store.list(kind, self.owner, limit=500, page=page, order="asc",
-                                  include_archived=True)
-            yield from got.items
-            if got.next_page is None:
-                return
-            page = got.next_page
+        return every(self.store, kind, self.owner, order="asc", include_archived=True)
 
     # Stores ---------------------------------------------------------------------------
 

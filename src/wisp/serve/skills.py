@@ -19,7 +19,7 @@ from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import skills as skill_shapes
-from wisp.serve.store.base import Store
+from wisp.serve.store.base import Store, every
 
 SKILL = "skill"
 LATEST = "latest"
@@ -50,13 +50,7 @@ class Skills:
 
     def _all(self, kind: str) -> Iterator[JSON]:
         """Every document of a kind, newest first."""
-        page: str | None = None
-        while True:
-            got = self.store.list(kind, self.owner, limit=500, page=page)
-            yield from got.items
-            if got.next_page is None:
-                return
-            page = got.next_page
+        return every(self.store, kind, self.owner)
 
     # Skills ---------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from wisp.jsontypes import JSON
 from wisp.serve import sealing, shapes
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import vaults as vault_shapes
-from wisp.serve.store.base import Store
+from wisp.serve.store.base import Store, every
 
 VAULT = "vault"
 
@@ -44,14 +44,7 @@ class Vaults:
         self.owner = owner
 
     def _all(self, kind: str) -> Iterator[JSON]:
-        page: str | None = None
-        while True:
-            got = self.store.list(kind, self.owner, limit=500, page=page, order="asc",
-                                  include_archived=True)
-            yield from got.items
-            if got.next_page is None:
-                return
-            page = got.next_page
+        return every(self.store, kind, self.owner, order="asc", include_archived=True)
 
     # Vaults ---------------------------------------------------------------------------
 

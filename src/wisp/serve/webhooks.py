@@ -53,7 +53,7 @@ from wisp.models.http import request as http_request
 from wisp.models.pool import ConnectionPool, parse_url
 from wisp.serve import egress, shapes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router
-from wisp.serve.store.base import Delivery, Store
+from wisp.serve.store.base import Delivery, Store, every
 
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 
@@ -152,14 +152,7 @@ def hub(store: Store) -> Hub:
 
 
 def _all(store: Store, owner: str) -> list[JSON]:
-    docs: list[JSON] = []
-    page: str | None = None
-    while True:
-        got = store.list(KIND, owner, limit=100, page=page)
-        docs += got.items
-        if got.next_page is None:
-            return docs
-        page = got.next_page
+    return list(every(store, KIND, owner))
 
 
 # Registration --------------------------------------------------------------------------

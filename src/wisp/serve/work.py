@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.http import HttpError
-from wisp.serve.store.base import Store
+from wisp.serve.store.base import Store, every
 
 TTL_ENV = "WISP_SERVE_WORK_TTL_S"
 DEFAULT_TTL_S = 300
@@ -87,14 +87,8 @@ class WorkQueue:
 
     def items(self, owner: str, environment_id: str) -> Iterator[JSON]:
         """Every item of the environment, oldest first."""
-        page: str | None = None
-        while True:
-            found = self.store.list(kind(environment_id), owner, limit=100, page=page,
-                                    order="asc", include_archived=True)
-            yield from found.items
-            if found.next_page is None:
-                return
-            page = found.next_page
+        return every(self.store, kind(environment_id), owner, order="asc",
+                     include_archived=True)
 
     def get(self, owner: str, environment_id: str, work_id: str) -> JSON:
         doc = self.store.get(kind(environment_id), owner, work_id)

@@ -31,6 +31,7 @@ does not send them meanwhile, and one that died mid-send is retried once it expi
 from __future__ import annotations
 
 import builtins
+from collections.abc import Iterator
 from typing import Protocol
 
 from wisp.jsontypes import JSON
@@ -140,3 +141,17 @@ class Store(Protocol):
         when it is None. A delivery already done stays done."""
 
     def close(self) -> None: ...
+
+
+def every(store: Store, kind: str, owner: str, *, order: str = "desc",
+          include_archived: bool = False) -> Iterator[JSON]:
+    """Every document of a kind of this owner's, page after page (for the service's own
+    walks; clients page through `Store.list` themselves)."""
+    page: str | None = None
+    while True:
+        got = store.list(kind, owner, limit=500, page=page, order=order,
+                         include_archived=include_archived)
+        yield from got.items
+        if got.next_page is None:
+            return
+        page = got.next_page
