@@ -18,6 +18,7 @@ from wisp.jsontypes import JSON
 from wisp.serve import (
     answers,
     deployment_routes,
+    file_sources,
     files,
     memory_routes,
     outcomes,
@@ -368,6 +369,7 @@ class Api:
             raise HttpError(400, "invalid_request_error", "the session is archived")
         events = shapes.send_events(request.json())
         shapes.check_client_events(events)
+        file_sources.check(self.files, request.owner, events)
         environment = self._environment_of(request.owner, session)
         answers.check(self.store, session["id"], environment, events)
         stored = self._queue(request.owner, session["id"], events)

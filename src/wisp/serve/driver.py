@@ -26,7 +26,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from wisp.jsontypes import JSON
-from wisp.serve import budget, ending, memory_tool, shapes, threads, turn_setup
+from wisp.serve import (
+    budget,
+    ending,
+    file_sources,
+    memory_tool,
+    shapes,
+    threads,
+    turn_setup,
+)
 from wisp.serve.outcomes import OUTCOME, Outcomes
 from wisp.serve.projection import SessionProjection
 from wisp.serve.recovery import result_of
@@ -204,6 +212,8 @@ class SessionDriver:
         if isinstance(prompt, dict):
             assert self.projection is not None
             self.projection.consume_with_next_user = prompt
+        if isinstance(content, list):
+            content = file_sources.inline(self.store, self._owner(), content)
         ended = await self.once(cast("list[JSON] | str", content))
         await self.outcomes.pursue(ended)
         if self.projection is not None:
@@ -290,7 +300,15 @@ class SessionDriver:
     async def client_call(self, kind: str, name: str, tool_input: JSON,
                            tool_use_id: str) -> ToolResult:
         answer = await self._wait(tool_event_id(tool_use_id))
-        return result_of(answer)
+        result = result_of(answer)
+        if not isinstance(result.content, list):
+            return result
+        # The model reads the files' bytes; the log keeps the ids the client sent.
+        return ToolResult(file_sources.inline(self.store, self._owner(), result.content),
+                          result.is_error, result.data)
+
+    def _owner(self) -> str:
+        return self.store.owner_of("session", self.session_id) or ""
 
     async def _confirm(self, tool_use_id: str) -> JSON:
         return await self._wait("confirm:" + tool_event_id(tool_use_id))
