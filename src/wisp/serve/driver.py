@@ -26,15 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from wisp.jsontypes import JSON
-from wisp.serve import (
-    budget,
-    ending,
-    file_sources,
-    memory_tool,
-    shapes,
-    threads,
-    turn_setup,
-)
+from wisp.serve import budget, ending, file_sources, memory_tool, shapes, threads, turn_setup
 from wisp.serve.outcomes import OUTCOME, Outcomes
 from wisp.serve.projection import SessionProjection
 from wisp.serve.recovery import result_of
@@ -197,6 +189,7 @@ class SessionDriver:
             self._fenced()
 
     async def _run(self, prompt: JSON | list[JSON] | str) -> None:
+        await turn_setup.follow_agent_updates(self)
         self.opened()
         await turn_setup.prepare(self)
         content = prompt

@@ -1,6 +1,7 @@
-"""What a served turn needs before its first model request: the session's file resources
-and its agent's skills mounted (read-only), its memory tool as its resources are now, and
-its agent's MCP servers connected (`wisp.serve.session_mcp`)."""
+"""What a served turn needs before its first model request: the agent as the session has
+it now (`sessions.update`), the session's file resources and its agent's skills mounted
+(read-only), its memory tool as its resources are now, and its agent's MCP servers
+connected (`wisp.serve.session_mcp`)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,32 @@ from typing import TYPE_CHECKING
 
 from wisp.serve import memory_tool, shapes, skill_mount
 from wisp.serve.resources import mount
+from wisp.serve.session_mcp import SessionMcp
+from wisp.serve.tool_plan import ToolPlan
 
 if TYPE_CHECKING:
     from wisp.serve.driver import SessionDriver
 
 MOUNT_RANK = -1  # the rank of the deny rules that hold mounted resources read-only
+
+
+async def follow_agent_updates(driver: SessionDriver) -> None:
+    """A turn runs with the agent as the session has it now: `sessions.update` may have
+    changed its tools or MCP servers since the driver's runtime was opened (a worker
+    keeps it between turns), so a changed agent gets a new runtime (the conversation is
+    in the store) and new MCP connections."""
+    doc = driver.document()
+    agent = doc.get("agent") if doc is not None else None
+    if doc is None or not agent or agent == driver.agent:
+        return
+    driver.agent = agent
+    driver.plan = ToolPlan(agent, driver.environment)
+    if driver.runtime is not None:
+        await driver.runtime.aclose()
+        driver.runtime = None
+    await driver.mcp.close()
+    driver.mcp = SessionMcp(driver.store, doc, agent, driver.environment, env=driver.env,
+                            log=driver.log, plan=driver.plan)
 
 
 async def prepare(driver: SessionDriver) -> None:
