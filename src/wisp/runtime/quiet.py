@@ -27,7 +27,7 @@ waits for a woken turn the earlier one is running.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -72,7 +72,7 @@ class QuietTurns:
     async def run_until_quiet(self, content: str | list[JSON], *,
                               uuid: str | None = None, announce: Announce | None = None,
                               announce_woken: Announce | None = None
-                              ) -> AsyncIterator[QuietTurn]:
+                              ) -> AsyncGenerator[QuietTurn, None]:
         """Runs the prompt (`run_prompt`, with `uuid` and `announce`), yields its turn,
         then, while background work is left, waits for a task's end that wants a turn,
         runs that turn (`run_notifications`, with `announce_woken`) and yields it; ends
