@@ -87,7 +87,7 @@ def test_an_interrupt_ends_the_wait_for_background_work(server: ScriptedServer,
             await asyncio.wait_for(waiting, 10)  # at once, though the command still runs
         assert runtime.tasks.busy()
         (tmp_path / "go").touch()
-        await until(lambda: runtime.tasks.has_wake(), "the command's end")
+        await until(runtime.tasks.has_wake, "the command's end")
         await runtime.aclose()
         return runtime
 
