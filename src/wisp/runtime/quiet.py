@@ -15,9 +15,11 @@ its own, or stop early, which a callback would need a second channel to say.
 
 Interrupts: `Runtime.interrupt` (and so `hard_interrupt` and `aclose`) ends the loop: a
 running turn ends as interrupted and no further turn is run; a wait for background work
-ends at once. Limits (max turns, a spending budget) hold per turn, as in any turn. A
-background task that never ends is not waited for forever: each command has its time
-limit (`wisp.engine.tasks`), and the wait is only for tasks still running.
+ends at once. Limits (max turns, the spending budget) apply to each turn as the engine
+applies them to any turn; a turn that hits one does not end the loop (print mode never
+did: the background work it started still wants its turns). A background task that never
+ends is not waited for forever: each command has its time limit (`wisp.engine.tasks`), the
+wait is only for tasks still running, and an interrupt ends it.
 
 Turns are run one at a time among these calls: a new call ends an earlier one's wait for
 background work (its prompt's turn takes the pending notices at its first model call) and
