@@ -49,3 +49,13 @@ def agent(request: pytest.FixtureRequest, server: ScriptedServer, tmp_path: Path
     # The adapter reads transcripts itself (session/load) where the SDK looks for them.
     env["CLAUDE_CONFIG_DIR"] = env["WISP_CONFIG_DIR"]
     return Agent("adapter", adapter_command(_node()), env, cwd, home)
+
+
+@pytest.fixture
+def native(server: ScriptedServer, tmp_path: Path) -> Agent:
+    """`wisp acp` alone, for what Zed's adapter does not offer."""
+    home, cwd = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    cwd.mkdir()
+    return Agent("native", [wisp_executable(tmp_path), "acp"], base_env(server, home), cwd,
+                 home)

@@ -10,23 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.acp.conftest import Agent
 from tests.acp.editor import Editor, connect
 from tests.acp.test_acceptance import TIMEOUT, prompt
-from tests.conftest import base_env
-from tests.sdk.conftest import wisp_executable
 from wisp.testing import ScriptedServer, reply
-
-
-@pytest.fixture
-def native(server: ScriptedServer, tmp_path: Path) -> Agent:
-    home, cwd = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
-    cwd.mkdir()
-    return Agent("native", [wisp_executable(tmp_path), "acp"], base_env(server, home), cwd,
-                 home)
 
 
 def run(agent: Agent, editor: Editor, body: Any) -> None:

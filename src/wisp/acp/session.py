@@ -12,17 +12,20 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wisp.acp.rpc import INVALID_PARAMS, ConnectionClosed, Peer, RpcError
 from wisp.acp.updates import UpdateProjection, tool_call
+from wisp.diagnostics import warn
 from wisp.engine.outcome import Aborted, Failed, LimitHit
 from wisp.jsontypes import JSON
 from wisp.permissions.engine import Verdict
 from wisp.rules import Rule
 
 if TYPE_CHECKING:
+    from wisp.runtime.quiet import QuietTurn
     from wisp.runtime.runtime import Runtime
     from wisp.tools.base import Tool
 
@@ -76,6 +79,7 @@ class AcpSession:
         self.projection = projection
         self.cancelled = False
         self._turn = asyncio.Lock()  # one prompt at a time, as in the terminal
+        self._followers: set[asyncio.Task[None]] = set()  # turns background work wakes
         runtime.connect_host(self.ask)
         fs = caps.get("fs") or {}
         if fs.get("readTextFile") and fs.get("writeTextFile"):
@@ -93,7 +97,13 @@ class AcpSession:
     async def prompt(self, content: list[JSON]) -> JSON:
         async with self._turn:
             self.cancelled = False
-            outcome = await self.runtime.run_prompt(content)
+            turns = self.runtime.run_until_quiet(content)
+            first = await anext(turns)
+        if first.more:
+            self._follow(turns)
+        else:
+            await turns.aclose()
+        outcome = first.outcome
         if self.cancelled or isinstance(outcome, Aborted):
             return {"stopReason": "cancelled"}
         if isinstance(outcome, LimitHit):
@@ -101,6 +111,15 @@ class AcpSession:
         if isinstance(outcome, Failed):
             raise RpcError(-32603, outcome.message)
         return {"stopReason": "end_turn"}
+
+    def _follow(self, turns: AsyncGenerator[QuietTurn, None]) -> None:
+        """Background work the prompt started is still going: the turns its end wakes
+        run after `session/prompt` has answered, and the editor sees them as
+        `session/update` notifications (which ACP allows at any time), as it saw the
+        prompt's. A new prompt or a cancel ends the wait (`Runtime.run_until_quiet`)."""
+        follower = asyncio.ensure_future(_drain(turns))
+        self._followers.add(follower)
+        follower.add_done_callback(self._followers.discard)
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -197,7 +216,22 @@ class AcpSession:
         return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
 
     async def aclose(self) -> None:
-        await self.runtime.aclose()
+        await self.runtime.aclose()  # ends the wait of any turns still being followed
+        followers = list(self._followers)
+        if followers:
+            await asyncio.wait(followers)
+
+
+async def _drain(turns: AsyncGenerator[QuietTurn, None]) -> None:
+    """Runs the woken turns: each reports itself through the session's updates. A
+    configuration error found mid-turn ends the following (its turn has ended)."""
+    from wisp.errors import UsageError
+
+    try:
+        async for _turn in turns:
+            pass
+    except UsageError as exc:
+        warn(f"wisp acp: {exc}\n")
 
 
 def mcp_config(servers: Any) -> tuple[str, ...]:

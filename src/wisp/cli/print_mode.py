@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from wisp.cli.main import end_startup
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from wisp.engine.events import ApiRetry, Event, EventSink
     from wisp.engine.outcome import Outcome
     from wisp.project.context import ProjectContext
+    from wisp.runtime.quiet import QuietTurn
     from wisp.runtime.runtime import Runtime
     from wisp.sessions.resume import SessionNotFound
     from wisp.settings.loader import Settings
@@ -205,9 +206,9 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
     end_startup()  # main() disabled collection while importing
     earlier = _Results(opts, early.out)
     try:
-        outcome = await runtime.run_prompt(
-            prompt, announce=lambda: early.announce(runtime.session.session_id))
-        outcome = await _background_turns(runtime, early, projection, earlier, outcome)
+        outcome = await _turns(runtime.run_until_quiet(
+            prompt, announce=lambda: early.announce(runtime.session.session_id),
+            announce_woken=lambda: _init_again(runtime, early)), projection, earlier)
     finally:
         # SessionEnd hooks, then MCP servers politely (stdin EOF); run_print's
         # end_all_processes() then ends whatever is left.
@@ -283,22 +284,23 @@ class _Results:
         self.pending = []
 
 
-async def _background_turns(runtime: Runtime, early: EarlyStart, projection: Any,
-                            earlier: _Results, outcome: Outcome) -> Outcome:
-    """Background tasks still running when the prompt's turn ends: wisp waits for them,
-    and each that finishes wakes a turn of its own whose prompt is its notice; the run is
-    over when none is left (docs/protocol.md, "Tasks")."""
-    tasks = runtime.tasks
-    while tasks.has_wake() or tasks.busy():
-        assert projection.held is not None
-        earlier.pending.append((projection.held, outcome))
-        projection.held = None
-        if not tasks.agents_busy():
-            earlier.flush()
-        if not await tasks.wait_for_wake():
-            return outcome  # stopped rather than finished: no turn is owed
-        again = await runtime.run_notifications(announce=lambda: _init_again(runtime, early))
-        outcome = again if again is not None else outcome
+async def _turns(turns: AsyncIterator[QuietTurn], projection: Any,
+                 earlier: _Results) -> Outcome:
+    """The prompt's turn, then each turn a background task's end wakes: wisp waits for
+    the tasks still running when a turn ends, and the run is over when none is left
+    (docs/protocol.md, "Tasks"). A turn with more to come is an earlier one: its result
+    is shown now, or held while a background subagent still runs. Returns the last
+    turn's outcome."""
+    outcome: Outcome | None = None
+    async for turn in turns:
+        outcome = turn.outcome
+        if turn.more:
+            assert projection.held is not None
+            earlier.pending.append((projection.held, outcome))
+            projection.held = None
+            if not turn.agents_running:
+                earlier.flush()
+    assert outcome is not None  # the prompt's turn always comes
     return outcome
 
 

@@ -37,6 +37,7 @@ from wisp.runtime.build import build_run
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.facts import checked_model, configured_mcp_servers, env_overlay, load_settings
 from wisp.runtime.project import open_project
+from wisp.runtime.quiet import QuietTurns
 from wisp.runtime.verbs import SessionVerbs
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.stamps import new_uuid
@@ -54,7 +55,7 @@ McpSend = Callable[[str, JSON], Awaitable[JSON]]
 NOT_STARTED = "The turn was interrupted before it could end."
 
 
-class Runtime(SessionVerbs):
+class Runtime(SessionVerbs, QuietTurns):
     def __init__(self, config: RuntimeConfig, sink: EventSink, *,
                  mcp_send: McpSend | None = None, model: Model | None = None) -> None:
         self.config = config
@@ -310,7 +311,8 @@ class Runtime(SessionVerbs):
     def interrupt(self, cancel_queued: bool = False) -> None:
         """Ends the running turn: its processes die and it ends with an Aborted outcome.
         Prompts queued behind it belong to the front end (`cancel_queued` is its
-        business); here it changes nothing."""
+        business); here it changes nothing. `run_until_quiet` runs no further turn."""
+        self._quiet_end()
         task = self._current
         if task is None or task.done():
             # Still getting ready (initialize, MCP handshake): that turn must not run.
@@ -450,6 +452,7 @@ class Runtime(SessionVerbs):
         if self._closed:
             return
         self._closed = True
+        self._quiet_end()  # no turn for background work after this
         task = self._current
         if task is not None and not task.done() and task is not asyncio.current_task():
             self.interrupt()
