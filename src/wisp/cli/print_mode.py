@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wisp.cli.main import end_startup
 from wisp.errors import UsageError
@@ -41,7 +41,7 @@ def run_print(opts: Options) -> int:
 
     prompt = read_prompt(opts)
     try:
-        early = EarlyStart(opts, prompt)
+        early = PrintStart(opts, prompt)
     except SessionNotFound as exc:
         start_failed(opts, exc)
         return 1
@@ -64,7 +64,7 @@ def start_failed(opts: Options, exc: SessionNotFound) -> None:
     sys.stderr.write(f"{exc}\n")
 
 
-def not_logged_in(opts: Options, early: EarlyStart, message: str) -> int:
+def not_logged_in(opts: Options, early: PrintStart, message: str) -> int:
     """No key and no endpoint: the run ends before the engine loads, with the frames a
     model call failing that way gives (stream-json: `system/init`, the error as the
     assistant's word, the result; json: the result) and the line on stderr in every
@@ -81,7 +81,7 @@ def not_logged_in(opts: Options, early: EarlyStart, message: str) -> int:
     return 1
 
 
-class EarlyStart:
+class PrintStart:
     """What is known before the engine loads: enough for `system/init`, which a
     stream-json client gets before asyncio and the engine are even imported."""
 
@@ -187,15 +187,17 @@ def _clears(prompt: str) -> bool:
     return command is not None and command.name == "clear"
 
 
-async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
+async def _run(opts: Options, prompt: str, early: PrintStart) -> int:
     from wisp.launch.setup import runtime_config
     from wisp.runtime.runtime import Runtime
     from wisp.wire.projection import StreamJson
 
     config = runtime_config(opts, os.environ, settings=early.settings, start=early.start,
                             project=early.project)
-    # The result waits until SessionEnd hooks have run: they come before it, as ever.
-    projection = StreamJson(early.out, early.start.session_id, hold_result=True)
+    # Results wait in `results` until SessionEnd hooks have run (they come before the
+    # last result, as ever) or until print mode shows an earlier turn's (`_turns`).
+    results = _Results(opts, early.out)
+    projection = StreamJson(early.out, early.start.session_id, results=results.receive)
     projection.forward_subagent_text = opts.runtime.forward_subagent_text
     projection.internal_frames = os.environ.get("WISP_PROGRESS_FRAMES") == "1"
     watching = opts.output_format != "stream-json"  # retries are frames there
@@ -204,20 +206,18 @@ async def _run(opts: Options, prompt: str, early: EarlyStart) -> int:
     if early.mcp_entries:
         await _connect_mcp(runtime, early)
     end_startup()  # main() disabled collection while importing
-    earlier = _Results(opts, early.out)
     try:
         outcome = await _turns(runtime.run_until_quiet(
             prompt, announce=lambda: early.announce(runtime.session.session_id),
-            announce_woken=lambda: _init_again(runtime, early)), projection, earlier)
+            announce_woken=lambda: _init_again(runtime, early)), results)
     finally:
         # SessionEnd hooks, then MCP servers politely (stdin EOF); run_print's
         # end_all_processes() then ends whatever is left.
         await runtime.aclose()
-    if projection.held is None and earlier.pending:
-        projection.held, outcome = earlier.pending.pop()
-    earlier.flush()
-    if projection.held is not None:
-        _finish(opts, early.out, projection.held, outcome, earlier.shown)
+    last = results.last(outcome)
+    if last is not None:
+        frame, outcome = last
+        _finish(opts, early.out, frame, outcome, results.shown)
     code = 0 if _succeeded(outcome) else 1
     if signalled:
         _leave_now(code)
@@ -262,15 +262,36 @@ def retry_notice(event: ApiRetry) -> str:
 
 
 class _Results:
-    """Results of turns before the last (a background task's end wakes a turn of its
-    own): shown as they come, or later while a background subagent still runs (as the
+    """The result frames of a run's turns, in print mode's hands until it shows them.
+    Those of turns before the last (a background task's end wakes a turn of its own) are
+    shown as they come, or later while a background subagent still runs (as the
     reference holds them); `--output-format json` shows only the last."""
 
     def __init__(self, opts: Options, out: FrameSink) -> None:
         self.opts = opts
         self.out = out
-        self.pending: list[tuple[JSON, Outcome]] = []
+        self.latest: JSON | None = None  # the newest turn's result, not yet placed
+        self.pending: list[tuple[JSON, Outcome]] = []  # earlier turns', not yet shown
         self.shown = 0
+
+    def receive(self, frame: JSON) -> None:
+        self.latest = frame
+
+    def earlier(self, outcome: Outcome, *, show_now: bool) -> None:
+        """The newest result is not the run's last: shown now, or held (`show_now`)."""
+        assert self.latest is not None
+        self.pending.append((self.latest, outcome))
+        self.latest = None
+        if show_now:
+            self.flush()
+
+    def last(self, outcome: Outcome) -> tuple[JSON, Outcome] | None:
+        """The run's last result with its outcome (None when no turn wrote one), after
+        every earlier one still held has been shown."""
+        last = (self.latest, outcome) if self.latest is not None else (
+            self.pending.pop() if self.pending else None)
+        self.flush()
+        return last
 
     def flush(self) -> None:
         from wisp.wire.projection import text_output
@@ -284,8 +305,7 @@ class _Results:
         self.pending = []
 
 
-async def _turns(turns: AsyncIterator[QuietTurn], projection: Any,
-                 earlier: _Results) -> Outcome:
+async def _turns(turns: AsyncIterator[QuietTurn], results: _Results) -> Outcome:
     """The prompt's turn, then each turn a background task's end wakes: wisp waits for
     the tasks still running when a turn ends, and the run is over when none is left
     (docs/protocol.md, "Tasks"). A turn with more to come is an earlier one: its result
@@ -295,16 +315,12 @@ async def _turns(turns: AsyncIterator[QuietTurn], projection: Any,
     async for turn in turns:
         outcome = turn.outcome
         if turn.more:
-            assert projection.held is not None
-            earlier.pending.append((projection.held, outcome))
-            projection.held = None
-            if not turn.agents_running:
-                earlier.flush()
+            results.earlier(outcome, show_now=not turn.agents_running)
     assert outcome is not None  # the prompt's turn always comes
     return outcome
 
 
-def _init_again(runtime: Runtime, early: EarlyStart) -> None:
+def _init_again(runtime: Runtime, early: PrintStart) -> None:
     """A turn of its own gets its own `system/init`, as every turn does in the reference."""
     session = runtime.session
     fields = {**early.init_fields, "session_id": session.session_id,
@@ -320,7 +336,7 @@ def _succeeded(outcome: Outcome) -> bool:
     return isinstance(outcome, Success)
 
 
-async def _connect_mcp(runtime: Runtime, early: EarlyStart) -> None:
+async def _connect_mcp(runtime: Runtime, early: PrintStart) -> None:
     """Connects every configured server (all at once), offers their tools, and only then
     writes `system/init` (see module doc)."""
     await runtime.connect_mcp()

@@ -26,6 +26,8 @@ from wisp.wire.system_frames import (
 from wisp.wire.writer import FrameSink
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from wisp.engine.events import (
         Event,
         RunFinished,
@@ -38,15 +40,15 @@ if TYPE_CHECKING:
 
 
 class StreamJson:
-    """An `EventSink` that writes each event's frame to `out`. With `hold_result` the
-    result frame is kept in `held` instead, for a front end that still has frames to
-    write before it (print mode's SessionEnd hooks)."""
+    """An `EventSink` that writes each event's frame to `out`. With `results`, result
+    frames go there instead, to a front end that decides when each is written (print
+    mode: after SessionEnd hooks, and after the turns background work wakes)."""
 
-    def __init__(self, out: FrameSink, session_id: str, *, hold_result: bool = False) -> None:
+    def __init__(self, out: FrameSink, session_id: str, *,
+                 results: Callable[[JSON], None] | None = None) -> None:
         self.out = out
         self.session_id = session_id
-        self.hold_result = hold_result
-        self.held: JSON | None = None
+        self.results = results
         self.result_count = 0
         # --forward-subagent-text (or initialize's forwardSubagentText): a foreground
         # subagent's text and thinking are shown too, not only its tool calls.
@@ -66,10 +68,7 @@ class StreamJson:
 
         if isinstance(event, RunFinished):
             frame = self.result(event)
-            if self.hold_result:
-                self.held = frame
-                return
-            self.out.write(frame)
+            (self.out.write if self.results is None else self.results)(frame)
             return
         built = self.frame(event)
         if built is not None:
