@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 import time
 import traceback
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, Literal
 
 from wisp import paths
 from wisp.diagnostics import warn
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
     from wisp.tools.editor_files import EditorFiles, EditorTerminals
 
 McpSend = Callable[[str, JSON], Awaitable[JSON]]
+TurnState = Literal["idle", "claimed", "doomed"]
+SessionPhase = Literal["new", "started", "ended"]
 NOT_STARTED = "The turn was interrupted before it could end."
 
 
@@ -79,10 +81,11 @@ class Runtime(SessionVerbs, QuietTurns):
         if self._configured_mcp:
             self._mcp = self.mcp  # configured servers: connected before the first turn
         self._current: asyncio.Task[Outcome] | None = None
-        self._claimed = False  # a prompt was taken and will run: an interrupt ends it
-        self._doomed = False  # interrupted after being claimed, before its loop started
-        self._started = False
-        self._ended = False
+        # The turn: "claimed" once a front end took a prompt that will run (an interrupt
+        # ends it from then on), "doomed" when interrupted before its loop started.
+        self._turn: TurnState = "idle"
+        # SessionStart hooks run before the first turn ("started"), SessionEnd once.
+        self._phase: SessionPhase = "new"
         self._closed = False
         self._start_source: str | None = None  # SessionStart's `source` after /clear
         self.checkpoints: FileHistory | None = None
@@ -152,10 +155,10 @@ class Runtime(SessionVerbs, QuietTurns):
     async def prepare(self) -> None:
         """SessionStart hooks (once) and pending MCP servers: what a turn needs first. A
         front end that reports something between that and the run calls it itself."""
-        if not self._started:
+        if self._phase == "new":
             from wisp.engine.hook_points import session_start
 
-            self._started = True
+            self._phase = "started"
             source = self._start_source or ("resume" if self.config.resumed else "startup")
             await session_start(self.ctx, source)
         await self.connect_mcp()
@@ -163,7 +166,8 @@ class Runtime(SessionVerbs, QuietTurns):
     def claim(self) -> None:
         """A front end took a prompt that will run: an interrupt from now on ends it,
         even one that comes before `run_prompt` starts its loop."""
-        self._claimed = True
+        if self._turn == "idle":
+            self._turn = "claimed"
 
     async def run_prompt(self, content: str | list[JSON], *, uuid: str | None = None,
                          announce: Callable[[], None] | None = None) -> Outcome:
@@ -190,20 +194,13 @@ class Runtime(SessionVerbs, QuietTurns):
         if self.checkpoints is not None:
             self.checkpoints.snapshot(uuid)
         started = time.monotonic()
-        self._claimed = True
         recorder = self.session.recorder
         if isinstance(recorder, TranscriptWriter):
             recorder.begin_prompt(content)  # `last-prompt` lines for the SDKs' listings
         try:
-            await self.prepare()
-            task = self._current = asyncio.ensure_future(
-                AgentLoop(self.ctx, self.tool_state).run(content, uuid))
-            if self._doomed:
-                task.cancel()  # never starts: it ends with an interrupted result
-            return await self._await(task, started)
+            return await self._run_turn(
+                lambda: AgentLoop(self.ctx, self.tool_state).run(content, uuid), started)
         finally:
-            self._current = None
-            self._claimed = self._doomed = False
             if isinstance(recorder, TranscriptWriter):
                 recorder.end_turn()
 
@@ -229,34 +226,33 @@ class Runtime(SessionVerbs, QuietTurns):
         text = "\n\n".join(n.text for n in notices)
         origin = {"kind": "task-notification", "producer": "session-task",
                   "runId": notices[-1].run_id}
-        started = time.monotonic()
-        self._claimed = True
-        try:
-            await self.prepare()
-            task = self._current = asyncio.ensure_future(
-                AgentLoop(self.ctx, self.tool_state).run(text, origin=origin))
-            if self._doomed:
-                task.cancel()
-            return await self._await(task, started)
-        finally:
-            self._current = None
-            self._claimed = self._doomed = False
+        return await self._run_turn(
+            lambda: AgentLoop(self.ctx, self.tool_state).run(text, origin=origin),
+            time.monotonic())
 
     async def _run_local(self, command: LocalCommand, uuid: str,
                          announce: Callable[[], None] | None) -> Outcome:
         """A built-in slash command's turn: no model reply, a result of its own."""
         started = time.monotonic()
-        self._claimed = True
+        return await self._run_turn(lambda: self._local(command, uuid, announce, started),
+                                    started)
+
+    async def _run_turn(self, work: Callable[[], Coroutine[Any, Any, Outcome]],
+                        started: float) -> Outcome:
+        """Every kind of turn starts here: claimed (an interrupt from now on ends it),
+        SessionStart hooks and MCP servers made ready, then `work()` as the running task,
+        cancelled before it begins when an interrupt came meanwhile ("doomed")."""
+        if self._turn == "idle":
+            self._turn = "claimed"
         try:
             await self.prepare()
-            task = self._current = asyncio.ensure_future(
-                self._local(command, uuid, announce, started))
-            if self._doomed:
-                task.cancel()
+            task = self._current = asyncio.ensure_future(work())
+            if self._turn == "doomed":
+                task.cancel()  # never starts: it ends with an interrupted result
             return await self._await(task, started)
         finally:
             self._current = None
-            self._claimed = self._doomed = False
+            self._turn = "idle"
 
     async def _local(self, command: LocalCommand, uuid: str,
                      announce: Callable[[], None] | None, started: float) -> Outcome:
@@ -316,7 +312,8 @@ class Runtime(SessionVerbs, QuietTurns):
         task = self._current
         if task is None or task.done():
             # Still getting ready (initialize, MCP handshake): that turn must not run.
-            self._doomed = self._claimed
+            if self._turn == "claimed":
+                self._turn = "doomed"
             return
         self.session.abort.set()
         self.session.processes.kill_all()
@@ -376,7 +373,7 @@ class Runtime(SessionVerbs, QuietTurns):
             session.transcript_path = str(path)
         self._open_checkpoints()
         self.sink.emit(ConversationReset(session.session_id, user_message_uuid))
-        self._started = self._ended = False
+        self._phase = "new"
         self._start_source = "clear"
         await self.prepare()
 
@@ -439,10 +436,10 @@ class Runtime(SessionVerbs, QuietTurns):
 
     async def end_session(self, reason: str = "other") -> None:
         """SessionEnd hooks, once, if the session started."""
-        if self._started and not self._ended:
+        if self._phase == "started":
             from wisp.engine.hook_points import session_end
 
-            self._ended = True
+            self._phase = "ended"
             await session_end(self.ctx, reason)
 
     async def aclose(self) -> None:
