@@ -142,11 +142,10 @@ class AcpSession:
         if chosen is None or self.cancelled:
             self.cancel()  # the editor cancelled the prompt
             return Verdict("deny", REFUSED, "host"), tool_input
-        policy = self.runtime.tool_state.policy
         if chosen == "allow_always":
-            policy.allow.append(Rule(tool.name, None, rank=6))  # this session only
+            self.runtime.add_rule("allow", Rule(tool.name, None, rank=6))  # this session only
         elif chosen == "reject_always":
-            policy.deny.append(Rule(tool.name, None, rank=6))
+            self.runtime.add_rule("deny", Rule(tool.name, None, rank=6))
         if chosen in ("allow_once", "allow_always"):
             return Verdict("allow", source="host"), tool_input
         return Verdict("deny", REFUSED, "host"), tool_input

@@ -9,20 +9,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, cast
 
 from wisp.control.dispatcher import Requester
 from wisp.duplex.state import StateReporter
 from wisp.errors import RequestFailed
 from wisp.jsontypes import JSON
-from wisp.launch.startup import BYPASS
-from wisp.permissions.engine import PermissionPolicy, Verdict
-from wisp.permissions.modes import is_permission_mode
-from wisp.rules import EDIT_TOOLS, Rule
+from wisp.permissions.engine import Verdict
+from wisp.rules import EDIT_TOOLS
 from wisp.stamps import new_uuid
 from wisp.tools.base import Tool
 from wisp.wire.protocol import CanUseTool, Elicitation, HookCallback, PermissionAnswer
+
+if TYPE_CHECKING:
+    from wisp.runtime.runtime import Runtime
 
 # Who left the call at "ask" (Verdict.source) → the SDKs' `decision_reason_type` values.
 REASON_TYPES = {"rule": "rule", "mode": "mode", "hook": "hook", "config": "other",
@@ -49,59 +49,19 @@ def suggestions(tool: Tool, mode: str, verdict: Verdict | None = None,
     ]
 
 
-def apply_permission_updates(policy: PermissionPolicy, updates: Any, *,
-                             may_bypass: bool = False) -> None:
-    """Applies `updatedPermissions` to this session (other destinations are not persisted).
-    `may_bypass`: whether a `setMode` may enter bypassPermissions (see `bypass_refusal`)."""
-    if not isinstance(updates, list):
-        return
-    for update in updates:
-        if not isinstance(update, dict):
-            continue
-        kind = update.get("type")
-        rules = [
-            Rule(str(r.get("toolName")), r.get("ruleContent"), rank=6)
-            for r in update.get("rules") or []
-            if isinstance(r, dict)
-        ]
-        target = {"allow": policy.allow, "deny": policy.deny, "ask": policy.ask}.get(
-            str(update.get("behavior", "allow")), policy.allow
-        )
-        if kind == "addRules":
-            target.extend(rules)
-        elif kind == "replaceRules":
-            target[:] = rules
-        elif kind == "removeRules":
-            target[:] = [r for r in target if r not in rules]
-        elif kind == "setMode":
-            _set_mode(policy, update.get("mode"), may_bypass)
-        elif kind == "addDirectories":
-            policy.extra_dirs.extend(Path(d) for d in update.get("directories") or [])
-        elif kind == "removeDirectories":
-            gone = {str(Path(d)) for d in update.get("directories") or []}
-            policy.extra_dirs[:] = [d for d in policy.extra_dirs if str(d) not in gone]
-
-
-def _set_mode(policy: PermissionPolicy, mode: Any, may_bypass: bool) -> None:
-    # Like set_permission_mode: a known mode only, and bypass only when the launch allowed
-    # it. A permission answer has no error channel, so a refused mode is just not applied.
-    if is_permission_mode(mode) and (mode != BYPASS or may_bypass):
-        policy.mode = mode
-
-
 class HostBridge:
     def __init__(
         self,
         requester: Requester,
         state: StateReporter,
-        policy: PermissionPolicy,
+        runtime: Runtime,
         on_interrupt: Callable[[], object],
         may_bypass: bool = False,
     ) -> None:
         self.requester = requester
         self.may_bypass = may_bypass
         self.state = state
-        self.policy = policy
+        self.runtime = runtime  # the mode it asks in; where the answer's updates go
         self.on_interrupt = on_interrupt
 
     async def can_use_tool(
@@ -113,7 +73,7 @@ class HostBridge:
             "display_name": tool.name,
             "input": tool_input,
             "description": tool.describe(tool_input),
-            "permission_suggestions": suggestions(tool, self.policy.mode, verdict,
+            "permission_suggestions": suggestions(tool, self.runtime.permission_mode, verdict,
                                                   tool.target_paths(tool_input)),
             "decision_reason_type": REASON_TYPES.get(verdict.source, "other"),
             "tool_use_id": tool_use_id,
@@ -138,8 +98,8 @@ class HostBridge:
     def _interpret(self, answer: PermissionAnswer, tool_input: JSON) -> tuple[Verdict, JSON]:
         if answer.get("behavior") == "allow":
             updated = answer.get("updatedInput")
-            apply_permission_updates(self.policy, answer.get("updatedPermissions"),
-                                     may_bypass=self.may_bypass)
+            self.runtime.apply_permission_updates(answer.get("updatedPermissions"),
+                                                  may_bypass=self.may_bypass)
             return Verdict("allow", source="host"), updated if isinstance(
                 updated, dict
             ) else tool_input

@@ -78,7 +78,7 @@ class DuplexServer:
             lambda: self.session.session_id,
             reads_session_state(self.env),
         )
-        self.host = HostBridge(self._host, self.state, self.tool_state.policy, self.interrupt,
+        self.host = HostBridge(self._host, self.state, self.runtime, self.interrupt,
                                may_bypass=bypass_refusal(opts.runtime.bypass_allowed,
                                                          self.runtime.base_env) is None)
         self.runtime.connect_host(

@@ -82,10 +82,9 @@ class SessionRequests:
         allows (an ask rule on `mcp__<server>`); `auto` or null: the override is gone."""
         found = self._server(request["serverName"])
         rule = Rule.parse(mcp_tool_name(found.name, "x").rsplit("__", 1)[0])
-        ask = self.server.session.policy.ask
-        ask[:] = [r for r in ask if r != rule]
+        self.server.runtime.remove_rule(rule, ("ask",))
         if request["mode"] == "default":
-            ask.append(rule)
+            self.server.runtime.add_rule("ask", rule)
         return {}
 
     async def mcp_call(self, request: h.McpCall) -> JSON:

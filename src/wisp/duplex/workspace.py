@@ -61,8 +61,7 @@ class Workspace:
         """The Edit tool's read-before-write check then treats the file as read at
         `mtime` (a file changed since still needs a fresh Read)."""
         path = self._resolve(request["path"])
-        files: dict[str, float] = self.server.session.tool_state.setdefault("read_files", {})
-        files[str(path)] = float(request["mtime"])
+        self.server.runtime.treat_as_read(path, float(request["mtime"]))
 
     async def set_cwd(self, request: h.SetCwd) -> JSON:
         session = self.server.session
@@ -80,29 +79,9 @@ class Workspace:
             vouched = request.get("trusted_directory") or str(target)
             record(Path(vouched), self.server.env, **{ACCEPTED: True})
         changed = target != before
-        relocated = changed and self._move_to(target)
+        relocated = changed and self.server.runtime.move_to(target)
         return {"status": "ok", "cwd": str(session.cwd), "changed": changed,
                 "transcript_relocated": relocated}
-
-    def _move_to(self, target: Path) -> bool:
-        """The session (tools, permission rules) works in `target` from now on; its
-        transcript moves to that folder's project, where `--resume` from there looks.
-        True when a transcript moved."""
-        from wisp.paths import transcript_file
-        from wisp.sessions.transcript import TranscriptWriter
-
-        session = self.server.session
-        session.cwd = target
-        session.policy.cwd = target
-        recorder = session.recorder
-        if not isinstance(recorder, TranscriptWriter) or not recorder.path.exists():
-            return False
-        moved = transcript_file(self.server.env, target, session.session_id)
-        moved.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        shutil.move(recorder.path, moved)
-        recorder.path = moved
-        session.transcript_path = str(moved)
-        return True
 
     async def register_repo_root(self, request: h.RegisterRepoRoot) -> JSON:
         directory = await self._add_root(request["directory"])
@@ -124,9 +103,7 @@ class Workspace:
         directory = self._resolve(raw)
         if not directory.is_dir():
             raise ControlError(f"Not a directory: {raw}", "not_a_directory")
-        extra = self.server.session.policy.extra_dirs
-        if directory not in [d.resolve() for d in extra]:
-            extra.append(directory)
+        if self.server.runtime.add_working_dir(directory):
             await self.server.runtime.mcp.roots_changed()
         return directory
 

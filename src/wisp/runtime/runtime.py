@@ -38,6 +38,7 @@ from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.facts import checked_model, configured_mcp_servers, env_overlay, load_settings
 from wisp.runtime.project import open_project
 from wisp.runtime.quiet import QuietTurns
+from wisp.runtime.session_verbs import SessionStateVerbs
 from wisp.runtime.verbs import SessionVerbs
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.stamps import new_uuid
@@ -57,7 +58,7 @@ SessionPhase = Literal["new", "started", "ended"]
 NOT_STARTED = "The turn was interrupted before it could end."
 
 
-class Runtime(SessionVerbs, QuietTurns):
+class Runtime(SessionVerbs, SessionStateVerbs, QuietTurns):
     def __init__(self, config: RuntimeConfig, sink: EventSink, *,
                  mcp_send: McpSend | None = None, model: Model | None = None) -> None:
         self.config = config

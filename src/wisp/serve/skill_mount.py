@@ -70,10 +70,8 @@ def offer(runtime: Runtime | None, store: Store, owner: str, agent: JSON,
         folder = _folder(workspace, version["name"])
         found[version["name"]] = Skill(version["name"], version["description"],
                                        folder / SKILL_FILE, "project")
-    policy = runtime.session.policy
-    policy.deny = [r for r in policy.deny if r.rank != RANK]
-    policy.deny += [Rule.parse(f"Edit(/{s.folder.resolve()}/**)", rank=RANK)
-                    for s in found.values()]
+    runtime.replace_ranked_rules("deny", RANK, [
+        Rule.parse(f"Edit(/{s.folder.resolve()}/**)", rank=RANK) for s in found.values()])
     skill_tool = {TOOL: _SessionSkillTool(lambda: found, workspace)} if found else {}
     runtime.offer_tools(skill_tool, replacing=(TOOL,))
 

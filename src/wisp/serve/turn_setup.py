@@ -70,6 +70,5 @@ def _hold_read_only(driver: SessionDriver, mounted: list[str]) -> None:
         return
     from wisp.rules import Rule
 
-    policy = driver.runtime.session.policy
-    policy.deny = [r for r in policy.deny if r.rank != MOUNT_RANK]
-    policy.deny += [Rule.parse(f"Edit(/{path})", rank=MOUNT_RANK) for path in mounted]
+    driver.runtime.replace_ranked_rules(
+        "deny", MOUNT_RANK, [Rule.parse(f"Edit(/{path})", rank=MOUNT_RANK) for path in mounted])

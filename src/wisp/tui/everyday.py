@@ -144,9 +144,7 @@ async def cmd_add_dir(app: TuiApp, args: str) -> None:
     if not folder.is_dir():
         app.view.print_text(f"Not a folder: {folder}", "red")
         return
-    policy = app.runtime.session.policy
-    if folder not in policy.extra_dirs:
-        policy.extra_dirs.append(folder)
+    app.runtime.add_working_dir(folder)
     app.view.print_text(f"Added {folder} as a working folder for this session.")
 
 

@@ -190,5 +190,5 @@ class PermissionPrompt:
             self.app.view.print_text(f"⚠ Could not save {rule}: {exc}", "red")
             return
         # Ranked as a local-settings rule, as it will be when the next session loads it.
-        self.app.runtime.session.policy.allow.append(Rule.parse(rule, rank=3))
+        self.app.runtime.add_rule("allow", Rule.parse(rule, rank=3))
         self.app.view.print_text(f"  Saved {rule} to {path}", "dim")

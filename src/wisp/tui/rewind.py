@@ -105,7 +105,7 @@ def _restore_code(app: TuiApp, target: PromptMark) -> str:
 
 
 def _restore_conversation(app: TuiApp, target: PromptMark) -> None:
-    app.runtime.session.rewind_to(target.history_len, target.parent)
+    app.runtime.rewind_conversation(target.history_len, target.parent)
     app.prompts[:] = [m for m in app.prompts if m.history_len < target.history_len]
     app.input.text = target.text
     app.input.cursor_position = len(target.text)

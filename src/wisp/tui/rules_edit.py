@@ -7,12 +7,13 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from wisp.rules import Rule
 from wisp.tui.rules import validate_rule
 
 if TYPE_CHECKING:
+    from wisp.runtime.session_verbs import RuleKind
     from wisp.tui.app import TuiApp
 
 BEHAVIOURS = ("allow", "deny", "ask")
@@ -28,8 +29,6 @@ def apply(app: TuiApp, args: str) -> str:
     if problem:
         return problem
     path = app.config.cwd / ".claude" / "settings.local.json"
-    policy = app.runtime.session.policy
-    lists = {"allow": policy.allow, "deny": policy.deny, "ask": policy.ask}
     parsed = Rule.parse(rule, rank=3)
     try:
         doc = _read(path)
@@ -38,7 +37,7 @@ def apply(app: TuiApp, args: str) -> str:
             for behaviour in BEHAVIOURS:
                 entries = permissions.get(behaviour) or []
                 permissions[behaviour] = [r for r in entries if r != rule]
-                lists[behaviour][:] = [r for r in lists[behaviour] if r != parsed]
+            app.runtime.remove_rule(parsed)
             _write(path, doc)
             return f"Removed {rule} from {path}"
         entries = permissions.setdefault(verb, [])
@@ -47,7 +46,7 @@ def apply(app: TuiApp, args: str) -> str:
         _write(path, doc)
     except (OSError, ValueError) as exc:
         return f"Could not change {path}: {exc}"
-    lists[verb].append(parsed)
+    app.runtime.add_rule(cast("RuleKind", verb), parsed)  # one of BEHAVIOURS: checked above
     return f"Added {verb} rule {rule} to {path}"
 
 

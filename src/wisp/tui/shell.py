@@ -35,7 +35,7 @@ async def run_shell(app: TuiApp, command: str) -> None:
         command, cwd=app.config.cwd, env=app.runtime.env, start_new_session=True,
         stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.STDOUT)
-    app.runtime.session.processes.add(proc.pid)
+    app.runtime.track_process(proc.pid)
     captured = CappedText(CONTEXT_CAP // 2, spill=True)
     try:
         await _read(proc, captured)
@@ -45,7 +45,7 @@ async def run_shell(app: TuiApp, command: str) -> None:
         app.view.print_text("  ⎿ Interrupted", "yellow")
         raise
     finally:
-        app.runtime.session.processes.discard(proc.pid)
+        app.runtime.untrack_process(proc.pid)
         captured.close()
     output, _ = clip(captured.segments(), CONTEXT_CAP, captured.spill_path)
     failed = proc.returncode != 0
