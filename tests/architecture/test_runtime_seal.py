@@ -11,8 +11,8 @@ module that makes fewer must lower its number (or leave the list).
 Reading a session's plain facts (its id, model, usage) stays open; changing its state does
 not: outside `runtime/` and `engine/`, nothing assigns to, deletes from or calls a
 mutating method on what a runtime's (or a server's) `.session`, `.tool_state` or
-`.policy` leads to, directly or through a name bound to it (`policy = runtime.session.
-policy; policy.deny += ...`). Front ends say what they mean with a `Runtime` verb
+`.policy` leads to, directly or through a name bound to it (`policy.deny += ...` after
+`policy = runtime.session.policy`). Front ends say what they mean with a `Runtime` verb
 (`runtime/session_verbs.py`). `MUTATING` holds that debt as `REACHING` does.
 """
 
@@ -32,7 +32,8 @@ REACHING: dict[str, int] = {}
 # through `Runtime` verbs. A new entry here is new debt.
 MUTATING: dict[str, int] = {}
 
-# `<owner>.<state>`: the engine's session state as a front end reaches it.
+# `<owner>.<state>`: the engine's session state as a front end reaches it (front ends
+# name a Runtime `runtime` and a duplex server `server`, as attributes or not).
 STATE = frozenset({"session", "tool_state", "policy"})
 OWNERS = frozenset({"runtime", "server"})
 # Methods that change the object they are called on (lists, sets, dicts, the session's
