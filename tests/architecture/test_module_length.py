@@ -13,9 +13,9 @@ from tests.architecture.test_import_graph import SRC, modules
 BUDGET = 400
 MIRRORS = {"sdk/types.py"}
 OVER_BUDGET = {
-    "shell/analyser.py": 904, "serve/store/postgres.py": 530,
-    "engine/events.py": 428, "models/cassette.py": 569, "tui/app.py": 525,
-    "testing/reply.py": 525, "wire/protocol.py": 522,
+    "serve/store/postgres.py": 530,
+    "engine/events.py": 428,
+    "wire/protocol.py": 522,
     "sdk/mcp.py": 486, "runtime/runtime.py": 474, "sdk/sessions.py": 473,
     "serve/app.py": 461, "serve/http/server.py": 458,
     "engine/loop.py": 434, "serve/webhooks.py": 423,

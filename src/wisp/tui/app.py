@@ -6,6 +6,8 @@ works.
 Pieces: `view` (engine events → scrollback and live state), `layout` (the live region),
 `keys` (key bindings), `permission` (the approval dialog), `commands` (slash commands),
 `shell` (`!cmd`), `prompt_input` (completion, pastes, `@file` attachments, history).
+`TuiApp` itself is split by concern: `screen` (printing, redraws, the header), `turns`
+(prompts, the queue, turns and interrupts), and here building, running and ending it.
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
-import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from prompt_toolkit.application import Application
@@ -22,27 +23,20 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.history import FileHistory
 
 from wisp import paths
-from wisp.jsontypes import JSON
 from wisp.permissions.modes import PermissionMode
 from wisp.runtime.config import RuntimeConfig
-from wisp.tui.prompt_input import InputCompleter, Pastes, history_path, with_attachments
-from wisp.tui.terminal import make_output, print_above
+from wisp.tui.prompt_input import InputCompleter, Pastes, history_path
+from wisp.tui.terminal import make_output
+from wisp.tui.turns import Turns
 
 if TYPE_CHECKING:
-    from wisp.engine.outcome import Outcome
     from wisp.runtime.runtime import Runtime
     from wisp.tui.dialog import Picker
     from wisp.tui.permission import PermissionPrompt
     from wisp.tui.rewind import PromptMark
-    from wisp.tui.view import ConversationView
 
-FRAME_S = 1 / 30
 MODE_CYCLE: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan")
 SPINNER = "✻✳✢·✢✳"
-CLEAR_SCREEN = "\x1b[H\x1b[2J\x1b[3J"  # home, erase the screen, erase the scrollback
-# OSC 52: "put this (base64) on the clipboard", which terminals, tmux and ssh pass along.
-SET_CLIPBOARD = "\x1b]52;c;{}\x07"
-TIMED_TURN_S = 3.0  # a turn at least this long ends with a line saying how long it took
 
 
 def _import_the_rest() -> None:
@@ -59,18 +53,11 @@ def _import_the_rest() -> None:
     import wisp.tui.view  # noqa: F401
 
 
-def _short_folder(folder: str, env: Mapping[str, str], room: int) -> str:
-    """The working folder in `room` columns: ~ for the home, then its start cut."""
-    home = env.get("HOME", "")
-    if home and (folder == home or folder.startswith(home.rstrip("/") + "/")):
-        folder = "~" + folder[len(home.rstrip("/")):]
-    return folder if len(folder) <= room else "…" + folder[-(room - 1):]
+class TuiApp(Turns):
+    """Building, running and ending the session's UI; prompts and turns are `Turns`',
+    drawing is `Screen`'s (what `Turns` builds on)."""
 
-
-class TuiApp:
     # Set by `_load`, once the engine is imported; nothing runs a turn before that.
-    runtime: Runtime
-    view: ConversationView
     permission: PermissionPrompt
 
     def __init__(self, config: RuntimeConfig, env: Mapping[str, str],
@@ -195,35 +182,6 @@ class TuiApp:
             erase_when_done=True,  # the input and footer go; the conversation stays
             include_default_pygments_style=False)
 
-    # Screen (for the view) -------------------------------------------------------------
-
-    def print(self, ansi: str) -> None:
-        self.tail_due = True  # the region drawn under it must not show what it printed
-        print_above(self.app, self.output, ansi)  # type: ignore[arg-type]
-
-    def invalidate(self) -> None:
-        """The engine's output asks for a redraw: at most one per frame (1/30 s), however
-        fast tokens come. Keys are not throttled: prompt_toolkit redraws after each one
-        at once, reusing the streaming tail rendered for the last frame."""
-        if self._frame_pending:
-            return
-        loop = asyncio.get_running_loop()
-        delay = self._last_frame + FRAME_S - loop.time()
-        if delay <= 0:
-            self._frame()
-        else:
-            self._frame_pending = True
-            loop.call_later(delay, self._frame)
-
-    def _frame(self) -> None:
-        self._frame_pending = False
-        self._last_frame = asyncio.get_running_loop().time()
-        self.tail_due = True
-        self.app.invalidate()
-
-    def width(self) -> int:
-        return self.output.get_size().columns
-
     # Running ---------------------------------------------------------------------------
 
     async def run(self, first_prompt: str | None) -> int:
@@ -258,61 +216,6 @@ class TuiApp:
 
         self.print(f"\nResume this session with:\n  wisp --resume {safe(session.session_id)}\n")
 
-    def _welcome(self) -> None:
-        from prompt_toolkit import print_formatted_text
-        from prompt_toolkit.formatted_text import FormattedText
-
-        head, rest = self._welcome_parts()
-        print_formatted_text(FormattedText([("bold", head), ("fg:ansibrightblack", rest)]),
-                             output=self.output, style=None)
-
-    def _welcome_parts(self) -> tuple[str, str]:
-        """The header: its bold start and the rest, each line fitting the width."""
-        from wisp import __version__
-        from wisp.textsafe import safe
-
-        width = self.width()
-        hints = ("/help for commands · shift+tab to change mode · ctrl+d to exit"
-                 if width >= 70 else "/help · ? for shortcuts · ctrl+d exits")
-        return ("✻ wisp ", safe(f"{__version__} · {self.shown_model}")[:width - 8]
-                + "\n  " + safe(_short_folder(str(self.config.cwd), self.env, width - 2))
-                + "\n  " + hints)
-
-    def refresh_status_line(self) -> None:
-        """Runs the settings' status line command again (one at a time; a run still going
-        is left to finish)."""
-        if self._status_refresh is not None and not self._status_refresh.done():
-            return
-        from wisp.tui.status_line import refresh
-
-        self._status_refresh = asyncio.ensure_future(refresh(self))
-
-    def copy_to_clipboard(self, text: str) -> None:
-        """/copy: the terminal puts `text` on the clipboard. It travels base64-encoded, so
-        nothing in it can reach the terminal as a sequence of its own."""
-        import base64
-
-        encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
-        with self.output.one_update():
-            self.output.write_raw(SET_CLIPBOARD.format(encoded))
-
-    def clear_screen(self) -> None:
-        """/clear: the screen and tmux's or the terminal's scrollback emptied, the header
-        drawn again at the top. (Erase sequences cannot pass `print_above`'s door, which
-        lets colours only; they are written here, by wisp's own code.)"""
-        from rich.text import Text
-
-        from wisp.tui.render import Renderer
-
-        with self.output.one_update():
-            self.app.renderer.erase()
-            self.output.write_raw(CLEAR_SCREEN)
-            self.app.renderer.reset()
-        head, rest = self._welcome_parts()
-        header = Text(head, style="bold")
-        header.append(rest, style="dim")
-        self.print(Renderer(self.width(), self.env).ansi(header))
-
     async def shutdown(self) -> None:
         if not self.loaded.is_set():
             return
@@ -330,141 +233,6 @@ class TuiApp:
         self.exit_code = code
         if self.app.is_running and not self.app.future.done():  # type: ignore[union-attr]
             self.app.exit(result=code)
-
-    # Prompts ---------------------------------------------------------------------------
-
-    @property
-    def busy(self) -> bool:
-        return self._turn is not None and not self._turn.done()
-
-    @property
-    def interruptible(self) -> bool:
-        """A turn or a `!cmd` is running: Esc and Ctrl+C end it."""
-        return self.busy or (self._shell is not None and not self._shell.done())
-
-    def submit(self, raw: str) -> None:
-        text = self.pastes.expand(raw).strip("\n")
-        if not text.strip():
-            return
-        if not self.loaded.is_set():
-            self.background(self._submit_when_loaded(text))
-            return
-        if text.startswith("/") and self.commands.handles(text):
-            self.background(self.commands.run(text))
-            return
-        if text.startswith("!"):
-            from wisp.tui.shell import run_shell
-
-            self._shell = asyncio.ensure_future(run_shell(self, text[1:].strip()))
-            return
-        self.send(text)
-
-    async def _submit_when_loaded(self, text: str) -> None:
-        await self.loaded.wait()
-        self.submit(text)
-
-    def background(self, work: Coroutine[Any, Any, None]) -> None:
-        """Runs a command beside the input; kept referenced until it ends."""
-        task = asyncio.ensure_future(work)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    def send(self, text: str) -> None:
-        """A prompt for the model: now, or after the turn in progress."""
-        if self.busy:
-            self.queue.append(text)
-            self.invalidate()
-            return
-        self._turn = asyncio.ensure_future(self._run_turn(text))
-
-    async def _run_turn(self, text: str) -> None:
-        self._echo_prompt(text)
-        content: str | list[JSON] = with_attachments(text, self.config.cwd)
-        if self.pending_context:
-            context, self.pending_context = "\n".join(self.pending_context), []
-            content = ([{"type": "text", "text": context}, {"type": "text", "text": content}]
-                       if isinstance(content, str) else [{"type": "text", "text": context},
-                                                         *content])
-        import uuid
-
-        from wisp.tui.rewind import mark
-
-        prompt_id = str(uuid.uuid4())
-        mark(self, prompt_id, text)
-        await self._working(self.runtime.run_prompt(content, uuid=prompt_id))
-
-    def wake_turn(self) -> None:
-        """A turn for background tasks that finished while nothing ran."""
-        if not self.busy:
-            self._turn = asyncio.ensure_future(self._working(self.runtime.run_notifications()))
-
-    async def _working(self, run: Coroutine[Any, Any, Outcome | None]) -> None:
-        """Runs a turn with the spinner going; then the next queued prompt, or the turn a
-        background task that ended meanwhile is owed."""
-        from wisp.errors import UsageError
-
-        self.view.new_turn()
-        self.busy_since = time.monotonic()
-        self._spinner = asyncio.ensure_future(self._spin())
-        try:
-            outcome = await run
-            if outcome is not None:
-                self._report(outcome)
-                self._took(time.monotonic() - self.busy_since)
-        except UsageError as exc:  # a configuration error found mid-run
-            self.view.print_text(f"Error: {exc}", "red")
-        finally:
-            self.busy_since = None
-            self._spinner.cancel()
-            self.invalidate()
-            self.refresh_status_line()
-        if self.queue:
-            self._turn = asyncio.ensure_future(self._run_turn(self.queue.pop(0)))
-        elif self.runtime.tasks.has_wake():
-            self._turn = asyncio.ensure_future(self._working(self.runtime.run_notifications()))
-
-    def _took(self, seconds: float) -> None:
-        """The end of a long turn, with its time; a quick answer needs no such line."""
-        if seconds < TIMED_TURN_S:
-            return
-        minutes, rest = divmod(round(seconds), 60)
-        shown = f"{minutes}m {rest}s" if minutes else f"{rest}s"
-        self.view.print_text(f"✻ Worked for {shown}", "dim")
-
-    def _echo_prompt(self, text: str) -> None:
-        from rich.text import Text
-
-        from wisp.tui import render
-
-        echo = Text("❯ ", style="bold")
-        echo.append(render.safe(text).replace("\n", "\n  "))
-        self.print(render.Renderer(self.width(), self.env).ansi(Text(""), echo))
-
-    def _report(self, outcome: Outcome) -> None:
-        from wisp.engine import outcome as oc
-
-        if isinstance(outcome, oc.LimitHit):
-            self.view.print_text(f"⎿ Stopped: {outcome.limit}", "yellow")
-        elif isinstance(outcome, oc.Failed):
-            self.view.print_text(f"⎿ {outcome.message}", "red")
-        elif isinstance(outcome, oc.HookStopped) and outcome.terminal_reason is not None:
-            # (a stopped prompt was already shown, with why, as the hook's notice)
-            reason = f": {outcome.reason}" if outcome.reason else ""
-            self.view.print_text(f"⎿ Stopped by a hook{reason}", "yellow")
-
-    async def _spin(self) -> None:
-        """While a turn runs, the spinner line ticks; nothing ticks when idle."""
-        while True:
-            await asyncio.sleep(0.1)
-            self.invalidate()
-
-    def interrupt(self) -> None:
-        if self.dialog is not None:
-            self.dialog.pick(None)
-        if self._shell is not None and not self._shell.done():
-            self._shell.cancel()
-        if self.loaded.is_set():
-            self.runtime.interrupt()
 
     # Dialogs and modes -------------------------------------------------------------------
 
