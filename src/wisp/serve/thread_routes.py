@@ -8,12 +8,13 @@ from collections.abc import Awaitable, Callable
 
 from wisp.jsontypes import JSON
 from wisp.serve import shapes
-from wisp.serve.follow import follow
+from wisp.serve.follow import follow, session_gone
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
 from wisp.serve.shapes import multiagent as thread_shapes
 from wisp.serve.shapes.queries import _known, _limit, _many, _one
 from wisp.serve.store.base import Store
+from wisp.serve.store.offload import off_loop
 from wisp.serve.threads import kind
 
 Route = Callable[[Request], Awaitable[Response | EventStream]]
@@ -84,11 +85,11 @@ class _Routes:
         thread = self._thread(request)
         _known(request.query, ())
         thread_id, session_id = thread["id"], thread["session_id"]
-        after = self.store.last_seq(thread_id)
+        after = await off_loop(self.store, self.store.last_seq, thread_id)
         wake = self.fanout.watch(thread_id)
 
         async def produce(out: SseWriter) -> None:
             await follow(self.store, thread_id, after, wake, asyncio.Queue(), out,
-                         gone=lambda: self.store.owner_of("session", session_id) is None)
+                         gone=session_gone(self.store, session_id))
 
         return EventStream(produce, on_close=lambda: self.fanout.unwatch(thread_id, wake))

@@ -41,7 +41,8 @@ from dbos import DBOS, DBOSClient
 
 from wisp.jsontypes import JSON
 from wisp.serve.session_log import Fanout, SessionLog
-from wisp.serve.store.postgres import IDLE_IN_TRANSACTION_S, PostgresStore
+from wisp.serve.store.pg_connections import IDLE_IN_TRANSACTION_S
+from wisp.serve.store.postgres import PostgresStore
 from wisp.serve.worker import dead_here, worker_name
 
 TURN_WORKFLOW = "wisp_turn"
