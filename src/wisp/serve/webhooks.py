@@ -44,7 +44,7 @@ import secrets
 import sys
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -53,11 +53,8 @@ from wisp.jsontypes import JSON
 from wisp.models.http import request as http_request
 from wisp.models.pool import ConnectionPool, parse_url
 from wisp.serve import egress, shapes
-from wisp.serve.http import EventStream, Request, Response
 from wisp.serve.store.base import Delivery, Store, every
 from wisp.serve.store.offload import off_loop
-
-Route = Callable[[Request], Awaitable[Response | EventStream]]
 
 KIND = "webhook_endpoint"
 # Stream event → webhook event, as the SDK's `BetaWebhookEventData` names them.
