@@ -9,34 +9,33 @@ another key gets 404 for it.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
 from wisp.jsontypes import JSON
 from wisp.serve import (
-    answers,
     deployment_routes,
     file_sources,
     files,
     memory_routes,
-    outcomes,
     resources,
     shapes,
     skill_routes,
     thread_routes,
     threads,
     vault_routes,
+    webhook_routes,
     webhooks,
     work_routes,
 )
-from wisp.serve.follow import follow, preview_filter
+from wisp.serve.follow import follow, preview_filter, session_gone
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
+from wisp.serve.session_writes import SessionWrites
 from wisp.serve.skills import Skills
 from wisp.serve.store.base import Store
-from wisp.serve.vaults import Vaults
+from wisp.serve.store.offload import off_loop
 from wisp.serve.work import WorkQueue
 
 Route = Callable[[Request], Awaitable[Response | EventStream]]
@@ -83,6 +82,7 @@ class Api:
         self.work = WorkQueue(store)
         # Uploaded files' bytes; None: a service without a data folder (the HTTP tests).
         self.files = None if files_dir is None else files.Files(store, files_dir)
+        self.writes = SessionWrites(store, self.work, self.files)
         self.router = Router()
         self._routes()
 
@@ -112,7 +112,7 @@ class Api:
             ("GET", "/v1/sessions/{session_id}/events/stream", self.stream_events),
         ):
             add(method, path, _shape_errors(handler))
-        for routes in (webhooks, resources, memory_routes, vault_routes, skill_routes):
+        for routes in (webhook_routes, resources, memory_routes, vault_routes, skill_routes):
             routes.add_routes(self.router, self.store, _shape_errors)
         thread_routes.add_routes(self.router, self.store, self.fanout, _shape_errors)
         work_routes.add_routes(self.router, self.store, self.work, _shape_errors)
@@ -121,23 +121,28 @@ class Api:
             files.add_routes(self.router, self.files, _shape_errors)
 
     # Common ---------------------------------------------------------------------------
+    # Handlers make their store calls off the event loop (`off_loop`): on PostgreSQL each
+    # is a round trip, which on the loop would stall every other request and stream.
 
-    def _found(self, kind: str, request: Request, key: str) -> JSON:
-        doc = self.store.get(kind, request.owner, request.params[key])
+    async def _found(self, kind: str, request: Request, key: str) -> JSON:
+        doc = await off_loop(self.store, self.store.get, kind, request.owner,
+                             request.params[key])
         if doc is None:
             raise HttpError(404, "not_found_error", f"{kind} {request.params[key]} not found")
         return doc
 
-    def _listing(self, kind: str, request: Request, query: JSON | None = None) -> Response:
+    async def _listing(self, kind: str, request: Request, query: JSON | None = None
+                       ) -> Response:
         query = query or shapes.resources_query(request.query)
-        page = self.store.list(kind, request.owner, limit=query["limit"], page=query["page"],
-                               include_archived=query["include_archived"])
+        page = await off_loop(self.store, self.store.list, kind, request.owner,
+                              limit=query["limit"], page=query["page"],
+                              include_archived=query["include_archived"])
         items = [doc for doc in page.items if shapes.created_within(doc, query)]
         return Response(200, shapes.list_page(items, page.next_page))
 
-    def _archive(self, kind: str, request: Request, key: str) -> Response:
-        doc = shapes.archived(self._found(kind, request, key))
-        self.store.update(kind, request.owner, doc["id"], doc)
+    async def _archive(self, kind: str, request: Request, key: str) -> Response:
+        doc = shapes.archived(await self._found(kind, request, key))
+        await off_loop(self.store, self.store.update, kind, request.owner, doc["id"], doc)
         return Response(200, doc)
 
     # Agents ---------------------------------------------------------------------------
@@ -145,26 +150,38 @@ class Api:
     async def create_agent(self, request: Request) -> Response:
         fields = shapes.agent_create(request.json())
         shapes.check_agent_fields(fields)
-        threads.resolve_roster(self.store, request.owner, fields)
-        Skills(self.store, request.owner).resolve(fields)
+        await off_loop(self.store, self._resolve, request.owner, fields)
         doc = shapes.agent_document(fields)
-        self.store.create("agent", request.owner, doc)
-        self._keep_version(request.owner, doc)
+        await off_loop(self.store, self._save_agent, request.owner, doc, new=True)
         return Response(200, doc)
 
-    def _keep_version(self, owner: str, doc: JSON) -> None:
-        """Sessions may name an older version: each one is kept."""
-        self.store.create("agent_version", owner, {**doc, "id": f"{doc['id']}@{doc['version']}"})
+    def _resolve(self, owner: str, fields: JSON) -> None:
+        """An agent's roster and skills, as the store names them (off the loop)."""
+        threads.resolve_roster(self.store, owner, fields)
+        Skills(self.store, owner).resolve(fields)
+
+    def _save_agent(self, owner: str, doc: JSON, *, new: bool, versioned: bool = True
+                    ) -> None:
+        """The agent and, when `versioned`, its version: sessions may name an older
+        version, so each one is kept (off the loop)."""
+        if new:
+            self.store.create("agent", owner, doc)
+        else:
+            self.store.update("agent", owner, doc["id"], doc)
+        if versioned:
+            self.store.create("agent_version", owner,
+                              {**doc, "id": f"{doc['id']}@{doc['version']}"})
 
     async def list_agents(self, request: Request) -> Response:
-        return self._listing("agent", request, shapes.agents_query(request.query))
+        return await self._listing("agent", request, shapes.agents_query(request.query))
 
     async def get_agent(self, request: Request) -> Response:
-        doc = self._found("agent", request, "agent_id")
+        doc = await self._found("agent", request, "agent_id")
         versions = request.query.get("version") or []
         version = versions[0] if versions else None
         if version is not None and str(version) != str(doc["version"]):
-            old = self.store.get("agent_version", request.owner, f"{doc['id']}@{version}")
+            old = await off_loop(self.store, self.store.get, "agent_version", request.owner,
+                                 f"{doc['id']}@{version}")
             if old is None:
                 raise HttpError(404, "not_found_error", f"agent version {version} not found")
             return Response(200, {**old, "id": doc["id"]})
@@ -172,7 +189,7 @@ class Api:
 
     async def list_agent_versions(self, request: Request) -> Response:
         """Every version, newest first; the cursor is the version a page stopped above."""
-        doc = self._found("agent", request, "agent_id")
+        doc = await self._found("agent", request, "agent_id")
         query = shapes.resources_query(request.query, allowed=("limit", "page"))
         top = int(doc["version"])
         if query["page"] is not None:
@@ -180,17 +197,19 @@ class Api:
                 raise HttpError(400, "invalid_request_error", "page: invalid page cursor")
             top = min(top, int(query["page"][1:]) - 1)
         numbers = list(range(top, max(top - query["limit"], 0), -1))
-        versions = [self.store.get("agent_version", request.owner, f"{doc['id']}@{n}")
-                    for n in numbers]
+        versions = await off_loop(self.store, self._versions, request.owner, doc["id"],
+                                  numbers)
         items = [{**v, "id": doc["id"]} for v in versions if v is not None]
         more = bool(numbers) and numbers[-1] > 1
         return Response(200, shapes.list_page(items, f"v{numbers[-1]}" if more else None))
 
+    def _versions(self, owner: str, agent_id: str, numbers: list[int]) -> list[JSON | None]:
+        return [self.store.get("agent_version", owner, f"{agent_id}@{n}") for n in numbers]
+
     async def update_agent(self, request: Request) -> Response:
-        doc = self._found("agent", request, "agent_id")
+        doc = await self._found("agent", request, "agent_id")
         patch = shapes.agent_update(request.json())
-        threads.resolve_roster(self.store, request.owner, patch)
-        Skills(self.store, request.owner).resolve(patch)
+        await off_loop(self.store, self._resolve, request.owner, patch)
         expected = patch.pop("version", None)
         if expected is not None and expected != doc["version"]:
             raise HttpError(409, "invalid_request_error",
@@ -198,139 +217,100 @@ class Api:
                             headers={"x-should-retry": "false"})
         new = shapes.agent_updated(doc, patch)
         shapes.check_agent_fields(new)
-        self.store.update("agent", request.owner, doc["id"], new)
-        if new["version"] != doc["version"]:
-            self._keep_version(request.owner, new)
+        await off_loop(self.store, self._save_agent, request.owner, new, new=False,
+                       versioned=new["version"] != doc["version"])
         return Response(200, new)
 
     async def archive_agent(self, request: Request) -> Response:
-        return self._archive("agent", request, "agent_id")
+        return await self._archive("agent", request, "agent_id")
 
     # Environments ---------------------------------------------------------------------
 
     async def create_environment(self, request: Request) -> Response:
         doc = shapes.environment_document(shapes.environment_create(request.json()))
-        self.store.create("environment", request.owner, doc)
+        await off_loop(self.store, self.store.create, "environment", request.owner, doc)
         return Response(200, doc)
 
     async def list_environments(self, request: Request) -> Response:
-        return self._listing("environment", request)
+        return await self._listing("environment", request)
 
     async def get_environment(self, request: Request) -> Response:
-        return Response(200, self._found("environment", request, "environment_id"))
+        return Response(200, await self._found("environment", request, "environment_id"))
 
     async def update_environment(self, request: Request) -> Response:
-        doc = self._found("environment", request, "environment_id")
+        doc = await self._found("environment", request, "environment_id")
         patch = shapes.environment_update(request.json())
         if "config" in patch and patch["config"]["type"] != doc["config"]["type"]:
             # Its sessions' tools run where the type says: switching would strand them.
             raise HttpError(400, "invalid_request_error", "config.type: an environment's "
                             f"type cannot change (it is {doc['config']['type']})")
         new = shapes.environment_updated(doc, patch)
-        self.store.update("environment", request.owner, doc["id"], new)
+        await off_loop(self.store, self.store.update, "environment", request.owner,
+                       doc["id"], new)
         return Response(200, new)
 
     async def archive_environment(self, request: Request) -> Response:
-        return self._archive("environment", request, "environment_id")
+        return await self._archive("environment", request, "environment_id")
 
     async def delete_environment(self, request: Request) -> Response:
-        doc = self._found("environment", request, "environment_id")
-        self.store.delete("environment", request.owner, doc["id"])
+        doc = await self._found("environment", request, "environment_id")
+        await off_loop(self.store, self.store.delete, "environment", request.owner, doc["id"])
         return Response(200, shapes.deleted_environment(doc["id"]))
 
     # Sessions -------------------------------------------------------------------------
 
     async def create_session(self, request: Request) -> Response:
-        return Response(200, self.start_session(request.owner, request.json()))
+        doc, queued = await off_loop(self.store, self.writes.new_session, request.owner,
+                                     request.json())
+        if queued:
+            self._woken(doc["id"])
+        return Response(200, doc)
 
     def start_session(self, owner: str, body: Any, deployment_id: str | None = None) -> JSON:
         """A session from a `POST /v1/sessions` body (a client's, or a deployment run's)."""
-        fields = shapes.session_create(body)
-        shapes.check_session_fields(fields)
-        agent = self._agent_of(owner, fields["agent"])
-        environment = self.store.get("environment", owner, fields["environment_id"])
-        if environment is None:
-            raise HttpError(404, "not_found_error",
-                            f"environment {fields['environment_id']} not found",
-                            details={"error_code": "environment_not_found"})
-        if environment.get("archived_at"):
-            raise HttpError(400, "invalid_request_error",
-                            f"environment {environment['id']} is archived",
-                            details={"error_code": "environment_archived"})
-        latest = self.store.get("agent", owner, agent["id"]) or agent
-        if latest.get("archived_at"):  # an archived agent's versions are archived too
-            raise HttpError(400, "invalid_request_error", f"agent {agent['id']} is archived")
-        fields["resources"] = resources.checked(self.store, owner, fields["resources"])
-        Vaults(self.store, owner).check_session_vaults(fields.get("vault_ids") or [])
-        snapshot = threads.session_roster(
-            self.store, owner, environment,
-            shapes.session_agent(agent, fields["agent"].get("overrides")))
-        shapes.check_agent_fields(snapshot, "agent")
-        Skills(self.store, owner).resolve_session(snapshot)
-        doc = {**shapes.session_document(fields, snapshot), "deployment_id": deployment_id}
-        self.store.create("session", owner, doc)
-        initial = fields.get("initial_events") or []
-        if initial:
-            self._queue(owner, doc["id"], initial)
-        self._offer_work(owner, doc, environment)
+        doc, queued = self.writes.new_session(owner, body, deployment_id)
+        if queued:
+            self._woken(doc["id"])
         return doc
-
-    def _environment_of(self, owner: str, session: JSON) -> JSON | None:
-        """The session's environment, for what its type decides. A document that cannot
-        be read must not stop a client's events from being logged: the turn that needs
-        it fails on it and reports that."""
-        try:
-            return self.store.get("environment", owner, str(session["environment_id"]))
-        except json.JSONDecodeError:
-            return None
-
-    def _offer_work(self, owner: str, session: JSON, environment: JSON | None) -> None:
-        """A self-hosted session needs a worker of its environment (the work queue)."""
-        if ((environment or {}).get("config") or {}).get("type") == "self_hosted":
-            self.work.offer(owner, str(session["environment_id"]), str(session["id"]))
-
-    def _agent_of(self, owner: str, ref: JSON) -> JSON:
-        agent = self.store.get("agent", owner, ref["id"])
-        if agent is not None and ref.get("version") not in (None, agent["version"]):
-            agent = self.store.get("agent_version", owner, f"{ref['id']}@{ref['version']}")
-        if agent is None:
-            raise HttpError(404, "not_found_error", f"agent {ref['id']} not found")
-        return agent
 
     async def list_sessions(self, request: Request) -> Response:
         query = shapes.sessions_query(request.query)
-        page = self.store.list("session", request.owner, limit=query["limit"],
-                               page=query["page"], order=query["order"],
-                               include_archived=query["include_archived"])
+        page = await off_loop(self.store, self.store.list, "session", request.owner,
+                              limit=query["limit"], page=query["page"], order=query["order"],
+                              include_archived=query["include_archived"])
         items = [s for s in page.items if _session_matches(s, query)]
         return Response(200, shapes.session_list_page(items, page.next_page))
 
     async def get_session(self, request: Request) -> Response:
-        return Response(200, self._found("session", request, "session_id"))
+        return Response(200, await self._found("session", request, "session_id"))
 
     async def update_session(self, request: Request) -> Response:
-        doc = self._found("session", request, "session_id")
+        doc = await self._found("session", request, "session_id")
         patch = shapes.session_update(request.json())
         new = shapes.session_updated(doc, patch)
         shapes.check_agent_fields(new["agent"], "agent")
-        self.store.update("session", request.owner, doc["id"], new)
+        await off_loop(self.store, self.store.update, "session", request.owner, doc["id"], new)
         changes = {key: new[key] for key in patch if new.get(key) != doc.get(key)}
         if changes:
-            self._log_session_event(request.owner, doc["id"], shapes.session_updated_event(
-                _announced(changes)))
+            await self._log_session_event(request.owner, doc["id"],
+                                          shapes.session_updated_event(_announced(changes)))
         return Response(200, new)
 
-    def _log_session_event(self, owner: str, session_id: str, event: JSON) -> None:
-        """A service event about the session (not of a turn), with its webhooks."""
-        hub = webhooks.hub(self.store)
+    async def _log_session_event(self, owner: str, session_id: str, event: JSON) -> None:
+        """A service event about the session (not of a turn), with its webhooks: written
+        off the loop, followers and the deliverer woken on it."""
+        await off_loop(self.store, self._append_reported, owner, session_id, event)
+        self.fanout.wake(session_id)
+        webhooks.hub(self.store).wake()
+
+    def _append_reported(self, owner: str, session_id: str, event: JSON) -> None:
+        hub = webhooks.hub(self.store)  # its deliveries are written with it
         self.store.append(session_id, [event],
                           deliveries=hub.deliveries(owner, session_id, [event]))
-        self.fanout.wake(session_id)
-        hub.wake()
 
     async def archive_session(self, request: Request) -> Response:
-        answer = self._archive("session", request, "session_id")
-        self._stop_work(request.owner, answer.body)
+        answer = await self._archive("session", request, "session_id")
+        await off_loop(self.store, self._stop_work, request.owner, answer.body)
         return answer
 
     def _stop_work(self, owner: str, session: Any) -> None:
@@ -339,61 +319,51 @@ class Api:
             self.work.request_stop(owner, str(session["environment_id"]), str(session["id"]))
 
     async def delete_session(self, request: Request) -> Response:
-        doc = self._found("session", request, "session_id")
-        event = shapes.session_deleted_event()
-        hub = webhooks.hub(self.store)  # its deliveries are written with it
-        self.store.append(doc["id"], [event],
-                          deliveries=hub.deliveries(request.owner, doc["id"], [event]))
-        self.fanout.wake(doc["id"])
-        hub.wake()
+        doc = await self._found("session", request, "session_id")
+        await self._log_session_event(request.owner, doc["id"], shapes.session_deleted_event())
         if self.worker is not None:
             self.worker.forget(doc["id"])
-        self._stop_work(request.owner, doc)
-        self.store.delete("session", request.owner, doc["id"])
+        await off_loop(self.store, self._remove_session, request.owner, doc)
         return Response(200, shapes.deleted_session(doc["id"]))
+
+    def _remove_session(self, owner: str, doc: JSON) -> None:
+        self._stop_work(owner, doc)
+        self.store.delete("session", owner, doc["id"])
 
     # Events -----------------------------------------------------------------------------
 
     async def list_events(self, request: Request) -> Response:
-        session = self._found("session", request, "session_id")
+        session = await self._found("session", request, "session_id")
         query = shapes.events_query(request.query)
-        page = self.store.events(session["id"], **query)
+        page = await off_loop(self.store, self.store.events, session["id"], **query)
         return Response(200, shapes.list_page([public(e) for e in page.items],
                                               page.next_page))
 
     async def send_events(self, request: Request) -> Response:
-        session = self._found("session", request, "session_id")
+        session = await self._found("session", request, "session_id")
         if session.get("status") == "terminated":
             raise HttpError(400, "invalid_request_error", "the session has terminated")
         if session.get("archived_at"):
             raise HttpError(400, "invalid_request_error", "the session is archived")
         events = shapes.send_events(request.json())
         shapes.check_client_events(events)
-        file_sources.check(self.files, request.owner, events)
-        environment = self._environment_of(request.owner, session)
-        answers.check(self.store, session["id"], environment, events)
-        stored = self._queue(request.owner, session["id"], events)
-        self._offer_work(request.owner, session, environment)
+        await off_loop(self.store, file_sources.check, self.files, request.owner, events)
+        stored = await off_loop(self.store, self.writes.accept, request.owner, session, events)
+        self._woken(session["id"])
         return Response(200, shapes.send_events_response([public(e) for e in stored]))
 
-    def _queue(self, owner: str, session_id: str, events: list[JSON]) -> list[JSON]:
-        """Client events into the log (queued, processed_at null), then the worker is
-        woken: once this returns the events are durable, whatever happens next."""
-        events = outcomes.with_rubric_text(self.files, owner, events)
-        stored = self.store.append(session_id, [shapes.client_event_record(e)
-                                                for e in events])
-        outcomes.record(self.store, owner, session_id, stored)
+    def _woken(self, session_id: str) -> None:
+        """The session's followers and its worker, once client events are logged."""
         self.fanout.wake(session_id)
         if self.worker is not None:
             self.worker.notify(session_id)
-        return stored
 
     async def stream_events(self, request: Request) -> EventStream:
-        session = self._found("session", request, "session_id")
+        session = await self._found("session", request, "session_id")
         session_id = session["id"]
         previews = shapes.stream_query(request.query)
         after = _last_event_id(request) if request.headers.get("last-event-id") else (
-            self.store.last_seq(session_id))
+            await off_loop(self.store, self.store.last_seq, session_id))
         wake = self.fanout.watch(session_id)  # before returning: nothing may be missed
         outbox: asyncio.Queue[JSON] = asyncio.Queue()
         stop_previews = (self.fanout.on_preview(
@@ -401,7 +371,7 @@ class Api:
 
         async def produce(out: SseWriter) -> None:
             await follow(self.store, session_id, after, wake, outbox, out,
-                         gone=lambda: self.store.owner_of("session", session_id) is None)
+                         gone=session_gone(self.store, session_id))
 
         def closed() -> None:
             self.fanout.unwatch(session_id, wake)

@@ -8,12 +8,13 @@ from collections.abc import Awaitable, Callable
 
 from wisp.jsontypes import JSON
 from wisp.serve import shapes
-from wisp.serve.follow import follow
+from wisp.serve.follow import follow, session_gone
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
 from wisp.serve.shapes import multiagent as thread_shapes
 from wisp.serve.shapes.queries import _known, _limit, _many, _one
 from wisp.serve.store.base import Store
+from wisp.serve.store.offload import off_loop
 from wisp.serve.threads import kind
 
 Route = Callable[[Request], Awaitable[Response | EventStream]]
@@ -39,56 +40,62 @@ class _Routes:
         self.store = store
         self.fanout = fanout
 
-    def _thread(self, request: Request) -> JSON:
+    # Store calls are made off the event loop (`off_loop`): see `wisp.serve.app`.
+    async def _get(self, kind_: str, owner: str, resource_id: str) -> JSON | None:
+        return await off_loop(self.store, self.store.get, kind_, owner, resource_id)
+
+    async def _thread(self, request: Request) -> JSON:
         session_id = request.params["session_id"]
-        if self.store.get("session", request.owner, session_id) is None:
+        if await self._get("session", request.owner, session_id) is None:
             raise HttpError(404, "not_found_error", f"session {session_id} not found")
         thread_id = request.params["thread_id"]
-        doc = self.store.get(kind(session_id), request.owner, thread_id)
+        doc = await self._get(kind(session_id), request.owner, thread_id)
         if doc is None:
             raise HttpError(404, "not_found_error", f"thread {thread_id} not found")
         return doc
 
     async def list(self, request: Request) -> Response:
         session_id = request.params["session_id"]
-        if self.store.get("session", request.owner, session_id) is None:
+        if await self._get("session", request.owner, session_id) is None:
             raise HttpError(404, "not_found_error", f"session {session_id} not found")
         _known(request.query, ("limit", "page", "statuses"))
         statuses = thread_shapes.threads_query_statuses(_many(request.query, "statuses"))
-        page = self.store.list(kind(session_id), request.owner,
-                               limit=_limit(request.query, 20, 100),
-                               page=_one(request.query, "page"), order="asc",
-                               include_archived=True)
+        page = await off_loop(self.store, self.store.list, kind(session_id), request.owner,
+                              limit=_limit(request.query, 20, 100),
+                              page=_one(request.query, "page"), order="asc",
+                              include_archived=True)
         items = [t for t in page.items if not statuses or t["status"] in statuses]
         return Response(200, shapes.list_page(items, page.next_page))
 
     async def retrieve(self, request: Request) -> Response:
-        return Response(200, self._thread(request))
+        return Response(200, await self._thread(request))
 
     async def archive(self, request: Request) -> Response:
-        doc = self._thread(request)
+        doc = await self._thread(request)
         if not doc.get("archived_at"):
             doc = shapes.archived(doc)
-            self.store.update(kind(doc["session_id"]), request.owner, doc["id"], doc)
+            await off_loop(self.store, self.store.update, kind(doc["session_id"]),
+                           request.owner, doc["id"], doc)
         return Response(200, doc)
 
     async def events(self, request: Request) -> Response:
-        thread = self._thread(request)
+        thread = await self._thread(request)
         _known(request.query, ("limit", "page"))
-        page = self.store.events(thread["id"], limit=_limit(request.query, 1000, 1000),
-                                 page=_one(request.query, "page"))
+        page = await off_loop(self.store, self.store.events, thread["id"],
+                              limit=_limit(request.query, 1000, 1000),
+                              page=_one(request.query, "page"))
         return Response(200, shapes.list_page([public(e) for e in page.items],
                                               page.next_page))
 
     async def stream(self, request: Request) -> EventStream:
-        thread = self._thread(request)
+        thread = await self._thread(request)
         _known(request.query, ())
         thread_id, session_id = thread["id"], thread["session_id"]
-        after = self.store.last_seq(thread_id)
+        after = await off_loop(self.store, self.store.last_seq, thread_id)
         wake = self.fanout.watch(thread_id)
 
         async def produce(out: SseWriter) -> None:
             await follow(self.store, thread_id, after, wake, asyncio.Queue(), out,
-                         gone=lambda: self.store.owner_of("session", session_id) is None)
+                         gone=session_gone(self.store, session_id))
 
         return EventStream(produce, on_close=lambda: self.fanout.unwatch(thread_id, wake))

@@ -1,6 +1,7 @@
 """Webhooks: signed deliveries of session status changes, sent at least once.
 
-Registration is a wisp extension (the official SDK has no endpoint-management API):
+Registration is a wisp extension (the official SDK has no endpoint-management API; the
+routes are `wisp.serve.webhook_routes`):
 
     POST   /v1/webhook_endpoints          {"url", "event_types"?} → the endpoint, with its
                                           `secret` (`whsec_…`; returned only here)
@@ -43,7 +44,7 @@ import secrets
 import sys
 import time
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -52,10 +53,8 @@ from wisp.jsontypes import JSON
 from wisp.models.http import request as http_request
 from wisp.models.pool import ConnectionPool, parse_url
 from wisp.serve import egress, shapes
-from wisp.serve.http import EventStream, HttpError, Request, Response, Router
 from wisp.serve.store.base import Delivery, Store, every
-
-Route = Callable[[Request], Awaitable[Response | EventStream]]
+from wisp.serve.store.offload import off_loop
 
 KIND = "webhook_endpoint"
 # Stream event → webhook event, as the SDK's `BetaWebhookEventData` names them.
@@ -155,57 +154,7 @@ def _all(store: Store, owner: str) -> list[JSON]:
     return list(every(store, KIND, owner))
 
 
-# Registration --------------------------------------------------------------------------
-
-def add_routes(router: Router, store: Store, wrap: Callable[[Route], Route] = lambda r: r
-               ) -> None:
-    """The endpoint-management routes; `wrap` is applied to each handler (the API's
-    error mapping)."""
-    routes = _Routes(store)
-    for method, path, handler in (
-        ("POST", "/v1/webhook_endpoints", routes.create),
-        ("GET", "/v1/webhook_endpoints", routes.list),
-        ("GET", "/v1/webhook_endpoints/{endpoint_id}", routes.get),
-        ("DELETE", "/v1/webhook_endpoints/{endpoint_id}", routes.delete),
-    ):
-        router.add(method, path, wrap(handler))
-
-
-class _Routes:
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    async def create(self, request: Request) -> Response | EventStream:
-        doc = endpoint_document(request.json(), allow_private=egress.private_allowed())
-        if len(_all(self.store, request.owner)) >= MAX_ENDPOINTS:
-            raise HttpError(400, "invalid_request_error",
-                            f"at most {MAX_ENDPOINTS} webhook endpoints per API key")
-        self.store.create(KIND, request.owner, doc)
-        hub(self.store).forget(request.owner)
-        return Response(200, doc)
-
-    async def list(self, request: Request) -> Response | EventStream:
-        query = shapes.resources_query(request.query)
-        page = self.store.list(KIND, request.owner, limit=query["limit"], page=query["page"])
-        return Response(200, shapes.list_page([public(d) for d in page.items],
-                                              page.next_page))
-
-    async def get(self, request: Request) -> Response | EventStream:
-        return Response(200, public(self._found(request)))
-
-    async def delete(self, request: Request) -> Response | EventStream:
-        doc = self._found(request)
-        self.store.delete(KIND, request.owner, doc["id"])
-        hub(self.store).forget(request.owner)
-        return Response(200, {"id": doc["id"], "type": "webhook_endpoint_deleted"})
-
-    def _found(self, request: Request) -> JSON:
-        endpoint_id = request.params["endpoint_id"]
-        doc = self.store.get(KIND, request.owner, endpoint_id)
-        if doc is None:
-            raise HttpError(404, "not_found_error", f"webhook_endpoint {endpoint_id} not found")
-        return doc
-
+# Registration (the routes: `wisp.serve.webhook_routes`) ---------------------------------
 
 def endpoint_document(body: Any, *, allow_private: bool = False) -> JSON:
     """A new endpoint from a create request (ShapeError naming the field otherwise). Its
@@ -323,6 +272,7 @@ class Deliverer:
         self._pool = ConnectionPool(resolve=None if egress.private_allowed(env)
                                     else egress.public_address)
         self._claimed: set[str] = set()
+        self._claiming: asyncio.Future[list[JSON]] | None = None
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -340,8 +290,12 @@ class Deliverer:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+        if self._claiming is not None:  # a claim cut short still claimed its rows
+            with contextlib.suppress(Exception):
+                await self._claiming
         if self._claimed:
-            self.store.release_deliveries(sorted(self._claimed), self.clock())
+            await off_loop(self.store, self.store.release_deliveries, sorted(self._claimed),
+                           self.clock())
             self._claimed.clear()
         await self._pool.aclose()
 
@@ -359,40 +313,50 @@ class Deliverer:
             self._wake.clear()
 
     async def step(self) -> int:
-        """One round: claims what is due and sends it; the number of deliveries claimed."""
-        rows = self.store.claim_deliveries(self.clock(), self.lease_s, BATCH)
+        """One round: claims what is due and sends it; the number of deliveries claimed.
+        Store calls run off the event loop (`off_loop`); the claim is shielded from
+        cancellation, so `close` knows what it claimed and gives it back."""
+        self._claiming = asyncio.ensure_future(self._claim())
+        rows = await asyncio.shield(self._claiming)
         by_endpoint: dict[tuple[str, str], list[JSON]] = {}
         for row in rows:
             by_endpoint.setdefault((row["owner"], row["endpoint_id"]), []).append(row)
-            self._claimed.add(row["id"])
         await asyncio.gather(*(self._send_in_order(owner, endpoint_id, queue)
                                for (owner, endpoint_id), queue in by_endpoint.items()))
         return len(rows)
 
+    async def _claim(self) -> list[JSON]:
+        rows = await off_loop(self.store, self.store.claim_deliveries, self.clock(),
+                              self.lease_s, BATCH)
+        self._claimed.update(row["id"] for row in rows)
+        return rows
+
     async def _send_in_order(self, owner: str, endpoint_id: str, rows: list[JSON]) -> None:
-        endpoint = self.store.get(KIND, owner, endpoint_id)
+        endpoint = await off_loop(self.store, self.store.get, KIND, owner, endpoint_id)
         for i, row in enumerate(rows):
             if endpoint is None:
-                self._record(row, "the webhook endpoint was deleted", retry=False)
+                await self._record(row, "the webhook endpoint was deleted", retry=False)
                 continue
             error = await self._send(endpoint, row)
-            retry_at = self._record(row, error)
+            retry_at = await self._record(row, error)
             if error is not None:  # the rest wait for this one's retry (see the docstring)
                 rest = [r["id"] for r in rows[i + 1:]]
-                self.store.release_deliveries(rest, retry_at or self.clock())
+                await off_loop(self.store, self.store.release_deliveries, rest,
+                               retry_at or self.clock())
                 self._claimed.difference_update(rest)
                 return
 
-    def _record(self, row: JSON, error: str | None, *, retry: bool = True) -> float | None:
+    async def _record(self, row: JSON, error: str | None, *, retry: bool = True
+                      ) -> float | None:
         """Records an attempt (`error` None: delivered); the retry time, if any."""
         self._claimed.discard(row["id"])
         if error is None:
-            self.store.delivery_done(row["id"])
+            await off_loop(self.store, self.store.delivery_done, row["id"])
             return None
         attempts = int(row["attempts"]) + 1
         retry_at = (self.clock() + backoff(attempts, self.backoff_s)
                     if retry and attempts < self.max_attempts else None)
-        self.store.delivery_failed(row["id"], retry_at, error)
+        await off_loop(self.store, self.store.delivery_failed, row["id"], retry_at, error)
         return retry_at
 
     async def _send(self, endpoint: JSON, row: JSON) -> str | None:

@@ -34,6 +34,7 @@ from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.http import HttpError
 from wisp.serve.store.base import Store, every
+from wisp.serve.store.offload import off_loop
 
 TTL_ENV = "WISP_SERVE_WORK_TTL_S"
 DEFAULT_TTL_S = 300
@@ -124,8 +125,9 @@ class WorkQueue:
             self.pollers.setdefault(environment_id, {})[worker_id] = time.time()
         deadline = time.monotonic() + (block_ms or 0) / 1000
         while True:
-            claimed = self._claim_one(owner, environment_id, reclaim_ms or RECLAIM_MS,
-                                      worker_id)
+            # Off the event loop: a blocking poll looks every 50 ms (`off_loop`).
+            claimed = await off_loop(self.store, self._claim_one, owner, environment_id,
+                                     reclaim_ms or RECLAIM_MS, worker_id)
             if claimed is not None or time.monotonic() >= deadline:
                 return claimed
             await asyncio.sleep(min(0.05, max(0.0, deadline - time.monotonic())))

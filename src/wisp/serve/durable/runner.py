@@ -25,6 +25,7 @@ from wisp.serve import shapes
 from wisp.serve.durable.turns import MAX_RECOVERIES, TURN_STARTERS
 from wisp.serve.session_log import Fanout, SessionLog
 from wisp.serve.store.base import LeaseLost
+from wisp.serve.store.offload import off_loop
 from wisp.serve.worker import open_driver
 
 if TYPE_CHECKING:
@@ -74,8 +75,8 @@ class TurnRunner:
 
     async def _advance(self, session_id: str, turn_id: str) -> JSON:
         await self._lease(session_id)
-        driver = self.drivers.get(session_id)
-        queued = self.store.queued(session_id)
+        queued = await off_loop(self.store, self.store.queued, session_id)
+        driver = self.drivers.get(session_id)  # after the await: as it is now
         if driver is None:
             driver = open_driver(self.store, self.fanout, session_id, env=self.env,
                                  housing=self.housing, model=self.model, holder=self.name)
@@ -110,7 +111,8 @@ class TurnRunner:
                 return settling.result() or []
             settling.cancel()
             wake.clear()
-            await self._hand(driver, turn_id, self.store.queued(driver.session_id))
+            await self._hand(driver, turn_id,
+                             await off_loop(self.store, self.store.queued, driver.session_id))
 
     async def _hand(self, driver: SessionDriver, turn_id: str, queued: list[JSON]) -> None:
         """This turn's client events to the driver. Other user messages have turns of
@@ -156,14 +158,15 @@ class TurnRunner:
         """The turn is over: the next one may run on any worker, which rebuilds the
         driver from the store (a kept one could be stale by then)."""
         await self._drop(session_id)
-        self.store.release_lease(session_id, self.name)
+        await off_loop(self.store, self.store.release_lease, session_id, self.name)
 
     # Leases -------------------------------------------------------------------------------
 
     async def _lease(self, session_id: str) -> None:
         """Waits for the session's lease: another holder is a worker whose turn on it
         has not let go yet, or a dead one whose leases its executor's recovery frees."""
-        while not self.store.acquire_lease(session_id, self.name, LEASE_TTL_S):
+        while not await off_loop(self.store, self.store.acquire_lease, session_id, self.name,
+                                 LEASE_TTL_S):
             await asyncio.sleep(LEASE_RETRY_S)
 
     async def _renew(self) -> None:
@@ -171,13 +174,16 @@ class TurnRunner:
         another took (this process was thought dead) is dropped, not written to."""
         while True:
             await asyncio.sleep(LEASE_TTL_S / 3)
-            for session_id in list(self.drivers):
+            for session_id, driver in list(self.drivers.items()):
                 try:
-                    kept = self.store.renew_lease(session_id, self.name, LEASE_TTL_S)
+                    kept = await off_loop(self.store, self.store.renew_lease, session_id,
+                                          self.name, LEASE_TTL_S)
                 except Exception as exc:  # the database is away: try at the next round
                     print(f"wisp serve: lease renewal: {exc!r}", file=sys.stderr)
                     continue
-                if not kept:
+                # Renewed off the loop: meanwhile the turn may have ended and let the
+                # lease go itself (its driver dropped first), which is no loss.
+                if not kept and self.drivers.get(session_id) is driver:
                     await self._give_up(session_id, "its lease could not be renewed")
 
     async def drain(self, timeout_s: float) -> None:

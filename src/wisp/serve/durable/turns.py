@@ -41,7 +41,9 @@ from dbos import DBOS, DBOSClient
 
 from wisp.jsontypes import JSON
 from wisp.serve.session_log import Fanout, SessionLog
-from wisp.serve.store.postgres import IDLE_IN_TRANSACTION_S, PostgresStore
+from wisp.serve.store.offload import off_loop
+from wisp.serve.store.pg_connections import IDLE_IN_TRANSACTION_S
+from wisp.serve.store.postgres import PostgresStore
 from wisp.serve.worker import dead_here, worker_name
 
 TURN_WORKFLOW = "wisp_turn"
@@ -267,7 +269,7 @@ async def dispatch_queued(store: PostgresStore, client: TurnClient, session_id: 
     anything else (answers, confirmations, interrupts) is told to the running turn. With
     no turn to tell, `consume_strays` takes them up as the embedded driver would (an
     interrupt with nothing to interrupt, an answer nobody waits for)."""
-    queued = store.queued(session_id)
+    queued = await off_loop(store, store.queued, session_id)
     for event in queued:
         if event.get("type") in TURN_STARTERS:
             await client.start(session_id, str(event["id"]))
@@ -290,14 +292,15 @@ async def _consume_strays(store: PostgresStore, session_id: str) -> None:
     them). Without the lease within a second, a turn has it, and the events are its."""
     holder = f"dispatch:{worker_name()}"
     for _ in range(20):
-        if store.acquire_lease(session_id, holder, STRAY_LEASE_S):
+        if await off_loop(store, store.acquire_lease, session_id, holder, STRAY_LEASE_S):
             break
         await asyncio.sleep(0.05)
     else:
         return
     try:
-        strays = [e for e in store.queued(session_id) if e.get("type") not in TURN_STARTERS]
+        strays = [e for e in await off_loop(store, store.queued, session_id)
+                  if e.get("type") not in TURN_STARTERS]
         if strays:
             SessionLog(store, Fanout(), session_id, holder=holder).consumed(strays)
     finally:
-        store.release_lease(session_id, holder)
+        await off_loop(store, store.release_lease, session_id, holder)

@@ -31,9 +31,11 @@ thread with its own connection that calls back for each notification, and calls 
 when its connection broke (notifications may have been missed: followers re-read the log,
 which is what the polling fallback does anyway).
 
-One connection per store object, used from one thread at a time (a lock serialises
-others); like `SqliteStore`, a store refuses to be used in a forked child. A broken
-connection is replaced at the next call (the call that saw it break raises).
+A small pool of connections per store object (`pg_connections.Connections`), each used by
+one thread at a time, and a thread pool (`blocking_executor`) that async code runs its
+calls on (`wisp.serve.store.offload`), so a slow query never stalls the event loop; like
+`SqliteStore`, a store refuses to be used in a forked child. A broken connection is
+replaced at the next call (the call that saw it break raises).
 
 Schema (`wisp_schema.version`, in the `wisp` schema unless told otherwise): the same
 tables as SQLite's (resources, log, latest, conversation, leases, outbox) plus `counters`
@@ -50,11 +52,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from wisp.jsontypes import JSON
 from wisp.serve.store.base import Delivery, LeaseLost
+from wisp.serve.store.pg_connections import Connections, connect
 from wisp.serve.store.rows import is_queued, loads, stored_time
 from wisp.serve.store.sql import (
     LATEST_COLUMNS,
@@ -159,7 +163,8 @@ CREATE TABLE outbox (
 CREATE INDEX outbox_due ON outbox (next_at, n) WHERE NOT done
 """
 
-IDLE_IN_TRANSACTION_S = 5.0  # see `_connection`
+THREADS = 8  # calls from async code at once (`offload`), each on its own connection
+LOOP_CONNECTIONS = 4  # connections beyond those, for calls still made on the event loop
 _NOW = "extract(epoch FROM clock_timestamp())"
 
 POSTGRES = Dialect(placeholder="%s", true="TRUE", false="FALSE", now=_NOW,
@@ -180,82 +185,73 @@ SELECT id, owner, endpoint_id, payload, attempts, next_at, last_error FROM due
 ORDER BY next_at, n
 """
 
-def _psycopg() -> Any:
-    try:
-        import psycopg
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise RuntimeError("the PostgreSQL store needs psycopg 3: "
-                           "pip install 'psycopg[binary]'") from exc
-    return psycopg
-
-
 class PostgresStore(SqlStore):
     """`base.Store` on PostgreSQL; see the module docstring for the guarantees."""
 
     dialect = POSTGRES
 
-    def __init__(self, dsn: str, *, schema: str = "wisp", connect_timeout: float = 10.0
-                 ) -> None:
+    def __init__(self, dsn: str, *, schema: str = "wisp", connect_timeout: float = 10.0,
+                 threads: int = THREADS) -> None:
         if not schema.isidentifier():
             raise ValueError(f"schema must be a plain identifier, not {schema!r}")
         self.dsn = dsn
         self.schema = schema
         self._connect_timeout = connect_timeout
         self._pid = os.getpid()
-        self._lock = threading.Lock()
-        self._conn: psycopg.Connection[Any] | None = None
+        # Calls from async code run on these threads (`wisp.serve.store.offload`); the
+        # pool has room for them plus a few callers on the event loop itself.
+        self.blocking_executor = ThreadPoolExecutor(threads, thread_name_prefix="wisp-pg")
+        self._pool = Connections(self._open, threads + LOOP_CONNECTIONS)
         self._migrate()
 
     # Connections ------------------------------------------------------------------------
-    def _connection(self) -> psycopg.Connection[Any]:
+    def _open(self) -> psycopg.Connection[Any]:
+        conn = connect(self.dsn, self._connect_timeout)
+        conn.execute(f"SET search_path TO {self.schema}")
+        return conn
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
         if os.getpid() != self._pid:
             raise RuntimeError("a PostgresStore cannot be used across fork: open one per "
                                "process")
-        conn = self._conn
-        if conn is None or conn.closed or conn.broken:
-            if conn is not None:
-                conn.close()
-            conn = self._conn = _connect(self.dsn, self._connect_timeout)
-            conn.execute(f"SET search_path TO {self.schema}")
-        return conn
+        with self._pool.borrowed() as conn:
+            yield conn
 
     @contextmanager
     def _write(self, sync: bool = True) -> Iterator[psycopg.Cursor[Any]]:
         """One transaction: committed when the block ends, rolled back if it raises."""
-        with self._lock:
-            conn = self._connection()
-            with conn.transaction(), conn.cursor() as cur:
-                if not sync:
-                    cur.execute("SET LOCAL synchronous_commit = off")
-                yield cur
+        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+            if not sync:
+                cur.execute("SET LOCAL synchronous_commit = off")
+            yield cur
 
     @contextmanager
     def _read(self) -> Iterator[psycopg.Cursor[Any]]:
         """Reads are single statements, each its own (snapshot) transaction."""
-        with self._lock, self._connection().cursor() as cur:
+        with self._connection() as conn, conn.cursor() as cur:
             yield cur
 
     def _migrate(self) -> None:
-        with self._lock:
-            conn = _connect(self.dsn, self._connect_timeout)
-            self._conn = conn
-            with conn.transaction(), conn.cursor() as cur:
-                cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-                cur.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
-                cur.execute(f"SET LOCAL search_path TO {self.schema}")
-                cur.execute("CREATE TABLE IF NOT EXISTS wisp_schema (version INTEGER NOT NULL)")
-                row = cur.execute("SELECT version FROM wisp_schema").fetchone()
-                version = 0 if row is None else int(row[0])
-                if version > SCHEMA_VERSION:
-                    raise RuntimeError(f"store schema {version} is newer than this wisp "
-                                       f"({SCHEMA_VERSION})")
-                if version == 0:
-                    for statement in _SCHEMA.split(";"):
-                        if statement.strip():
-                            cur.execute(statement)
-                    cur.execute("INSERT INTO wisp_schema VALUES (%s)", (SCHEMA_VERSION,))
-                cur.execute(_PREVIEW_WATCH)
-            conn.execute(f"SET search_path TO {self.schema}")
+        conn = connect(self.dsn, self._connect_timeout)
+        with conn.transaction(), conn.cursor() as cur:
+            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            cur.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+            cur.execute(f"SET LOCAL search_path TO {self.schema}")
+            cur.execute("CREATE TABLE IF NOT EXISTS wisp_schema (version INTEGER NOT NULL)")
+            row = cur.execute("SELECT version FROM wisp_schema").fetchone()
+            version = 0 if row is None else int(row[0])
+            if version > SCHEMA_VERSION:
+                raise RuntimeError(f"store schema {version} is newer than this wisp "
+                                   f"({SCHEMA_VERSION})")
+            if version == 0:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        cur.execute(statement)
+                cur.execute("INSERT INTO wisp_schema VALUES (%s)", (SCHEMA_VERSION,))
+            cur.execute(_PREVIEW_WATCH)
+        conn.execute(f"SET search_path TO {self.schema}")
+        self._pool.add(conn)
 
     # Event log --------------------------------------------------------------------------
     def append(self, session_id: str, events: builtins.list[JSON],
@@ -366,10 +362,10 @@ class PostgresStore(SqlStore):
         return listener
 
     def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        # Calls not started are dropped; one under way keeps its connection until it
+        # ends, and the pool closes it then.
+        self.blocking_executor.shutdown(wait=False, cancel_futures=True)
+        self._pool.close()
 
 
 class Listener:
@@ -401,7 +397,7 @@ class Listener:
         first = True
         while not self._stop.is_set():
             try:
-                self._conn = conn = _connect(self.dsn, 10.0)
+                self._conn = conn = connect(self.dsn, 10.0)
                 conn.execute(f"LISTEN {LOG_CHANNEL}")
                 conn.execute(f"LISTEN {OUTBOX_CHANNEL}")
                 if self.on_preview is not None:
@@ -448,19 +444,6 @@ class Listener:
 
 
 # Helpers ------------------------------------------------------------------------------
-def _connect(dsn: str, timeout: float) -> psycopg.Connection[Any]:
-    driver = _psycopg()
-    # A process paused inside a transaction (SIGSTOP, a long GC pause, a VM migration)
-    # would hold its row locks (a lease, a session's seq counter) until it wakes, stalling
-    # every process that touches them: the server ends such a transaction instead. Ours
-    # last milliseconds.
-    conn: psycopg.Connection[Any] = driver.connect(
-        dsn, autocommit=True, connect_timeout=max(1, int(timeout)),
-        application_name="wisp serve",
-        options=f"-c idle_in_transaction_session_timeout={int(IDLE_IN_TRANSACTION_S * 1000)}")
-    return conn
-
-
 def _bump(cur: psycopg.Cursor[Any], session_id: str, n: int) -> int:
     """The session's last seq after adding `n`; holds the session's counter row until
     the transaction ends (what queues the session's other appenders)."""
