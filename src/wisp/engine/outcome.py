@@ -11,6 +11,7 @@ from wisp.engine.events import RunStats
 from wisp.engine.usage import UsageLedger
 from wisp.errors import MissingCredentials, ModelAPIError, Unreachable
 from wisp.jsontypes import JSON
+from wisp.values import Value
 
 
 @dataclass
@@ -24,48 +25,79 @@ class RunState:
     denials: list[JSON] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Success:
+# The outcomes are `Value`s (frozen records) rather than frozen dataclasses, which cost
+# ~1 ms each to define at start-up.
+
+
+class Success(Value):
+    __slots__: tuple[str, ...] = ("structured_output", "text")
+    __match_args__: tuple[str, ...] = ("text", "structured_output")
     text: str
-    structured_output: Any = None
+    structured_output: Any
+
+    def __init__(self, text: str, structured_output: Any = None) -> None:
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "structured_output", structured_output)
 
 
-@dataclass(frozen=True)
-class ApiFailed:
+class ApiFailed(Value):
+    __slots__ = __match_args__ = ("error",)
     error: ModelAPIError
 
+    def __init__(self, error: ModelAPIError) -> None:
+        object.__setattr__(self, "error", error)
 
-@dataclass(frozen=True)
-class LimitHit:
+
+class LimitHit(Value):
+    __slots__ = __match_args__ = ("limit",)
     limit: Limit
 
+    def __init__(self, limit: Limit) -> None:
+        object.__setattr__(self, "limit", limit)
 
-@dataclass(frozen=True)
-class Aborted:
+
+class Aborted(Value):
+    __slots__ = __match_args__ = ("phase",)
     phase: str
 
+    def __init__(self, phase: str) -> None:
+        object.__setattr__(self, "phase", phase)
 
-@dataclass(frozen=True)
-class StructuredRetriesExhausted:
+
+class StructuredRetriesExhausted(Value):
+    __slots__ = __match_args__ = ("attempts",)
     attempts: int
 
+    def __init__(self, attempts: int) -> None:
+        object.__setattr__(self, "attempts", attempts)
 
-@dataclass(frozen=True)
+
 class HookStopped(Success):
     """A hook had the last word, which is no error (the reference reports success): a
     `continue: false` after the step it answered ("hook_stopped"), a Stop hook's
     ("stop_hook_prevented"), or a UserPromptSubmit hook that blocked or stopped the prompt
     before any model call (no terminal reason, as in the reference). `text` is the result."""
 
-    reason: str = ""
-    terminal_reason: str | None = "hook_stopped"
+    __slots__ = ("reason", "terminal_reason")
+    __match_args__ = ("text", "structured_output", "reason", "terminal_reason")
+    reason: str
+    terminal_reason: str | None
+
+    def __init__(self, text: str, structured_output: Any = None, reason: str = "",
+                 terminal_reason: str | None = "hook_stopped") -> None:
+        super().__init__(text, structured_output)
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "terminal_reason", terminal_reason)
 
 
-@dataclass(frozen=True)
-class Failed:
+class Failed(Value):
     """The turn could not run at all (e.g. a required MCP tool is missing)."""
 
+    __slots__ = __match_args__ = ("message",)
     message: str
+
+    def __init__(self, message: str) -> None:
+        object.__setattr__(self, "message", message)
 
 
 Outcome = (Success | ApiFailed | LimitHit | Aborted | StructuredRetriesExhausted | HookStopped

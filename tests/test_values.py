@@ -1,0 +1,101 @@
+"""`wisp.values.Value` stands in for `@dataclass(frozen=True)` on the start-up path: each
+record must behave as the frozen dataclass with the same fields would, which these tests
+check side by side (equality, hash, repr, immutability, matching, copying)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+from typing import Any
+
+import pytest
+
+from wisp.engine.decide import Finish, MaxTurnsReached, RunTools
+from wisp.engine.outcome import Aborted, HookStopped, LimitHit, Success
+from wisp.values import Value
+
+
+@dataclasses.dataclass(frozen=True)
+class DataSuccess:
+    text: str
+    structured_output: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class DataHookStopped(DataSuccess):
+    reason: str = ""
+    terminal_reason: str | None = "hook_stopped"
+
+
+def test_repr_names_every_field_as_the_dataclass_does() -> None:
+    assert repr(Success("hi")) == repr(DataSuccess("hi")).replace("DataSuccess", "Success")
+    stopped = HookStopped("x", reason="r", terminal_reason=None)
+    assert repr(stopped) == repr(DataHookStopped("x", reason="r", terminal_reason=None)
+                                 ).replace("DataHookStopped", "HookStopped")
+    assert repr(LimitHit(MaxTurnsReached(3))) == "LimitHit(limit=MaxTurnsReached(max_turns=3))"
+
+
+def test_equality_and_hash_go_field_by_field_within_one_class() -> None:
+    assert Success("a", {"k": 1}) == Success("a", {"k": 1})
+    assert Success("a") != Success("b")
+    assert hash(Finish("end_turn")) == hash(Finish("end_turn"))
+    assert len({Aborted("tools"), Aborted("tools"), Aborted("streaming")}) == 2
+    # As with dataclasses, a subclass instance with the same leading fields is not equal,
+    # and neither is another class's with the same values.
+    assert Success("x") != HookStopped("x")
+    assert HookStopped("x") != Success("x")
+    assert (DataSuccess("x") == DataHookStopped("x")) is False
+    assert Finish("a") != Aborted("a")
+    assert Finish("a") != ("a",)
+
+
+def test_an_unhashable_field_makes_the_record_unhashable_as_in_a_dataclass() -> None:
+    with pytest.raises(TypeError):
+        hash(RunTools([{"type": "tool_use"}]))
+    assert RunTools([{"id": 1}]) == RunTools([{"id": 1}])
+
+
+def test_records_are_frozen() -> None:
+    done = Success("a")
+    with pytest.raises(AttributeError, match="cannot assign to field 'text'"):
+        done.text = "b"
+    with pytest.raises(AttributeError):
+        done.extra = 1
+    with pytest.raises(AttributeError, match="cannot delete field 'text'"):
+        del done.text
+    assert done.text == "a"
+
+
+def test_defaults_and_keywords_are_those_of_the_dataclass() -> None:
+    stopped = HookStopped("t", reason="why")
+    assert (stopped.text, stopped.structured_output, stopped.reason, stopped.terminal_reason) \
+        == ("t", None, "why", "hook_stopped")
+    assert HookStopped("t", None, "why", None) == HookStopped("t", reason="why",
+                                                               terminal_reason=None)
+    assert HookStopped.__match_args__ == DataHookStopped.__match_args__
+    assert Success.__match_args__ == DataSuccess.__match_args__
+
+
+def test_patterns_match_by_position_and_by_keyword() -> None:
+    match HookStopped("t", reason="why"):
+        case HookStopped(text, _, reason):
+            assert (text, reason) == ("t", "why")
+        case _:
+            pytest.fail("no match")
+    match LimitHit(MaxTurnsReached(2)):
+        case LimitHit(limit=MaxTurnsReached(max_turns=n)):
+            assert n == 2
+        case _:
+            pytest.fail("no match")
+
+
+@pytest.mark.parametrize("record", [
+    Success("a", [1]), HookStopped("a", reason="r", terminal_reason=None), Finish(None),
+    LimitHit(MaxTurnsReached(1)),
+])
+def test_copy_and_pickle_rebuild_an_equal_record(record: Value) -> None:
+    assert copy.copy(record) == record
+    assert copy.deepcopy(record) == record
+    again = pickle.loads(pickle.dumps(record))
+    assert again == record and type(again) is type(record)
