@@ -59,7 +59,7 @@ def test_an_unhashable_field_makes_the_record_unhashable_as_in_a_dataclass() -> 
 def test_records_are_frozen() -> None:
     done = Success("a")
     with pytest.raises(AttributeError, match="cannot assign to field 'text'"):
-        done.text = "b"
+        done.text = "b"  # type: ignore[misc]
     with pytest.raises(AttributeError):
         done.extra = 1
     with pytest.raises(AttributeError, match="cannot delete field 'text'"):
@@ -99,3 +99,22 @@ def test_copy_and_pickle_rebuild_an_equal_record(record: Value) -> None:
     assert copy.deepcopy(record) == record
     again = pickle.loads(pickle.dumps(record))
     assert again == record and type(again) is type(record)
+
+
+def test_a_required_field_after_a_default_is_refused_when_first_built() -> None:
+    class Bad(Value):
+        first: int = 0
+        second: int  # type: ignore[misc]
+
+    with pytest.raises(TypeError, match="without a default follows"):
+        Bad(1, 2)
+
+
+def test_the_constructor_is_that_of_the_dataclass() -> None:
+    with pytest.raises(TypeError):
+        Success()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Finish("a", "b")  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Success("a", nope=1)  # type: ignore[call-arg]
+    assert Success(text="a", structured_output=2) == Success("a", 2)

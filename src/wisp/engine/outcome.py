@@ -25,51 +25,28 @@ class RunState:
     denials: list[JSON] = field(default_factory=list)
 
 
-# The outcomes are `Value`s (frozen records) rather than frozen dataclasses, which cost
-# ~1 ms each to define at start-up.
+# Frozen records: `Value`s, which unlike frozen dataclasses cost nothing to define.
 
 
 class Success(Value):
-    __slots__: tuple[str, ...] = ("structured_output", "text")
-    __match_args__: tuple[str, ...] = ("text", "structured_output")
     text: str
-    structured_output: Any
-
-    def __init__(self, text: str, structured_output: Any = None) -> None:
-        object.__setattr__(self, "text", text)
-        object.__setattr__(self, "structured_output", structured_output)
+    structured_output: Any = None
 
 
 class ApiFailed(Value):
-    __slots__ = __match_args__ = ("error",)
     error: ModelAPIError
-
-    def __init__(self, error: ModelAPIError) -> None:
-        object.__setattr__(self, "error", error)
 
 
 class LimitHit(Value):
-    __slots__ = __match_args__ = ("limit",)
     limit: Limit
-
-    def __init__(self, limit: Limit) -> None:
-        object.__setattr__(self, "limit", limit)
 
 
 class Aborted(Value):
-    __slots__ = __match_args__ = ("phase",)
     phase: str
-
-    def __init__(self, phase: str) -> None:
-        object.__setattr__(self, "phase", phase)
 
 
 class StructuredRetriesExhausted(Value):
-    __slots__ = __match_args__ = ("attempts",)
     attempts: int
-
-    def __init__(self, attempts: int) -> None:
-        object.__setattr__(self, "attempts", attempts)
 
 
 class HookStopped(Success):
@@ -78,26 +55,14 @@ class HookStopped(Success):
     ("stop_hook_prevented"), or a UserPromptSubmit hook that blocked or stopped the prompt
     before any model call (no terminal reason, as in the reference). `text` is the result."""
 
-    __slots__ = ("reason", "terminal_reason")
-    __match_args__ = ("text", "structured_output", "reason", "terminal_reason")
-    reason: str
-    terminal_reason: str | None
-
-    def __init__(self, text: str, structured_output: Any = None, reason: str = "",
-                 terminal_reason: str | None = "hook_stopped") -> None:
-        super().__init__(text, structured_output)
-        object.__setattr__(self, "reason", reason)
-        object.__setattr__(self, "terminal_reason", terminal_reason)
+    reason: str = ""
+    terminal_reason: str | None = "hook_stopped"
 
 
 class Failed(Value):
     """The turn could not run at all (e.g. a required MCP tool is missing)."""
 
-    __slots__ = __match_args__ = ("message",)
     message: str
-
-    def __init__(self, message: str) -> None:
-        object.__setattr__(self, "message", message)
 
 
 Outcome = (Success | ApiFailed | LimitHit | Aborted | StructuredRetriesExhausted | HookStopped

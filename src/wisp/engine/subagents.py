@@ -23,7 +23,6 @@ import dataclasses
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from wisp.processes import ProcessRegistry
 from wisp.prompts.system import environment_section
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.tools.base import ToolResult
+from wisp.values import Value
 
 GENERAL_PURPOSE_PROMPT = (
     "You are a subagent of wisp, working on one task handed to you by the main agent. "
@@ -50,8 +50,7 @@ GENERAL_PURPOSE_PROMPT = (
 STOPPED = "[Request interrupted by user for tool use]"
 
 
-@dataclass(frozen=True)
-class AgentDefinition:
+class AgentDefinition(Value):
     name: str
     description: str
     prompt: str

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeGuard, get_args
 
 from wisp.jsontypes import JSON
+from wisp.values import Value
 
 # The events wisp fires. Fire points take a `HookEvent`, so a misspelt name is a type error
 # rather than a hook that silently never runs.
@@ -53,8 +54,7 @@ HookOutput = TypedDict("HookOutput", {
 }, total=False)
 
 
-@dataclass(frozen=True)
-class CommandHook:
+class CommandHook(Value):
     command: str
     timeout_s: float = DEFAULT_TIMEOUT_S
     source: str = "settings"
@@ -63,8 +63,7 @@ class CommandHook:
     background: bool = False
 
 
-@dataclass(frozen=True)
-class CallbackHook:
+class CallbackHook(Value):
     callback_id: str
     timeout_s: float | None = None
     # The matcher's `onFailure`: "block" makes a callback that fails or times out stop
@@ -75,8 +74,7 @@ class CallbackHook:
 HookAction = CommandHook | CallbackHook
 
 
-@dataclass(frozen=True)
-class HookMatcher:
+class HookMatcher(Value):
     event: HookEvent
     matcher: str | None
     actions: tuple[HookAction, ...]

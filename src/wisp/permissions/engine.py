@@ -31,6 +31,7 @@ from wisp.permissions.files import (
 from wisp.permissions.judged import JudgedTool
 from wisp.permissions.modes import PermissionMode
 from wisp.rules import READ_FAMILY, Rule, name_matches, normalise_path
+from wisp.values import Value
 
 if TYPE_CHECKING:
     from wisp.permissions.sandboxing import SandboxedCommands
@@ -38,8 +39,7 @@ if TYPE_CHECKING:
 Behavior = Literal["allow", "deny", "ask"]
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Value):
     behavior: Behavior
     message: str = ""
     # "rule", "mode", "readonly", "host", "hook", "protected", "boundary", "analysis":
