@@ -13,7 +13,7 @@ import pytest
 
 from wisp.engine.decide import Finish, MaxTurnsReached, RunTools
 from wisp.engine.outcome import Aborted, HookStopped, LimitHit, Success
-from wisp.values import Value
+from wisp.values import Record, Value, field, replace
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,3 +118,57 @@ def test_the_constructor_is_that_of_the_dataclass() -> None:
     with pytest.raises(TypeError):
         Success("a", nope=1)  # type: ignore[call-arg]
     assert Success(text="a", structured_output=2) == Success("a", 2)
+
+
+# --- Record: the mutable dataclass --------------------------------------------------------
+
+
+class Tally(Record):
+    name: str
+    counts: list[int] = field(default_factory=list)
+    label: str = "none"
+
+
+@dataclasses.dataclass
+class DataTally:
+    name: str
+    counts: list[int] = dataclasses.field(default_factory=list)
+    label: str = "none"
+
+
+def test_a_record_behaves_as_the_mutable_dataclass() -> None:
+    ours, theirs = Tally("a"), DataTally("a")
+    assert repr(ours) == repr(theirs).replace("DataTally", "Tally")
+    assert Tally("a") == Tally("a", [], "none") and Tally("a") != Tally("b")
+    assert Tally("a") != DataTally("a")
+    assert Tally.__hash__ is None and DataTally.__hash__ is None
+    assert Tally.__match_args__ == DataTally.__match_args__
+    # Plain defaults stay on the class; a factory's does not, as with dataclasses.
+    assert Tally.label == DataTally.label == "none"
+    assert not hasattr(Tally, "counts") and not hasattr(DataTally, "counts")
+
+
+def test_each_record_gets_a_fresh_default_and_may_change() -> None:
+    first, second = Tally("a"), Tally("a")
+    first.counts.append(1)
+    assert second.counts == []
+    first.label = "changed"
+    first.extra = True  # type: ignore[attr-defined]  # a dataclass takes other attributes too
+    assert (first.label, first.extra) == ("changed", True)  # type: ignore[attr-defined]
+    given = [7]
+    assert Tally("b", given).counts is given
+
+
+def test_a_record_that_holds_itself_shows_dots_there() -> None:
+    loop = Tally("a")
+    loop.counts.append(loop)  # type: ignore[arg-type]
+    assert repr(loop) == "Tally(name='a', counts=[...], label='none')"
+
+
+def test_replace_is_dataclasses_replace() -> None:
+    tally = Tally("a", [1])
+    again = replace(tally, label="x")
+    assert again == Tally("a", [1], "x") and again.counts is tally.counts
+    assert replace(Success("a"), text="b") == Success("b")
+    with pytest.raises(TypeError):
+        replace(tally, nope=1)

@@ -16,15 +16,41 @@ optional defaults, and gets the same behaviour from code written once, here:
 - `__match_args__`, so `case Finish(reason)` matches positionally as with a dataclass;
 - copy and pickle.
 
-Mutable defaults need a `field(default_factory=…)`, which `Value` does not offer: records
-with such fields stay dataclasses. `dataclasses.replace` and `fields` do not apply.
+`Record` is the same for a mutable dataclass (`@dataclass`): fields may be assigned, an
+instance takes other attributes too, it has no hash, and `field(default_factory=…)` gives
+a field a fresh default per instance. For both, `replace` stands in for
+`dataclasses.replace`; `dataclasses.fields` and `asdict` do not apply.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, dataclass_transform
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar, cast, dataclass_transform
 
 _set = object.__setattr__
+_T = TypeVar("_T")
+_R = TypeVar("_R", bound="Value | Record")
+
+
+class _Factory:
+    """A field's default made afresh for each instance (what `field` returns)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+def field(*, default_factory: Callable[[], _T]) -> _T:
+    """`dataclasses.field(default_factory=…)`, for a `Record`'s mutable defaults."""
+    return cast(_T, _Factory(default_factory))
+
+
+def replace(record: _R, **changes: Any) -> _R:
+    """`dataclasses.replace`: a new record of the same class, with `changes` (field names)
+    over the old one's fields; an unknown name is a TypeError, from `__init__`."""
+    fields = {name: getattr(record, name) for name in record.__match_args__}
+    return type(record)(**{**fields, **changes})
 
 
 class FrozenError(AttributeError):
@@ -39,23 +65,46 @@ class ValueType(type):
     in `__match_args__`, its own in `__slots__`, and class-level defaults kept aside for
     `__init__` (slots cannot coexist with a class attribute of the same name)."""
 
+    slotted: ClassVar[bool] = True  # RecordType: False
+
     def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> ValueType:
-        notes: dict[str, str] = namespace.get("__annotations__", {})
-        own = [f for f, note in notes.items() if not note.startswith("ClassVar")]
+        notes: dict[str, Any] = namespace.get("__annotations__", {})
+        own = [f for f, note in notes.items() if not _class_var(note)]
         inherited: tuple[str, ...] = ()
         defaults: dict[str, Any] = {}
         for base in reversed(bases):
             inherited += tuple(getattr(base, "__match_args__", ()))
             defaults.update(getattr(base, "_defaults", {}))
-        defaults.update({f: namespace.pop(f) for f in own if f in namespace})
+        # A slotted class cannot keep a default as a class attribute; a mutable one keeps
+        # plain defaults there, as a dataclass does, but not factories.
+        defaults.update({f: namespace.pop(f) if mcs.slotted or isinstance(
+            namespace[f], _Factory) else namespace[f] for f in own if f in namespace})
         fields = (*inherited, *(f for f in own if f not in inherited))
-        namespace["__slots__"] = tuple(f for f in own if f not in inherited)
+        if mcs.slotted:
+            namespace["__slots__"] = tuple(f for f in own if f not in inherited)
         namespace["__match_args__"] = fields
         namespace["_defaults"] = defaults
         cls = super().__new__(mcs, name, bases, namespace)
         if fields and "__init__" not in namespace:
             type.__setattr__(cls, "__init__", _deferred(cls, fields, defaults))
         return cls
+
+
+@dataclass_transform(eq_default=True, field_specifiers=(field,))
+class RecordType(ValueType):
+    """`ValueType` for a mutable `Record`: no slots, so plain defaults stay on the class."""
+
+    slotted = False
+
+
+def _class_var(note: Any) -> bool:
+    """A `ClassVar` annotation, as a string (`from __future__ import annotations`) or not."""
+    if isinstance(note, str):
+        return note.startswith(("ClassVar", "typing.ClassVar"))
+    return note is ClassVar or getattr(note, "__origin__", None) is ClassVar
+
+
+_NOTHING: Any = object()  # a factory field's parameter when the caller gave none
 
 
 def _deferred(cls: type, fields: tuple[str, ...], defaults: dict[str, Any]) -> Any:
@@ -73,9 +122,12 @@ def _constructor(qualname: str, fields: tuple[str, ...], defaults: dict[str, Any
     """`__init__` as plain code, generated once per class as dataclasses do, so building a
     record costs what a hand-written constructor would. A field without a default after
     one with a default is a TypeError here, as it is when a dataclass is defined."""
-    params = [f"{f}=_d[{f!r}]" if f in defaults else f for f in fields]
-    body = "".join(f"\n _set(self, {f!r}, {f})" for f in fields) or "\n pass"
-    scope: dict[str, Any] = {"_set": _set, "_d": defaults}
+    params = [f if f not in defaults else f"{f}=_n" if isinstance(defaults[f], _Factory)
+              else f"{f}=_d[{f!r}]" for f in fields]
+    body = "".join(f"\n _set(self, {f!r}, _d[{f!r}].make() if {f} is _n else {f})"
+                   if isinstance(defaults.get(f), _Factory) else f"\n _set(self, {f!r}, {f})"
+                   for f in fields) or "\n pass"
+    scope: dict[str, Any] = {"_set": _set, "_d": defaults, "_n": _NOTHING}
     try:
         exec(f"def __init__(self, {', '.join(params)}):{body}", scope)
     except SyntaxError as exc:
@@ -117,3 +169,34 @@ class Value(metaclass=ValueType):
 
     def __delattr__(self, name: str) -> None:
         raise FrozenError(f"cannot delete field {name!r}")
+
+
+class Record(metaclass=RecordType):
+    __match_args__: ClassVar[tuple[str, ...]] = ()
+    _defaults: ClassVar[dict[str, Any]] = {}
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__match_args__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Record)
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as an eq dataclass's
+
+    def __repr__(self) -> str:
+        # A record that holds itself, directly or not, shows `...` there, as a dataclass.
+        key = id(self)
+        if key in _SHOWING:
+            return "..."
+        _SHOWING.add(key)
+        try:
+            shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__match_args__)
+        finally:
+            _SHOWING.discard(key)
+        return f"{self.__class__.__qualname__}({shown})"
+
+
+_SHOWING: set[int] = set()

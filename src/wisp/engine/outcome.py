@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from wisp.engine.decide import BudgetExhausted, Limit, MaxTurnsReached
@@ -11,11 +10,10 @@ from wisp.engine.events import RunStats
 from wisp.engine.usage import UsageLedger
 from wisp.errors import MissingCredentials, ModelAPIError, Unreachable
 from wisp.jsontypes import JSON
-from wisp.values import Value
+from wisp.values import Record, Value, field
 
 
-@dataclass
-class RunState:
+class RunState(Record):
     started: float = field(default_factory=time.monotonic)
     num_turns: int = 0
     api_ms: float = 0.0

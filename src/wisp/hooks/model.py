@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeGuard, get_args
 
 from wisp.jsontypes import JSON
-from wisp.values import Value
+from wisp.values import Record, Value, field
 
 # The events wisp fires. Fire points take a `HookEvent`, so a misspelt name is a type error
 # rather than a hook that silently never runs.
@@ -89,8 +88,7 @@ class HookMatcher(Value):
             return self.matcher == target
 
 
-@dataclass
-class HookOutcome:
+class HookOutcome(Record):
     """The merge of every hook that ran for one event. Denials win over allows; a block
     by any hook blocks; contexts and messages accumulate."""
 
