@@ -172,3 +172,12 @@ def test_replace_is_dataclasses_replace() -> None:
     assert replace(Success("a"), text="b") == Success("b")
     with pytest.raises(TypeError):
         replace(tally, nope=1)
+
+
+def test_a_plain_default_is_a_class_attribute_as_on_a_dataclass() -> None:
+    from wisp.engine.retry import RetryPolicy
+
+    assert RetryPolicy.max_retries == 10  # RetryPolicy.from_env reads it so
+    assert HookStopped.terminal_reason == DataHookStopped.terminal_reason == "hook_stopped"
+    assert RetryPolicy.from_env({}) == RetryPolicy()
+    assert RetryPolicy.from_env({"CLAUDE_CODE_MAX_RETRIES": "1"}).max_retries == 1

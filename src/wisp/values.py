@@ -1,10 +1,11 @@
 """`Value`: what `@dataclass(frozen=True)` gives a small record, without its start-up cost.
 
 `@dataclass(frozen=True)` writes six methods as source text and compiles each one when
-the class is defined: ~0.7 ms a class here, and the `-p` path defines a dozen such
-records (the loop's decisions and outcomes, permission verdicts, hook matchers…) before
-its first model call. A `Value` lists its fields as a dataclass does, as annotations with
-optional defaults, and gets the same behaviour from code written once, here:
+the class is defined (a plain `@dataclass`, three): 0.4-0.8 ms a class here, and the `-p`
+path defined thirty-one dataclasses before its first model call (the loop's decisions and
+outcomes, the session, its contexts, permission verdicts, hook matchers…), a sixth of its
+CPU time. A `Value` lists its fields as a dataclass does, as annotations with optional
+defaults, and gets the same behaviour from code written once, here:
 
 - `__init__` taking the fields in order, base classes' first (generated on the first
   instance, as `wisp.engine.events` does: most records are never built in a run);
@@ -62,10 +63,9 @@ class FrozenError(AttributeError):
 class ValueType(type):
     """Makes a `Value` class from its annotations (strings, as `from __future__ import
     annotations` leaves them; `ClassVar` ones are not fields): its fields after its bases'
-    in `__match_args__`, its own in `__slots__`, and class-level defaults kept aside for
-    `__init__` (slots cannot coexist with a class attribute of the same name)."""
-
-    slotted: ClassVar[bool] = True  # RecordType: False
+    in `__match_args__`, and their defaults kept for `__init__`. As on a dataclass, a
+    plain default stays a class attribute (`RetryPolicy.max_retries` reads it) and a
+    factory does not."""
 
     def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any]) -> ValueType:
         notes: dict[str, Any] = namespace.get("__annotations__", {})
@@ -75,13 +75,12 @@ class ValueType(type):
         for base in reversed(bases):
             inherited += tuple(getattr(base, "__match_args__", ()))
             defaults.update(getattr(base, "_defaults", {}))
-        # A slotted class cannot keep a default as a class attribute; a mutable one keeps
-        # plain defaults there, as a dataclass does, but not factories.
-        defaults.update({f: namespace.pop(f) if mcs.slotted or isinstance(
-            namespace[f], _Factory) else namespace[f] for f in own if f in namespace})
+        for f in own:
+            if f in namespace:
+                defaults[f] = namespace[f]
+                if isinstance(namespace[f], _Factory):
+                    del namespace[f]
         fields = (*inherited, *(f for f in own if f not in inherited))
-        if mcs.slotted:
-            namespace["__slots__"] = tuple(f for f in own if f not in inherited)
         namespace["__match_args__"] = fields
         namespace["_defaults"] = defaults
         cls = super().__new__(mcs, name, bases, namespace)
@@ -92,9 +91,7 @@ class ValueType(type):
 
 @dataclass_transform(eq_default=True, field_specifiers=(field,))
 class RecordType(ValueType):
-    """`ValueType` for a mutable `Record`: no slots, so plain defaults stay on the class."""
-
-    slotted = False
+    """`ValueType` for a mutable `Record`."""
 
 
 def _class_var(note: Any) -> bool:
@@ -139,7 +136,6 @@ def _constructor(qualname: str, fields: tuple[str, ...], defaults: dict[str, Any
 
 
 class Value(metaclass=ValueType):
-    __slots__: ClassVar[tuple[str, ...]] = ()
     __match_args__: ClassVar[tuple[str, ...]] = ()
     _defaults: ClassVar[dict[str, Any]] = {}
 
@@ -160,8 +156,7 @@ class Value(metaclass=ValueType):
         return f"{self.__class__.__qualname__}({shown})"
 
     def __reduce__(self) -> tuple[type[Value], tuple[Any, ...]]:
-        """copy and pickle rebuild through `__init__` (which takes the fields in order),
-        since restoring slots by assignment would hit the frozen `__setattr__`."""
+        """copy and pickle rebuild through `__init__`, which takes the fields in order."""
         return (self.__class__, self._fields())
 
     def __setattr__(self, name: str, value: object) -> None:
