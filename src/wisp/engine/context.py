@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from wisp.engine.events import Event, EventSink
@@ -15,6 +14,7 @@ from wisp.jsontypes import JSON
 from wisp.models.base import Model
 from wisp.models.shape import Thinking
 from wisp.tools.base import Tool
+from wisp.values import Record, field
 
 if TYPE_CHECKING:
     from wisp.engine.subagents import SubagentRunner
@@ -25,8 +25,7 @@ if TYPE_CHECKING:
 
 
 
-@dataclass
-class EngineConfig:
+class EngineConfig(Record):
     """Per-session engine configuration (built by `wisp.runtime`, changed by controls)."""
 
     tools: dict[str, Tool]
@@ -67,8 +66,7 @@ class EngineConfig:
         return self.tool_filter is None or name in self.tool_filter
 
 
-@dataclass
-class RunContext:
+class RunContext(Record):
     session: Session
     config: EngineConfig
     model: Model

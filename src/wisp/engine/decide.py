@@ -6,25 +6,24 @@ call. The loop matches on what they return and does the I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from wisp.jsontypes import JSON
+from wisp.values import Value
 
 MAX_TOKENS_RECOVERIES = 3
 
 
-@dataclass(frozen=True)
-class RunTools:
+# Frozen records: `Value`s, which unlike frozen dataclasses cost nothing to define.
+
+
+class RunTools(Value):
     tool_uses: list[JSON]
 
 
-@dataclass(frozen=True)
-class RecoverMaxTokens:
+class RecoverMaxTokens(Value):
     attempt: int
 
 
-@dataclass(frozen=True)
-class Finish:
+class Finish(Value):
     stop_reason: str | None
 
 
@@ -42,13 +41,11 @@ def decide(message: JSON, max_tokens_recoveries: int) -> Decision:
     return Finish(stop_reason)
 
 
-@dataclass(frozen=True)
-class MaxTurnsReached:
+class MaxTurnsReached(Value):
     max_turns: int
 
 
-@dataclass(frozen=True)
-class BudgetExhausted:
+class BudgetExhausted(Value):
     max_budget_usd: float
 
 

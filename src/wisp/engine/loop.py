@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import TYPE_CHECKING
 
 from wisp.engine.compaction import compact, maybe_compact
 from wisp.engine.context import RunContext
@@ -48,7 +49,6 @@ from wisp.engine.outcome import (
 from wisp.engine.plan_mode import PLAN_TOOL, in_plan_mode, plan_note, plan_path
 from wisp.engine.refusal import Refusals
 from wisp.engine.session import append_user
-from wisp.engine.structured import StructuredRun
 from wisp.engine.tool_calls import ToolRunState, run_one
 from wisp.engine.usage import UsageLedger
 from wisp.errors import ModelAPIError
@@ -58,6 +58,9 @@ from wisp.models import catalog
 from wisp.models.base import ModelRequest
 from wisp.models.shape import request_fields, user_id
 from wisp.stamps import new_uuid
+
+if TYPE_CHECKING:
+    from wisp.engine.structured import StructuredRun
 
 # The error type providers give a request the model's context cannot hold.
 CONTEXT_FULL = "context_length_exceeded"
@@ -143,7 +146,7 @@ class AgentLoop:
         if PLAN_TOOL in self.ctx.config.tools:  # plan mode's one writable file
             self.ctx.session.policy.plan_file = str(plan_path(self.ctx))
         self.ctx.hook_stop = None
-        self.structured = StructuredRun.for_config(self.ctx.config)
+        self.structured = _structured(self.ctx)
         started = time.monotonic()
         try:
             outcome = await self._submit(prompt, uuid)
@@ -418,3 +421,12 @@ def _unanswered_tool_results(history: list[JSON], answered: list[JSON]) -> list[
              "content": INTERRUPTED_TOOL_RESULT}
             for b in content
             if isinstance(b, dict) and b.get("type") == "tool_use" and b.get("id") not in done]
+
+
+def _structured(ctx: RunContext) -> StructuredRun | None:
+    """Only a run with a JSON schema loads structured output's module."""
+    if not isinstance(ctx.config.json_schema, dict):
+        return None
+    from wisp.engine.structured import StructuredRun
+
+    return StructuredRun.for_config(ctx.config)

@@ -13,9 +13,7 @@ there; completed text is sent back as an assistant prefill so the model continue
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
-from dataclasses import dataclass, field
 
 from wisp.engine.context import RunContext
 from wisp.engine.events import (
@@ -33,12 +31,12 @@ from wisp.jsontypes import JSON
 from wisp.models.accumulate import accumulate
 from wisp.models.base import ModelRequest
 from wisp.stamps import new_uuid
+from wisp.values import Record, field, replace
 
 FALLBACK_AFTER_OVERLOADS = 3
 
 
-@dataclass
-class Completed:
+class Completed(Record):
     message: JSON
     request_id: str | None
     api_ms: float
@@ -210,7 +208,7 @@ class ModelCaller:
         if last.get("type") == "text":
             last["text"] = str(last.get("text", "")).rstrip()
         prefill = {"role": "assistant", "content": [*text[:-1], last]}
-        return dataclasses.replace(request, messages=[*request.messages, prefill])
+        return replace(request, messages=[*request.messages, prefill])
 
     def _cut_with_tools(self, attempt: Attempt, started: float) -> Completed:
         snap = attempt.snapshot or {}
@@ -233,7 +231,7 @@ class ModelCaller:
         trigger = "not_found" if error.status == 404 else "overloaded"
         ctx.emit(ModelFallback(trigger, original, fallback,
                                f"Switched from {original} to {fallback}: {error.message}"))
-        return dataclasses.replace(request, model=fallback)
+        return replace(request, model=fallback)
 
     async def _wait_before_retry(self, retries: int, error: ModelAPIError) -> None:
         ctx, policy = self.ctx, self.ctx.config.retry

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from wisp.engine.decide import BudgetExhausted, Limit, MaxTurnsReached
@@ -11,10 +10,10 @@ from wisp.engine.events import RunStats
 from wisp.engine.usage import UsageLedger
 from wisp.errors import MissingCredentials, ModelAPIError, Unreachable
 from wisp.jsontypes import JSON
+from wisp.values import Record, Value, field
 
 
-@dataclass
-class RunState:
+class RunState(Record):
     started: float = field(default_factory=time.monotonic)
     num_turns: int = 0
     api_ms: float = 0.0
@@ -24,33 +23,30 @@ class RunState:
     denials: list[JSON] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Success:
+# Frozen records: `Value`s, which unlike frozen dataclasses cost nothing to define.
+
+
+class Success(Value):
     text: str
     structured_output: Any = None
 
 
-@dataclass(frozen=True)
-class ApiFailed:
+class ApiFailed(Value):
     error: ModelAPIError
 
 
-@dataclass(frozen=True)
-class LimitHit:
+class LimitHit(Value):
     limit: Limit
 
 
-@dataclass(frozen=True)
-class Aborted:
+class Aborted(Value):
     phase: str
 
 
-@dataclass(frozen=True)
-class StructuredRetriesExhausted:
+class StructuredRetriesExhausted(Value):
     attempts: int
 
 
-@dataclass(frozen=True)
 class HookStopped(Success):
     """A hook had the last word, which is no error (the reference reports success): a
     `continue: false` after the step it answered ("hook_stopped"), a Stop hook's
@@ -61,8 +57,7 @@ class HookStopped(Success):
     terminal_reason: str | None = "hook_stopped"
 
 
-@dataclass(frozen=True)
-class Failed:
+class Failed(Value):
     """The turn could not run at all (e.g. a required MCP tool is missing)."""
 
     message: str

@@ -8,17 +8,16 @@ and a first run must say so in seconds, not after ten silent backoffs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from wisp.errors import ModelAPIError, Unreachable
+from wisp.values import Value
 
 # A server asking for more than this is treated as asking for this much: a headless run
 # should fail visibly rather than sleep for an hour.
 MAX_RETRY_AFTER_S = 300.0
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
+class RetryPolicy(Value):
     max_retries: int = 10
     base_delay_s: float = 0.5
     max_delay_s: float = 32.0

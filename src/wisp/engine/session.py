@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -13,6 +12,7 @@ from wisp.permissions.engine import PermissionPolicy
 from wisp.permissions.modes import PermissionMode
 from wisp.processes import ProcessRegistry
 from wisp.stamps import new_uuid
+from wisp.values import Record, field
 
 
 class TranscriptRecorder(Protocol):
@@ -43,8 +43,7 @@ def append_user(history: list[JSON], content: str | list[JSON]) -> None:
         history.append({"role": "user", "content": content})
 
 
-@dataclass
-class Session:
+class Session(Record):
     cwd: Path
     model: str
     # The rules and the permission mode: the mode lives on the policy and nowhere else

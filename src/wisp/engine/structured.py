@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from wisp.engine.context import EngineConfig
@@ -21,6 +20,7 @@ from wisp.engine.events import ToolResultReady
 from wisp.jsonsafe import loads_bounded
 from wisp.jsontypes import JSON
 from wisp.stamps import new_uuid
+from wisp.values import Record
 
 TOOL_NAME = "StructuredOutput"
 DEFAULT_MAX_ATTEMPTS = 5
@@ -116,8 +116,7 @@ def _candidates(block: JSON, raw: str | None) -> Iterator[Any]:
             yield parsed
 
 
-@dataclass
-class StructuredRun:
+class StructuredRun(Record):
     """Per-run state: attempts so far, the nudge, the accepted value."""
 
     schema: JSON

@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +38,7 @@ from wisp.processes import ProcessRegistry
 from wisp.prompts.system import environment_section
 from wisp.sessions.transcript import TranscriptWriter
 from wisp.tools.base import ToolResult
+from wisp.values import Value, replace
 
 GENERAL_PURPOSE_PROMPT = (
     "You are a subagent of wisp, working on one task handed to you by the main agent. "
@@ -50,8 +49,7 @@ GENERAL_PURPOSE_PROMPT = (
 STOPPED = "[Request interrupted by user for tool use]"
 
 
-@dataclass(frozen=True)
-class AgentDefinition:
+class AgentDefinition(Value):
     name: str
     description: str
     prompt: str
@@ -311,7 +309,7 @@ class SubagentRunner:
         tools = {n: t for n, t in tools.items() if n not in definition.disallowed_tools}
         cwd = parent.session.cwd
         system = [{"type": "text", "text": f"{definition.prompt}\n\n{environment_section(cwd)}"}]
-        config = dataclasses.replace(
+        config = replace(
             parent.config, tools=tools, system_blocks=system, max_turns=definition.max_turns,
             json_schema=None, extra_tool_definitions=[], max_budget_usd=None)
         model = parent.session.model

@@ -9,7 +9,6 @@ import contextlib
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 
 from wisp.engine.context import RunContext
 from wisp.engine.events import PermissionDenied, ToolProgress, ToolResultReady
@@ -20,6 +19,7 @@ from wisp.jsontypes import JSON
 from wisp.permissions.engine import Behavior, PermissionPolicy, Verdict, evaluate
 from wisp.stamps import new_uuid
 from wisp.tools.base import Tool, ToolContext, ToolResult, check_input
+from wisp.values import Record, field
 
 # Asks a host (the SDK's can_use_tool) about a call the rules left at "ask".
 # Returns the final verdict and possibly rewritten input.
@@ -28,8 +28,7 @@ AskHost = Callable[[Tool, JSON, str, Verdict], Awaitable[tuple[Verdict, JSON]]]
 PROGRESS_INTERVAL_S = 30.0
 
 
-@dataclass
-class ToolRunState:
+class ToolRunState(Record):
     policy: PermissionPolicy
     ask_host: AskHost | None = None
     denials: list[JSON] = field(default_factory=list)

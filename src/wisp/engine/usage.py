@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from wisp.jsontypes import JSON
 from wisp.models import catalog
+from wisp.values import Record, field
 
 TOKEN_KEYS = (
     "input_tokens",
@@ -15,8 +14,7 @@ TOKEN_KEYS = (
 )
 
 
-@dataclass
-class ModelTally:
+class ModelTally(Record):
     tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKEN_KEYS, 0))
     cost_usd: float = 0.0
 
@@ -41,8 +39,7 @@ class ModelTally:
         }
 
 
-@dataclass
-class UsageLedger:
+class UsageLedger(Record):
     """Usage of one span (a whole session, or one run between two results)."""
 
     by_model: dict[str, ModelTally] = field(default_factory=dict)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict, TypeGuard, get_args
 
 from wisp.jsontypes import JSON
+from wisp.values import Record, Value, field
 
 # The events wisp fires. Fire points take a `HookEvent`, so a misspelt name is a type error
 # rather than a hook that silently never runs.
@@ -53,8 +53,7 @@ HookOutput = TypedDict("HookOutput", {
 }, total=False)
 
 
-@dataclass(frozen=True)
-class CommandHook:
+class CommandHook(Value):
     command: str
     timeout_s: float = DEFAULT_TIMEOUT_S
     source: str = "settings"
@@ -63,8 +62,7 @@ class CommandHook:
     background: bool = False
 
 
-@dataclass(frozen=True)
-class CallbackHook:
+class CallbackHook(Value):
     callback_id: str
     timeout_s: float | None = None
     # The matcher's `onFailure`: "block" makes a callback that fails or times out stop
@@ -75,8 +73,7 @@ class CallbackHook:
 HookAction = CommandHook | CallbackHook
 
 
-@dataclass(frozen=True)
-class HookMatcher:
+class HookMatcher(Value):
     event: HookEvent
     matcher: str | None
     actions: tuple[HookAction, ...]
@@ -91,8 +88,7 @@ class HookMatcher:
             return self.matcher == target
 
 
-@dataclass
-class HookOutcome:
+class HookOutcome(Record):
     """The merge of every hook that ran for one event. Denials win over allows; a block
     by any hook blocks; contexts and messages accumulate."""
 

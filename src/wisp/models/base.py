@@ -9,15 +9,14 @@ by the provider. The complete message is `wisp.models.accumulate.fold` over the 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Protocol
 
 from wisp.jsontypes import JSON
+from wisp.values import Record, field
 
 
-@dataclass
-class ModelRequest:
+class ModelRequest(Record):
     """One Messages API request. A message in `messages` must not be changed in place once
     it has been sent: the provider encodes each message once and knows it by identity
     (`wisp.models.body`), so replace it with a new dict instead."""

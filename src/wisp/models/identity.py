@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -37,6 +36,8 @@ def _own_id(path: Path) -> str:
         kept = path.read_text(encoding="ascii").strip()
         if kept:
             return kept
+    import secrets  # here: only the first run makes one, and `secrets` costs ~3 ms to load
+
     made = secrets.token_hex(32)  # the reference's userID: 64 hex digits
     with contextlib.suppress(OSError):  # unwritable: a fresh id per session, no error
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -18,7 +18,6 @@ the Anthropic path pays nothing for it.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +26,7 @@ from wisp.jsontypes import JSON
 from wisp.models import catalog
 from wisp.models.base import Model, ModelRequest, ModelStream
 from wisp.models.spec import key_origin, missing_credentials, refused_note, split_spec
+from wisp.values import replace
 
 DEFAULT_OPENAI_BASE = "https://api.openai.com/v1"
 
@@ -181,11 +181,11 @@ class RoutingModel:
         if provider == "anthropic":
             if self._anthropic is None:
                 self._anthropic = self._make_anthropic()
-            bare = request if name == request.model else dataclasses.replace(request, model=name)
+            bare = request if name == request.model else replace(request, model=name)
             if self._others:  # the session used another provider: its history may need care
-                bare = dataclasses.replace(bare, messages=without_foreign_thinking(bare.messages))
+                bare = replace(bare, messages=without_foreign_thinking(bare.messages))
             return self._anthropic.stream(bare)
-        return self._other(provider).stream(dataclasses.replace(request, model=name))
+        return self._other(provider).stream(replace(request, model=name))
 
     def environment_changed(self) -> None:
         """The session's environment changed (a host's `update_environment_variables`):

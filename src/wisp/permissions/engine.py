@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -31,6 +30,7 @@ from wisp.permissions.files import (
 from wisp.permissions.judged import JudgedTool
 from wisp.permissions.modes import PermissionMode
 from wisp.rules import READ_FAMILY, Rule, name_matches, normalise_path
+from wisp.values import Record, Value, field
 
 if TYPE_CHECKING:
     from wisp.permissions.sandboxing import SandboxedCommands
@@ -38,8 +38,7 @@ if TYPE_CHECKING:
 Behavior = Literal["allow", "deny", "ask"]
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Value):
     behavior: Behavior
     message: str = ""
     # "rule", "mode", "readonly", "host", "hook", "protected", "boundary", "analysis":
@@ -48,8 +47,7 @@ class Verdict:
     rule: str | None = None
 
 
-@dataclass
-class PermissionPolicy:
+class PermissionPolicy(Record):
     mode: PermissionMode = "default"
     allow: list[Rule] = field(default_factory=list)
     deny: list[Rule] = field(default_factory=list)

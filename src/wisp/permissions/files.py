@@ -10,7 +10,6 @@ writes, both to mentions.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -24,12 +23,12 @@ from wisp.rules import (
     pattern_reaches_below,
     rule_path_pattern,
 )
+from wisp.values import Value
 
 UseKind = Literal["read", "write", "mention"]
 
 
-@dataclass(frozen=True, slots=True)
-class FileUse:
+class FileUse(Value):
     kind: UseKind
     path: str | None  # normalised (absolute, `..` folded, symlinks resolved); None = unknown
     recursive: bool = False
