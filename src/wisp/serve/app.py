@@ -151,7 +151,7 @@ class Api:
         self._keep_version(request.owner, doc)
         return Response(200, doc)
 
-    def _keep_version(self, owner: str, doc: JSON) -> None:
+    def _keep_version(self, owner: str, doc: shapes.AgentDocument) -> None:
         """Sessions may name an older version: each one is kept."""
         self.store.create("agent_version", owner, {**doc, "id": f"{doc['id']}@{doc['version']}"})
 
@@ -186,7 +186,7 @@ class Api:
         return Response(200, shapes.list_page(items, f"v{numbers[-1]}" if more else None))
 
     async def update_agent(self, request: Request) -> Response:
-        doc = self._found("agent", request, "agent_id")
+        doc = shapes.as_agent(self._found("agent", request, "agent_id"))
         patch = shapes.agent_update(request.json())
         threads.resolve_roster(self.store, request.owner, patch)
         Skills(self.store, request.owner).resolve(patch)

@@ -13,7 +13,8 @@ unreferenced document, never a pointer to nothing.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from wisp.jsontypes import JSON
 from wisp.serve import shapes
@@ -134,7 +135,7 @@ class Skills:
 
     # Agents ---------------------------------------------------------------------------
 
-    def resolve_session(self, snapshot: JSON) -> None:
+    def resolve_session(self, snapshot: Mapping[str, Any]) -> None:
         """A session's agent snapshot: its skills (overrides may name `latest`) and its
         roster agents' pinned skills, which must all still exist (400 otherwise)."""
         self.resolve(snapshot, "agent")
@@ -142,7 +143,7 @@ class Skills:
         for i, member in enumerate(roster):
             self.resolve(member, f"agent.multiagent.agents[{i}]")
 
-    def resolve(self, fields: JSON, path: str = "") -> None:
+    def resolve(self, fields: Mapping[str, Any], path: str = "") -> None:
         """Pins each of `fields["skills"]` to a version of one of the owner's skills
         (`latest` resolves to the newest now, as the API's agents show it). An unknown
         skill or version, an Anthropic skill (none are installed here) or two skills of

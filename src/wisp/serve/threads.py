@@ -15,7 +15,8 @@ as the coordinator's interrupted tool call, not resumed in the thread.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from wisp.jsontypes import JSON
 from wisp.serve.http import HttpError
@@ -35,7 +36,7 @@ def kind(session_id: str) -> str:
     return f"thread:{session_id}"
 
 
-def resolve_roster(store: Store, owner: str, fields: JSON) -> None:
+def resolve_roster(store: Store, owner: str, fields: Mapping[str, Any]) -> None:
     """Pins each roster entry of `fields["multiagent"]` to an agent version of the owner
     (the latest when none is named); an unknown agent or version is a 400 naming it."""
     roster = fields.get("multiagent")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Any, Final
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
@@ -215,7 +215,7 @@ def read_mcp_servers(value: object, path: str) -> list[JSON]:
     return servers
 
 
-def check_mcp_refs(fields: JSON, path: str = "") -> None:
+def check_mcp_refs(fields: Mapping[str, Any], path: str = "") -> None:
     """Every mcp_toolset names a server of mcp_servers, and every server is used."""
     names = [s["name"] for s in fields["mcp_servers"]]
     used: set[str] = set()

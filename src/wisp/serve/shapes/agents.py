@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any, Final, cast
+from typing import Any, Final, TypedDict, cast
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import check_mcp_refs, read_mcp_servers, read_tools
@@ -25,6 +25,14 @@ from wisp.serve.shapes.common import (
     required_field,
     timestamp,
 )
+from wisp.serve.shapes.documents import (
+    AgentDocument,
+    Effort,
+    Metadata,
+    ModelConfig,
+    as_agent,
+    editable,
+)
 from wisp.serve.shapes.multiagent import multiagent
 
 EFFORTS: Final = ("low", "medium", "high", "xhigh", "max")
@@ -34,14 +42,14 @@ DEFAULT_EFFORT: Final = "high"
 
 # Model, skills, identity -----------------------------------------------------------------
 
-def _effort(value: object, path: str) -> JSON:
+def _effort(value: object, path: str) -> Effort:
     # A bare level ("high") or the object form ({"type": "high"})
     if isinstance(value, dict):
         return {"type": read_choice(value.get("type"), child_path(path, "type"), EFFORTS)}
     return {"type": read_choice(value, path, EFFORTS)}
 
 
-def read_model(value: object, path: str, *, fill: bool = True) -> JSON:
+def read_model(value: object, path: str, *, fill: bool = True) -> ModelConfig:
     """The `model` param (an id string or a model_config object) as the response's
     model_config. `fill=False` leaves an omitted effort None, for an update to keep."""
     if isinstance(value, str):
@@ -49,10 +57,11 @@ def read_model(value: object, path: str, *, fill: bool = True) -> JSON:
     if not isinstance(value, dict):
         raise ShapeError(path, "expected a model id string or an object")
     obj = cast(JSON, value)
-    effort = optional_field(obj, "effort", path, _effort)
+    effort: Effort | None = optional_field(obj, "effort", path, _effort)
+    default: Effort | None = {"type": DEFAULT_EFFORT} if fill else None
     return {
         "id": read_str(required_field(obj, "id", path), child_path(path, "id"), empty=False),
-        "effort": effort or ({"type": DEFAULT_EFFORT} if fill else None),
+        "effort": effort or default,
         "speed": optional_field(obj, "speed", path, lambda v,
                                 p: read_choice(v, p, ("standard", "fast")),
                       "standard"),
@@ -92,10 +101,25 @@ def _clearable_str(value: object, path: str) -> str | None:
 
 # Agents: requests and documents -------------------------------------------------------------
 
-def agent_create(body: object) -> JSON:
+class AgentFields(TypedDict):
+    """What `agent_create` returns: the agent document's own fields."""
+
+    name: str
+    model: ModelConfig
+    description: str | None
+    system: str | None
+    metadata: Metadata
+    tools: list[JSON]
+    mcp_servers: list[JSON]
+    skills: list[JSON]
+    execution_identity: JSON
+    multiagent: JSON | None
+
+
+def agent_create(body: object) -> AgentFields:
     """The body of `POST /v1/agents`, normalised to the agent document's own fields."""
     obj = read_object(body, "")
-    fields: JSON = {
+    fields: AgentFields = {
         "name": read_str(required_field(obj, "name", ""), "name", empty=False),
         "model": read_model(required_field(obj, "model", ""), "model"),
         "description": optional_field(obj, "description", "", read_str),
@@ -148,16 +172,18 @@ def agent_update(body: object) -> JSON:
     return patch
 
 
-def agent_document(fields: JSON, *, agent_id: str | None = None, now: str | None = None) -> JSON:
+def agent_document(fields: AgentFields, *, agent_id: str | None = None,
+                   now: str | None = None) -> AgentDocument:
     """A new agent (BetaManagedAgentsAgent) from `agent_create`'s fields: version 1."""
     now = now or timestamp()
     return {"id": agent_id or new_id("agent"), "type": "agent", **copy.deepcopy(fields),
             "version": 1, "created_at": now, "updated_at": now, "archived_at": None}
 
 
-def agent_updated(doc: JSON, patch: JSON, *, now: str | None = None) -> JSON:
+def agent_updated(doc: AgentDocument, patch: JSON, *,
+                  now: str | None = None) -> AgentDocument:
     """`doc` with `agent_update`'s patch applied: a new version when anything changed."""
-    new = copy.deepcopy(doc)
+    new = editable(doc)
     for key, value in patch.items():
         if key == "metadata":
             new[key] = patched_metadata(doc.get("metadata") or {}, value)
@@ -169,4 +195,4 @@ def agent_updated(doc: JSON, patch: JSON, *, now: str | None = None) -> JSON:
     if new != doc:
         new["version"] = doc["version"] + 1
         new["updated_at"] = now or timestamp()
-    return new
+    return as_agent(new)

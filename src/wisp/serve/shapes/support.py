@@ -9,8 +9,8 @@ acted on (a web search it has no backend for).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import AGENT_TOOLSET
@@ -19,7 +19,7 @@ from wisp.serve.shapes.common import ShapeError, child_path
 _NOT_HERE: Final = "is not supported by this server"
 
 
-def check_agent_fields(fields: JSON, path: str = "") -> None:
+def check_agent_fields(fields: Mapping[str, Any], path: str = "") -> None:
     """The fields of an agent (a create, the result of an update, or a session's
     overrides): refuses those wisp would store and never act on."""
     for i, tool in enumerate(fields.get("tools") or []):
@@ -54,7 +54,7 @@ def _check_toolset(tool: JSON, path: str) -> None:
             raise ShapeError(child_path(where, "url_sources"), _NOT_HERE)
 
 
-def check_session_fields(fields: JSON) -> None:
+def check_session_fields(fields: Mapping[str, Any]) -> None:
     """The fields of `POST /v1/sessions` beyond the agent's."""
     check_client_events(fields.get("initial_events") or [], "initial_events")
 
