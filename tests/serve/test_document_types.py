@@ -1,7 +1,8 @@
 """Every document builder of wisp.serve.shapes writes exactly what its TypedDict
-(wisp.serve.shapes.documents) declares: each required key, no undeclared one, each value of
-its declared type (Literal tags included), recursively. So the types cannot drift from the
-documents on the wire (test_shapes.py checks those against the SDK's models)."""
+(wisp.serve.shapes.documents and .companions) declares: each required key, no undeclared
+one, each value of its declared type (Literal tags included), recursively. So the types
+cannot drift from the documents on the wire (test_shapes.py checks those against the
+SDK's models)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from wisp.serve import shapes
 from wisp.serve.files import file_document
+from wisp.serve.shapes import companions as more
 from wisp.serve.shapes import deployments as deploy
 from wisp.serve.shapes import documents as docs
 from wisp.serve.shapes import memory as memory_shapes
@@ -100,7 +102,7 @@ def session() -> docs.SessionDocument:
     return shapes.session_document(fields, shapes.session_agent(agent()), now=NOW)
 
 
-def deployment() -> docs.DeploymentDocument:
+def deployment() -> more.DeploymentDocument:
     fields = deploy.deployment_create({
         "name": "d", "agent": {"type": "agent", "id": "agent_1", "version": 1},
         "environment_id": "env_1",
@@ -110,15 +112,15 @@ def deployment() -> docs.DeploymentDocument:
     return deploy.deployment_document(fields)
 
 
-def memory() -> docs.MemoryDocument:
+def memory() -> more.MemoryDocument:
     return memory_shapes.memory_document("memstore_1", "/notes.md", "hello", "memver_1")
 
 
-def memory_version() -> docs.MemoryVersionDocument:
+def memory_version() -> more.MemoryVersionDocument:
     return memory_shapes.version_document(memory(), "created", {"type": "api_actor"})
 
 
-def credential() -> docs.CredentialDocument:
+def credential() -> more.CredentialDocument:
     return vault_shapes.credential_create("vlt_1", {
         "display_name": "c", "auth": {"type": "static_bearer", "token": "t",
                                       "mcp_server_url": "https://mcp.example.com/mcp"}})[0]
@@ -162,37 +164,37 @@ SAMPLES: dict[str, tuple[Callable[[], object], Any]] = {
     "memory store resource": (memory_resource, docs.SessionResource),
     "thread": (lambda: multiagent.thread_document("sesn_1", {"type": "agent"}, None),
                docs.ThreadDocument),
-    "vault": (lambda: vault_shapes.vault_create({"display_name": "v"}), docs.VaultDocument),
+    "vault": (lambda: vault_shapes.vault_create({"display_name": "v"}), more.VaultDocument),
     "vault updated": (lambda: vault_shapes.vault_updated(
         vault_shapes.vault_create({"display_name": "v"}), {"display_name": "w"}),
-        docs.VaultDocument),
-    "credential": (credential, docs.CredentialDocument),
+        more.VaultDocument),
+    "credential": (credential, more.CredentialDocument),
     "credential updated": (lambda: vault_shapes.credential_updated(
-        credential(), {"token": "t"}, {"display_name": "d"})[0], docs.CredentialDocument),
+        credential(), {"token": "t"}, {"display_name": "d"})[0], more.CredentialDocument),
     "credential validation": (lambda: vault_shapes.validation(credential(), "valid", None),
-                              docs.CredentialValidation),
+                              more.CredentialValidation),
     "skill": (lambda: skill_shapes.skill_document("skill_1", "s", "skillver_1"),
-              docs.SkillDocument),
+              more.SkillDocument),
     "skill version": (lambda: skill_shapes.version_document(
-        "skill_1", skill_shapes.Upload("s", "does s", {})), docs.SkillVersionDocument),
-    "deployment": (deployment, docs.DeploymentDocument),
+        "skill_1", skill_shapes.Upload("s", "does s", {})), more.SkillVersionDocument),
+    "deployment": (deployment, more.DeploymentDocument),
     "deployment updated": (lambda: deploy.deployment_updated(
         deployment(), deploy.deployment_update({"name": "e", "metadata": {"k": "v"}})),
-        docs.DeploymentDocument),
+        more.DeploymentDocument),
     "deployment run": (lambda: deploy.run_document(deployment(), {"type": "manual"},
                                                    session_id="sesn_1"),
-                       docs.DeploymentRunDocument),
+                       more.DeploymentRunDocument),
     "memory store": (lambda: memory_shapes.store_create({"name": "m"}),
-                     docs.MemoryStoreDocument),
+                     more.MemoryStoreDocument),
     "memory store updated": (lambda: memory_shapes.store_updated(
         memory_shapes.store_create({"name": "m"}), {"description": "d"}),
-        docs.MemoryStoreDocument),
-    "memory": (memory, docs.MemoryDocument),
+        more.MemoryStoreDocument),
+    "memory": (memory, more.MemoryDocument),
     "memory basic view": (lambda: memory_shapes.viewed(memory(), "basic"),
-                          docs.MemoryDocument),
-    "memory version": (memory_version, docs.MemoryVersionDocument),
+                          more.MemoryDocument),
+    "memory version": (memory_version, more.MemoryVersionDocument),
     "memory version redacted": (lambda: memory_shapes.redacted(
-        memory_version(), {"type": "api_actor"}), docs.MemoryVersionDocument),
+        memory_version(), {"type": "api_actor"}), more.MemoryVersionDocument),
     "file": (lambda: file_document("file_1", "a.txt", "text/plain", 3,
                                        expires_at=None, path="/tmp/a"),
              docs.FileDocument),
@@ -229,9 +231,9 @@ def test_every_document_type_has_a_sample() -> None:
     """A new TypedDict in documents.py needs a builder sample here."""
     sampled = {get_origin(hint) or hint for _, hint in SAMPLES.values()}
     sampled |= {member for _, hint in SAMPLES.values() for member in get_args(hint)}
-    declared = {value for value in vars(docs).values()
-                if is_typeddict(value) and value.__module__ == docs.__name__}
+    declared = {value for module in (docs, more) for value in vars(module).values()
+                if is_typeddict(value) and value.__module__ == module.__name__}
     nested = {docs.Effort, docs.ModelConfig, docs.CacheCreation, docs.SessionUsage,
-              docs.SessionStats, docs.AgentReference, docs.ErrorDetails, docs.ErrorObject,
+              docs.SessionStats, more.AgentReference, docs.ErrorDetails, docs.ErrorObject,
               docs.FileResource, docs.MemoryStoreResource}
     assert declared - sampled - nested == set()
