@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -219,7 +219,7 @@ class Api:
         return Response(200, self._found("environment", request, "environment_id"))
 
     async def update_environment(self, request: Request) -> Response:
-        doc = self._found("environment", request, "environment_id")
+        doc = shapes.as_environment(self._found("environment", request, "environment_id"))
         patch = shapes.environment_update(request.json())
         if "config" in patch and patch["config"]["type"] != doc["config"]["type"]:
             # Its sessions' tools run where the type says: switching would strand them.
@@ -242,7 +242,8 @@ class Api:
     async def create_session(self, request: Request) -> Response:
         return Response(200, self.start_session(request.owner, request.json()))
 
-    def start_session(self, owner: str, body: Any, deployment_id: str | None = None) -> JSON:
+    def start_session(self, owner: str, body: Any,
+                      deployment_id: str | None = None) -> shapes.SessionDocument:
         """A session from a `POST /v1/sessions` body (a client's, or a deployment run's)."""
         fields = shapes.session_create(body)
         shapes.check_session_fields(fields)
@@ -266,7 +267,7 @@ class Api:
             shapes.session_agent(agent, fields["agent"].get("overrides")))
         shapes.check_agent_fields(snapshot, "agent")
         Skills(self.store, owner).resolve_session(snapshot)
-        doc = {**shapes.session_document(fields, snapshot), "deployment_id": deployment_id}
+        doc = shapes.session_document(fields, snapshot, deployment_id=deployment_id)
         self.store.create("session", owner, doc)
         initial = fields.get("initial_events") or []
         if initial:
@@ -283,12 +284,13 @@ class Api:
         except json.JSONDecodeError:
             return None
 
-    def _offer_work(self, owner: str, session: JSON, environment: JSON | None) -> None:
+    def _offer_work(self, owner: str, session: Mapping[str, Any],
+                    environment: JSON | None) -> None:
         """A self-hosted session needs a worker of its environment (the work queue)."""
         if ((environment or {}).get("config") or {}).get("type") == "self_hosted":
             self.work.offer(owner, str(session["environment_id"]), str(session["id"]))
 
-    def _agent_of(self, owner: str, ref: JSON) -> JSON:
+    def _agent_of(self, owner: str, ref: shapes.AgentRef) -> JSON:
         agent = self.store.get("agent", owner, ref["id"])
         if agent is not None and ref.get("version") not in (None, agent["version"]):
             agent = self.store.get("agent_version", owner, f"{ref['id']}@{ref['version']}")
@@ -308,12 +310,13 @@ class Api:
         return Response(200, self._found("session", request, "session_id"))
 
     async def update_session(self, request: Request) -> Response:
-        doc = self._found("session", request, "session_id")
+        doc = shapes.as_session(self._found("session", request, "session_id"))
         patch = shapes.session_update(request.json())
         new = shapes.session_updated(doc, patch)
         shapes.check_agent_fields(new["agent"], "agent")
         self.store.update("session", request.owner, doc["id"], new)
-        changes = {key: new[key] for key in patch if new.get(key) != doc.get(key)}
+        fields: Mapping[str, Any] = new  # read by the patch's keys
+        changes = {key: fields[key] for key in patch if fields.get(key) != doc.get(key)}
         if changes:
             self._log_session_event(request.owner, doc["id"], shapes.session_updated_event(
                 _announced(changes)))

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from wisp.jsontypes import JSON
 from wisp.serve.cron import Cron
 from wisp.serve.http import HttpError
+from wisp.serve.shapes import SessionDocument
 from wisp.serve.shapes import deployments as shapes
 from wisp.serve.skills import Skills
 from wisp.serve.store.base import Store, every
@@ -37,7 +38,7 @@ SCHEDULE = "deployment_schedule"
 FIRE = "deployment_fire"
 SERVICE = "wisp-service"  # no API key's owner hash looks like this
 # (owner, POST /v1/sessions body, deployment id) -> the session; HttpError when refused.
-SessionStarter = Callable[[str, JSON, str], JSON]
+SessionStarter = Callable[[str, JSON, str], SessionDocument]
 # Run errors a scheduled run pauses its deployment for (the paused reasons the API has).
 _PAUSING = frozenset({"environment_archived_error", "agent_archived_error",
                       "environment_not_found_error", "file_not_found_error",

@@ -27,6 +27,7 @@ from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
 if TYPE_CHECKING:
     from wisp.serve.driver import SessionDriver
+    from wisp.serve.shapes import SessionAgent
 
 TOOL = "delegate_to_agent"
 
@@ -54,7 +55,7 @@ def resolve_roster(store: Store, owner: str, fields: Mapping[str, Any]) -> None:
 
 
 def session_roster(store: Store, owner: str, environment: JSON | None,
-                   snapshot: JSON) -> JSON:
+                   snapshot: SessionAgent) -> SessionAgent:
     """The session's agent snapshot with its roster's agents snapshotted whole. A thread
     runs inside its coordinator's tool call, so nothing in it may wait on the client: a
     roster agent with custom tools or `always_ask` tools, or a coordinator in a
@@ -78,7 +79,7 @@ def session_roster(store: Store, owner: str, environment: JSON | None,
     return {**snapshot, "multiagent": {"type": "coordinator", "agents": agents}}
 
 
-def _check_delegate(agent: JSON, environment: JSON | None) -> None:
+def _check_delegate(agent: Mapping[str, Any], environment: JSON | None) -> None:
     plan = ToolPlan(agent, environment)
     waits = [name for name, policy in plan.toolset.items() if policy == "ask"]
     waits += [str(tool["name"]) for tool in plan.custom]

@@ -8,7 +8,7 @@ import secrets
 import string
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from wisp.jsontypes import JSON
 from wisp.stamps import iso_now
@@ -184,7 +184,11 @@ def instant(value: object, path: str, *, round_up: bool = False) -> str:
 
 # Documents ----------------------------------------------------------------------------------
 
-def archived(doc: JSON, *, now: str | None = None) -> JSON:
-    """An agent, environment or session archived now (`POST .../archive`)."""
+Doc = TypeVar("Doc", bound=Mapping[str, Any])
+
+
+def archived(doc: Doc, *, now: str | None = None) -> Doc:
+    """A document archived now (`POST .../archive`): of the same type, as every document
+    that can be archived has `archived_at` and `updated_at`."""
     now = now or timestamp()
-    return {**doc, "archived_at": now, "updated_at": now}
+    return cast(Doc, {**doc, "archived_at": now, "updated_at": now})

@@ -75,7 +75,7 @@ class SessionAgent(TypedDict):
     mcp_servers: list[JSON]
     skills: list[JSON]
     execution_identity: JSON
-    multiagent: JSON | None
+    multiagent: NotRequired[JSON | None]  # a roster member's snapshot has none
 
 
 # Environments -----------------------------------------------------------------------------
@@ -141,6 +141,7 @@ class SessionUsage(TypedDict):
     output_tokens: int
     cache_read_input_tokens: int
     cache_creation: CacheCreation
+    list_cost: NotRequired[JSON]  # {"amount": "0.012", "currency": "USD"}, once billed
 
 
 class SessionStats(TypedDict):
@@ -266,6 +267,18 @@ def as_agent(doc: Mapping[str, Any]) -> AgentDocument:
 def as_environment(doc: Mapping[str, Any]) -> EnvironmentDocument:
     """A stored `environment` document (`environment_document`)."""
     return cast(EnvironmentDocument, doc)
+
+
+def as_session_agent(doc: Mapping[str, Any]) -> SessionAgent:
+    """A session's agent snapshot (`session_agent`), stored inside its session or built
+    key by key from an agent's document."""
+    return cast(SessionAgent, doc)
+
+
+def as_session_resource(doc: Mapping[str, Any]) -> SessionResource:
+    """A session resource (`resource_document`), as a session or a resource request has
+    it: its `type` says which."""
+    return cast(SessionResource, doc)
 
 
 def as_session(doc: Mapping[str, Any]) -> SessionDocument:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal, TypedDict
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
@@ -24,6 +24,13 @@ from wisp.serve.shapes.common import (
     read_variant,
     required_field,
     timestamp,
+)
+from wisp.serve.shapes.documents import (
+    EnvironmentDeleted,
+    EnvironmentDocument,
+    Metadata,
+    as_environment,
+    editable,
 )
 
 
@@ -69,7 +76,17 @@ def _scope(value: object, path: str) -> str:
     return read_choice(value, path, ("organization", "account"))
 
 
-def environment_create(body: object) -> JSON:
+class EnvironmentFields(TypedDict):
+    """What `environment_create` returns: the environment document's own fields."""
+
+    name: str
+    config: JSON
+    description: str | None
+    metadata: Metadata
+    scope: Literal["organization", "account"]
+
+
+def environment_create(body: object) -> EnvironmentFields:
     """The body of `POST /v1/environments`, normalised (no config: a default cloud one)."""
     obj = read_object(body, "")
     return {
@@ -97,25 +114,26 @@ def environment_update(body: object) -> JSON:
     return patch
 
 
-def environment_document(fields: JSON, *, environment_id: str | None = None,
-                         now: str | None = None) -> JSON:
+def environment_document(fields: EnvironmentFields, *, environment_id: str | None = None,
+                         now: str | None = None) -> EnvironmentDocument:
     """A new environment (BetaEnvironment) from `environment_create`'s fields."""
     now = now or timestamp()
     return {"id": environment_id or new_id("env"), "type": "environment",
             **copy.deepcopy(fields), "created_at": now, "updated_at": now, "archived_at": None}
 
 
-def environment_updated(doc: JSON, patch: JSON, *, now: str | None = None) -> JSON:
+def environment_updated(doc: EnvironmentDocument, patch: JSON, *,
+                        now: str | None = None) -> EnvironmentDocument:
     """`doc` with `environment_update`'s patch applied (a metadata value of null or ""
     deletes its key, as the API documents for environments)."""
-    new = copy.deepcopy(doc)
+    new = editable(doc)
     for key, value in patch.items():
         new[key] = (patched_metadata(doc.get("metadata") or {}, value, empty_deletes=True)
                     if key == "metadata" else copy.deepcopy(value))
     new["updated_at"] = now or timestamp()
-    return new
+    return as_environment(new)
 
 
-def deleted_environment(environment_id: str) -> JSON:
+def deleted_environment(environment_id: str) -> EnvironmentDeleted:
     """The body of `DELETE /v1/environments/{id}`."""
     return {"id": environment_id, "type": "environment_deleted"}

@@ -21,6 +21,7 @@ from wisp.serve.shapes.common import (
     required_field,
     timestamp,
 )
+from wisp.serve.shapes.documents import SessionResource, as_session_resource
 
 RESOURCE_TYPES: Final = ("file", "github_repository", "memory_store")
 DEFAULT_MOUNT: Final = "/mnt/session/uploads/"
@@ -78,10 +79,12 @@ def resource_params(value: object, path: str) -> list[JSON]:
     return resources
 
 
-def resource_document(param: JSON, *, now: str | None = None) -> JSON:
+def resource_document(param: JSON, *, now: str | None = None) -> SessionResource:
     """A file resource gets an id and timestamps; a memory store resource has neither
     (the SDK's `BetaManagedAgentsMemoryStoreResource`): it is named by its store."""
     if param["type"] == "memory_store":
-        return dict(param)
+        return as_session_resource(dict(param))
     now = now or timestamp()
-    return {"id": new_id("sesrsc"), **param, "created_at": now, "updated_at": now}
+    # `resource_param`'s three keys, in its order
+    return {"id": new_id("sesrsc"), "type": "file", "file_id": param["file_id"],
+            "mount_path": param["mount_path"], "created_at": now, "updated_at": now}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, TypedDict
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import check_mcp_refs, read_mcp_servers, read_tools
@@ -29,6 +29,17 @@ from wisp.serve.shapes.common import (
     required_field,
     timestamp,
 )
+from wisp.serve.shapes.documents import (
+    Metadata,
+    SessionAgent,
+    SessionDeleted,
+    SessionDocument,
+    SessionStatus,
+    SessionUsage,
+    as_session,
+    as_session_agent,
+    editable,
+)
 from wisp.serve.shapes.resources import resource_document, resource_params
 
 SESSION_STATUSES: Final = ("rescheduling", "running", "idle", "terminated")
@@ -44,12 +55,12 @@ _SNAPSHOT_FIELDS: Final = ("id", "type", "version", "name", "description", "mode
                            "multiagent")
 
 
-def session_agent(agent: JSON, overrides: JSON | None = None) -> JSON:
+def session_agent(agent: Mapping[str, Any], overrides: JSON | None = None) -> SessionAgent:
     """The snapshot of `agent` a session keeps, with a session's per-session overrides."""
     snapshot = {key: copy.deepcopy(agent.get(key)) for key in _SNAPSHOT_FIELDS}
     snapshot.update(copy.deepcopy(overrides or {}))
     check_mcp_refs(snapshot, "agent")
-    return snapshot
+    return as_session_agent(snapshot)
 
 
 def _version(value: object, path: str) -> int:
@@ -62,7 +73,29 @@ _OVERRIDES: Final[Mapping[str, Callable[[Any, str], Any]]] = {
     "mcp_servers": read_mcp_servers, "skills": read_skills}
 
 
-def _agent_ref(value: object, path: str) -> JSON:
+class AgentRef(TypedDict):
+    """The agent a `POST /v1/sessions` names: `version` None is the latest; `overrides`
+    (agent_with_overrides) replace fields of the snapshot."""
+
+    id: str
+    version: int | None
+    overrides: JSON
+
+
+class SessionFields(TypedDict):
+    """What `session_create` returns."""
+
+    agent: AgentRef
+    environment_id: str
+    title: str | None
+    metadata: Metadata
+    vault_ids: list[str]
+    budget: JSON | None
+    resources: list[JSON]
+    initial_events: list[JSON]
+
+
+def _agent_ref(value: object, path: str) -> AgentRef:
     """The session's `agent` param: an id (latest version), `{"type": "agent", "id",
     "version"?}` or `{"type": "agent_with_overrides", ...}`, as {"id", "version" (None:
     latest), "overrides"}."""
@@ -99,7 +132,7 @@ def _initial_events(value: object, path: str) -> list[JSON]:
     return events
 
 
-def session_create(body: object) -> JSON:
+def session_create(body: object) -> SessionFields:
     """The body of `POST /v1/sessions`, normalised. `agent` is a reference the caller
     resolves (then `session_agent`); `initial_events` are client events to append."""
     obj = read_object(body, "")
@@ -141,15 +174,17 @@ def session_update(body: object) -> JSON:
     return patch
 
 
-def _zero_usage() -> JSON:
+def _zero_usage() -> SessionUsage:
     return {"input_tokens": 0, "output_tokens": 0, "cache_read_input_tokens": 0,
             "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}}
 
 
-def session_document(fields: JSON, agent: JSON, *, session_id: str | None = None,
-                     now: str | None = None) -> JSON:
+def session_document(fields: SessionFields, agent: SessionAgent, *,
+                     session_id: str | None = None, deployment_id: str | None = None,
+                     now: str | None = None) -> SessionDocument:
     """A new session (BetaManagedAgentsSession), idle, from `session_create`'s fields and
-    the agent snapshot (`session_agent`)."""
+    the agent snapshot (`session_agent`); `deployment_id` when a deployment's run
+    started it."""
     now = now or timestamp()
     return {
         "id": session_id or new_id("sesn"), "type": "session", "agent": copy.deepcopy(agent),
@@ -160,13 +195,14 @@ def session_document(fields: JSON, agent: JSON, *, session_id: str | None = None
         "resources": [resource_document(r, now=now) for r in fields.get("resources") or []],
         "outcome_evaluations": [],
         "stats": {"active_seconds": 0.0, "duration_seconds": 0.0}, "usage": _zero_usage(),
-        "deployment_id": None, "created_at": now, "updated_at": now, "archived_at": None,
+        "deployment_id": deployment_id, "created_at": now, "updated_at": now, "archived_at": None,
     }
 
 
-def session_updated(doc: JSON, patch: JSON, *, now: str | None = None) -> JSON:
+def session_updated(doc: SessionDocument, patch: JSON, *,
+                    now: str | None = None) -> SessionDocument:
     """`doc` with `session_update`'s patch applied."""
-    new = copy.deepcopy(doc)
+    new = editable(doc)
     for key, value in patch.items():
         if key == "metadata":
             new[key] = patched_metadata(doc.get("metadata") or {}, value)
@@ -176,26 +212,27 @@ def session_updated(doc: JSON, patch: JSON, *, now: str | None = None) -> JSON:
         else:
             new[key] = copy.deepcopy(value)
     new["updated_at"] = now or timestamp()
-    return new
+    return as_session(new)
 
 
-def session_status(doc: JSON, status: str, *, now: str | None = None) -> JSON:
+def session_status(doc: SessionDocument, status: SessionStatus, *,
+                   now: str | None = None) -> SessionDocument:
     """`doc` in another status (one of SESSION_STATUSES)."""
     read_choice(status, "status", SESSION_STATUSES)
     return {**doc, "status": status, "updated_at": now or timestamp()}
 
 
-def session_usage_added(doc: JSON, usage: Mapping[str, Any]) -> JSON:
+def session_usage_added(doc: SessionDocument, usage: Mapping[str, Any]) -> SessionDocument:
     """`doc` with one model request's usage (Messages API names) added to its totals."""
-    total = copy.deepcopy(doc["usage"])
+    total = editable(doc["usage"])
     for key in ("input_tokens", "output_tokens", "cache_read_input_tokens"):
         total[key] = (total.get(key) or 0) + int(usage.get(key) or 0)
     cache = total.setdefault("cache_creation", {})
     cache["ephemeral_5m_input_tokens"] = ((cache.get("ephemeral_5m_input_tokens") or 0)
                                           + int(usage.get("cache_creation_input_tokens") or 0))
-    return {**doc, "usage": total}
+    return as_session({**doc, "usage": total})
 
 
-def deleted_session(session_id: str) -> JSON:
+def deleted_session(session_id: str) -> SessionDeleted:
     """The body of `DELETE /v1/sessions/{id}`."""
     return {"id": session_id, "type": "session_deleted"}
