@@ -43,7 +43,7 @@ def add_routes(router: Router, store: Store, wrap: Callable[[Route], Route]) -> 
         router.add(method, path, wrap(handler))
 
 
-def _offset_page(items: list[JSON], page: str | None, limit: int) -> JSON:
+def _offset_page(items: list[JSON], page: str | None, limit: int) -> shapes.Page[JSON]:
     if page is not None and not page.isdigit():
         raise HttpError(400, "invalid_request_error", "page: invalid page cursor")
     start = int(page or 0)

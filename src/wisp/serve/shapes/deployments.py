@@ -30,6 +30,12 @@ from wisp.serve.shapes.common import (
     required_field,
     timestamp,
 )
+from wisp.serve.shapes.companions import (
+    DeploymentDocument,
+    DeploymentRunDocument,
+    as_deployment,
+)
+from wisp.serve.shapes.documents import editable
 from wisp.serve.shapes.queries import (
     check_known_params,
     created_bounds,
@@ -116,7 +122,7 @@ def deployment_update(body: object) -> JSON:
     return patch
 
 
-def session_body(deployment: JSON) -> JSON:
+def session_body(deployment: Mapping[str, Any]) -> JSON:
     """The `POST /v1/sessions` body a run of the deployment sends."""
     body: JSON = {key: deployment[key] for key in SESSION_FIELDS if deployment.get(key)}
     body["environment_id"] = deployment["environment_id"]
@@ -125,7 +131,7 @@ def session_body(deployment: JSON) -> JSON:
     return body
 
 
-def deployment_document(fields: JSON) -> JSON:
+def deployment_document(fields: JSON) -> DeploymentDocument:
     now = timestamp()
     return with_schedule({
         "id": new_id("depl"), "type": "deployment", "name": fields["name"],
@@ -138,18 +144,19 @@ def deployment_document(fields: JSON) -> JSON:
         "archived_at": None})
 
 
-def deployment_updated(doc: JSON, patch: JSON) -> JSON:
-    new = {**doc, **{k: v for k, v in patch.items() if k != "metadata"},
+def deployment_updated(doc: DeploymentDocument, patch: JSON) -> DeploymentDocument:
+    new = {**editable(doc), **{k: v for k, v in patch.items() if k != "metadata"},
            "updated_at": timestamp()}
     if "metadata" in patch:
         new["metadata"] = ({} if patch["metadata"] is None
                            else patched_metadata(doc["metadata"], patch["metadata"]))
-    if patch.get("schedule") is not None and doc.get("schedule"):
-        new["schedule"]["last_run_at"] = doc["schedule"].get("last_run_at")
-    return with_schedule(new)
+    old = doc.get("schedule")
+    if patch.get("schedule") is not None and old:
+        new["schedule"]["last_run_at"] = old.get("last_run_at")
+    return with_schedule(as_deployment(new))
 
 
-def with_schedule(doc: JSON, now: datetime | None = None) -> JSON:
+def with_schedule(doc: DeploymentDocument, now: datetime | None = None) -> DeploymentDocument:
     """The schedule's `upcoming_runs_at` as of now (none once archived)."""
     schedule = doc.get("schedule")
     if not schedule:
@@ -166,10 +173,11 @@ def stamp(moment: datetime) -> str:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
-def run_document(deployment: JSON, trigger: JSON, *, session_id: str | None = None,
-                 error: JSON | None = None) -> JSON:
+def run_document(deployment: DeploymentDocument, trigger: JSON, *,
+                 session_id: str | None = None,
+                 error: JSON | None = None) -> DeploymentRunDocument:
     return {"id": new_id("drun"), "type": "deployment_run",
-            "deployment_id": deployment["id"], "agent": dict(deployment["agent"]),
+            "deployment_id": deployment["id"], "agent": deployment["agent"].copy(),
             "trigger_context": trigger, "session_id": session_id, "error": error,
             "created_at": timestamp()}
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Final, TypeVar
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.client_events import CLIENT_EVENT_TYPES
 from wisp.serve.shapes.common import ShapeError, instant, read_choice
+from wisp.serve.shapes.documents import Page, SessionPage
 from wisp.serve.shapes.sessions import SESSION_STATUSES
+
+T = TypeVar("T")
 
 # Every `type` the events list accepts in `types[]` (BetaManagedAgentsSessionEventType).
 EVENT_TYPES: Final = (
@@ -27,14 +30,14 @@ EVENT_TYPES: Final = (
     "workflow_run.phase_started", "workflow_run.phase_ended")
 
 
-def list_page(data: Sequence[JSON], next_page: str | None = None) -> JSON:
+def list_page(data: Sequence[T], next_page: str | None = None) -> Page[T]:
     """The list envelope (SyncPageCursor): the SDK asks for the next page with
     `?page=<next_page>` (and the first query's other parameters) until it is null."""
     return {"data": list(data), "next_page": next_page}
 
 
-def session_list_page(data: Sequence[JSON], next_page: str | None = None,
-                      prev_page: str | None = None) -> JSON:
+def session_list_page(data: Sequence[T], next_page: str | None = None,
+                      prev_page: str | None = None) -> SessionPage[T]:
     """The sessions list envelope (SyncBidirectionalPageCursor): also `prev_page`."""
     return {"data": list(data), "next_page": next_page, "prev_page": prev_page}
 
