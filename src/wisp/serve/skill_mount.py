@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from wisp.jsontypes import JSON
 from wisp.project.skills import SKILL_FILE, Skill
 from wisp.serve.http import HttpError
+from wisp.serve.shapes import SkillVersionDocument
 from wisp.serve.shapes.skills import skill_folder
 from wisp.serve.skills import Skills, runnable
 from wisp.serve.store.base import Store
@@ -78,7 +79,7 @@ def offer(runtime: Runtime | None, store: Store, owner: str, agent: JSON,
     runtime.offer_tools(skill_tool, replacing=(TOOL,))
 
 
-def _version(skills: Skills, entry: JSON) -> JSON:
+def _version(skills: Skills, entry: JSON) -> SkillVersionDocument:
     try:
         return skills.version(entry["skill_id"], entry["version"])
     except HttpError:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from wisp.jsontypes import JSON
 from wisp.serve.http import HttpError
+from wisp.serve.shapes import SessionStatus, ThreadDocument, as_thread
 from wisp.serve.shapes import multiagent as thread_shapes
 from wisp.serve.store.base import Store
 from wisp.serve.tool_plan import ToolPlan
@@ -130,22 +131,23 @@ class DelegateTool(Tool):
         answer = await self._delegate(agent, message)
         return ToolResult(answer or "(the agent gave no answer)")
 
-    def _thread(self, agent: JSON) -> JSON:
+    def _thread(self, agent: JSON) -> ThreadDocument:
         store, session_id = self.parent.store, self.parent.session_id
         page = store.list(kind(session_id), self.owner, limit=100, page=None,
                           include_archived=False)
         for thread in page.items:
             if thread["agent"]["id"] == agent["id"]:
-                return thread
-        thread = thread_shapes.thread_document(session_id, agent, None)
-        store.create(kind(session_id), self.owner, thread)
-        self.parent.log.emit(thread_shapes.thread_created(thread["id"], agent["name"]))
-        return thread
+                return as_thread(thread)
+        new = thread_shapes.thread_document(session_id, agent, None)
+        store.create(kind(session_id), self.owner, new)
+        self.parent.log.emit(thread_shapes.thread_created(new["id"], agent["name"]))
+        return new
 
-    def _set(self, thread: JSON, status: str) -> None:
+    def _set(self, thread: ThreadDocument, status: SessionStatus) -> None:
         from wisp.serve import shapes
 
-        thread.update(status=status, updated_at=shapes.timestamp())
+        thread["status"] = status
+        thread["updated_at"] = shapes.timestamp()
         self.parent.store.update(kind(self.parent.session_id), self.owner, thread["id"],
                                  thread)
         self.parent.log.emit(thread_shapes.thread_status(thread["id"],
@@ -172,7 +174,7 @@ class DelegateTool(Tool):
             self._set(thread, "idle")
         return answer
 
-    def _child(self, thread: JSON) -> SessionDriver:
+    def _child(self, thread: ThreadDocument) -> SessionDriver:
         from wisp.serve import skill_mount
 
         parent = self.parent

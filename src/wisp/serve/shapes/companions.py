@@ -148,6 +148,9 @@ class MemoryDocument(TypedDict):
     updated_at: str
 
 
+Operation = Literal["created", "modified", "deleted"]
+
+
 class MemoryVersionDocument(TypedDict):
     """BetaManagedAgentsMemoryVersion; a redacted or deleted version keeps no content."""
 
@@ -155,7 +158,7 @@ class MemoryVersionDocument(TypedDict):
     type: Literal["memory_version"]
     memory_id: str
     memory_store_id: str
-    operation: Literal["created", "modified", "deleted"]
+    operation: Operation
     path: str | None
     content: str | None
     content_sha256: str | None
@@ -176,6 +179,16 @@ def as_vault(doc: Mapping[str, Any]) -> VaultDocument:
 def as_credential(doc: Mapping[str, Any]) -> CredentialDocument:
     """A stored `vault_credential` document (`credential_create`, `credential_updated`)."""
     return cast(CredentialDocument, doc)
+
+
+def as_skill(doc: Mapping[str, Any]) -> SkillDocument:
+    """A stored `skill` document (`skill_document`)."""
+    return cast(SkillDocument, doc)
+
+
+def as_skill_version(doc: Mapping[str, Any]) -> SkillVersionDocument:
+    """A stored skill version document (`skills.version_document`)."""
+    return cast(SkillVersionDocument, doc)
 
 
 def as_deployment(doc: Mapping[str, Any]) -> DeploymentDocument:

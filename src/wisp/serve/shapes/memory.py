@@ -11,7 +11,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Final, TypeVar
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
@@ -27,6 +27,14 @@ from wisp.serve.shapes.common import (
     required_field,
     timestamp,
 )
+from wisp.serve.shapes.companions import (
+    MemoryDocument,
+    MemoryStoreDocument,
+    MemoryVersionDocument,
+    Operation,
+    as_memory_store,
+)
+from wisp.serve.shapes.documents import editable
 from wisp.serve.shapes.queries import check_known_params, created_bounds, query_limit, query_value
 
 MAX_CONTENT: Final = 102_400
@@ -83,7 +91,7 @@ def _description(value: object, path: str) -> str:
 
 # Memory stores ------------------------------------------------------------------------
 
-def store_create(body: object) -> JSON:
+def store_create(body: object) -> MemoryStoreDocument:
     obj = read_object(body, "")
     now = timestamp()
     return {"id": new_id("memstore"), "type": "memory_store",
@@ -93,11 +101,11 @@ def store_create(body: object) -> JSON:
             "created_at": now, "updated_at": now, "archived_at": None}
 
 
-def store_updated(doc: JSON, body: object) -> JSON:
+def store_updated(doc: MemoryStoreDocument, body: object) -> MemoryStoreDocument:
     """The store after `POST /v1/memory_stores/{id}`; `updated_at` moves only when
     something changed."""
     obj = read_object(body, "")
-    new = dict(doc)
+    new = editable(doc)
     if obj.get("name") is not None:
         new["name"] = _name(obj["name"], "name")
     if obj.get("description") is not None:
@@ -107,7 +115,7 @@ def store_updated(doc: JSON, body: object) -> JSON:
         new["metadata"] = patched_metadata(doc.get("metadata") or {}, patch)
     if new != doc:
         new["updated_at"] = timestamp()
-    return new
+    return as_memory_store(new)
 
 
 def slug(name: str) -> str:
@@ -148,7 +156,7 @@ def version_id() -> str:
     return new_id("memver")
 
 
-def memory_document(store_id: str, path: str, text: str, version_id: str) -> JSON:
+def memory_document(store_id: str, path: str, text: str, version_id: str) -> MemoryDocument:
     now = timestamp()
     return {"id": new_id("mem"), "type": "memory", "memory_store_id": store_id,
             "path": path, "content": text, "content_sha256": digest(text),
@@ -156,7 +164,8 @@ def memory_document(store_id: str, path: str, text: str, version_id: str) -> JSO
             "created_at": now, "updated_at": now}
 
 
-def version_document(memory: JSON, operation: str, actor: JSON) -> JSON:
+def version_document(memory: MemoryDocument, operation: Operation,
+                     actor: JSON) -> MemoryVersionDocument:
     """The version recording `operation` on `memory` (as it is after the change)."""
     gone = operation == "deleted"
     return {"id": memory["memory_version_id"], "type": "memory_version",
@@ -169,14 +178,21 @@ def version_document(memory: JSON, operation: str, actor: JSON) -> JSON:
             "redacted_at": None, "redacted_by": None}
 
 
-def redacted(version: JSON, actor: JSON) -> JSON:
+def redacted(version: MemoryVersionDocument, actor: JSON) -> MemoryVersionDocument:
     return {**version, "content": None, "path": None, "content_sha256": None,
             "content_size_bytes": None, "redacted_at": timestamp(), "redacted_by": actor}
 
 
-def viewed(doc: JSON, view: str) -> JSON:
+Viewed = TypeVar("Viewed", MemoryDocument, MemoryVersionDocument)
+
+
+def viewed(doc: Viewed, view: str) -> Viewed:
     """A memory or version as a response shows it: `basic` leaves `content` null."""
-    return doc if view == "full" else {**doc, "content": None}
+    if view == "full":
+        return doc
+    shown = doc.copy()
+    shown["content"] = None
+    return shown
 
 
 # Queries ------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.client_events import CLIENT_EVENT_TYPES
@@ -110,7 +110,7 @@ def agents_query(query: Query) -> JSON:
                                            "created_at[gte]", "created_at[lte]"))
 
 
-def created_within(doc: JSON, bounds: JSON) -> bool:
+def created_within(doc: Mapping[str, Any], bounds: JSON) -> bool:
     """Whether a document's `created_at` is within a query's `created_*` bounds (both
     in the stored form, so strings compare as times)."""
     created = str(doc.get("created_at") or "")

@@ -19,6 +19,7 @@ from typing import Final
 from wisp.jsontypes import JSON
 from wisp.project.frontmatter import first_line, normalise_text, scalar, split_front_matter
 from wisp.serve.shapes.common import ShapeError, new_id, read_str, timestamp
+from wisp.serve.shapes.companions import SkillDocument, SkillVersionDocument
 from wisp.serve.shapes.queries import check_known_params, query_limit, query_value
 
 SKILL_FILE: Final = "SKILL.md"
@@ -101,14 +102,14 @@ def display_name(value: object) -> str | None:
     return text
 
 
-def skill_document(skill_id: str, display: str, version_id: str) -> JSON:
+def skill_document(skill_id: str, display: str, version_id: str) -> SkillDocument:
     now = timestamp()
     return {"id": skill_id, "type": "skill", "display_name": display,
             "source": {"type": "custom"}, "latest_version_id": version_id,
             "created_at": now, "updated_at": now}
 
 
-def version_document(skill_id: str, checked: Upload) -> JSON:
+def version_document(skill_id: str, checked: Upload) -> SkillVersionDocument:
     return {"id": new_id("skillver"), "type": "skill_version", "skill_id": skill_id,
             "name": checked.name, "description": checked.description,
             "created_at": timestamp()}

@@ -30,6 +30,14 @@ from wisp.serve.shapes.common import (
     required_field,
     timestamp,
 )
+from wisp.serve.shapes.companions import (
+    CredentialDocument,
+    CredentialValidation,
+    VaultDocument,
+    as_credential,
+    as_vault,
+)
+from wisp.serve.shapes.documents import editable
 from wisp.serve.shapes.queries import check_known_params, query_flag, query_limit, query_value
 
 AUTH_TYPES: Final = ("static_bearer", "mcp_oauth", "environment_variable")
@@ -69,7 +77,7 @@ def _expiry(value: object, path: str) -> str:
 
 # Vaults -------------------------------------------------------------------------------
 
-def vault_create(body: object) -> JSON:
+def vault_create(body: object) -> VaultDocument:
     obj = read_object(body, "")
     now = timestamp()
     return {"id": new_id("vlt"), "type": "vault",
@@ -78,9 +86,9 @@ def vault_create(body: object) -> JSON:
             "created_at": now, "updated_at": now, "archived_at": None}
 
 
-def vault_updated(doc: JSON, body: object) -> JSON:
+def vault_updated(doc: VaultDocument, body: object) -> VaultDocument:
     obj = read_object(body, "")
-    new = dict(doc)
+    new = editable(doc)
     if obj.get("display_name") is not None:
         new["display_name"] = _display_name(obj["display_name"], "display_name")
     if obj.get("metadata") is not None:
@@ -88,22 +96,23 @@ def vault_updated(doc: JSON, body: object) -> JSON:
                                           read_metadata(obj["metadata"], "metadata", patch=True))
     if new != doc:
         new["updated_at"] = timestamp()
-    return new
+    return as_vault(new)
 
 
 # Credentials --------------------------------------------------------------------------
 
-def credential_create(vault_id: str, body: object) -> tuple[JSON, JSON]:
+def credential_create(vault_id: str, body: object) -> tuple[CredentialDocument, JSON]:
     """(the credential document, its secret fields)."""
     obj = read_object(body, "")
     auth, secret = _auth_create(required_field(obj, "auth", ""), "auth")
     now = timestamp()
     display = obj.get("display_name")
-    doc: JSON = {"id": new_id("vcrd"), "type": "vault_credential", "vault_id": vault_id,
-                 "display_name": None if display is None else read_str(display, "display_name",
-                                                                   limit=255),
-                 "metadata": optional_field(obj, "metadata", "", read_metadata, {}), "auth": auth,
-                 "created_at": now, "updated_at": now, "archived_at": None}
+    doc: CredentialDocument = {
+        "id": new_id("vcrd"), "type": "vault_credential", "vault_id": vault_id,
+        "display_name": (None if display is None
+                         else read_str(display, "display_name", limit=255)),
+        "metadata": optional_field(obj, "metadata", "", read_metadata, {}), "auth": auth,
+        "created_at": now, "updated_at": now, "archived_at": None}
     return doc, secret
 
 
@@ -132,10 +141,11 @@ def _no_refresh(obj: JSON, path: str) -> None:
                          "access_token with credentials.update when it expires")
 
 
-def credential_updated(doc: JSON, secret: JSON, body: object) -> tuple[JSON, JSON]:
+def credential_updated(doc: CredentialDocument, secret: JSON,
+                       body: object) -> tuple[CredentialDocument, JSON]:
     """(the document, the secret fields) after `POST .../credentials/{id}`."""
     obj = read_object(body, "")
-    new, new_secret = dict(doc), dict(secret)
+    new, new_secret = editable(doc), dict(secret)
     if obj.get("display_name") is not None:
         new["display_name"] = _display_name(obj["display_name"], "display_name")
     if obj.get("metadata") is not None:
@@ -145,7 +155,7 @@ def credential_updated(doc: JSON, secret: JSON, body: object) -> tuple[JSON, JSO
         new["auth"], new_secret = _auth_update(doc["auth"], secret, obj["auth"], "auth")
     if new != doc or new_secret != secret:
         new["updated_at"] = timestamp()
-    return new, new_secret
+    return as_credential(new), new_secret
 
 
 def _auth_update(auth: JSON, secret: JSON, value: object, path: str) -> tuple[JSON, JSON]:
@@ -178,7 +188,8 @@ def bearer_token(auth: JSON, secret: JSON) -> str | None:
     return str(token) if token else None
 
 
-def validation(doc: JSON, status: str, probe: JSON | None) -> JSON:
+def validation(doc: CredentialDocument, status: str,
+               probe: JSON | None) -> CredentialValidation:
     """The `vault_credential_validation` of `mcp_oauth_validate`."""
     return {"type": "vault_credential_validation", "credential_id": doc["id"],
             "vault_id": doc["vault_id"], "status": status, "has_refresh_token": False,
