@@ -124,7 +124,7 @@ def _agent_toolset(obj: JSON, path: str) -> JSON:
                               "always_allow")
     where = child_path(path, "configs")
     configs = read_items(obj.get("configs") or [], where,
-                     lambda v, p: _toolset_config(v, p, default))
+                         lambda v, p: _toolset_config(v, p, default))
     check_unique([c["name"] for c in configs], where, "tool")
     return {"type": AGENT_TOOLSET, "default_config": default, "configs": configs}
 
@@ -138,13 +138,13 @@ def _mcp_tool_config(value: object, path: str, default: JSON) -> JSON:
 def _mcp_toolset(obj: JSON, path: str) -> JSON:
     server = read_str(required_field(obj, "mcp_server_name", path),
                       child_path(path, "mcp_server_name"),
-                  empty=False)
+                      empty=False)
     # MCP toolsets default to always_ask: a server may grow tools nobody reviewed.
     default = _default_config(obj.get("default_config"), child_path(path, "default_config"),
                               "always_ask")
     where = child_path(path, "configs")
     configs = read_items(obj.get("configs") or [], where,
-                     lambda v, p: _mcp_tool_config(v, p, default))
+                         lambda v, p: _mcp_tool_config(v, p, default))
     check_unique([c["name"] for c in configs], where, "tool")
     return {"type": "mcp_toolset", "mcp_server_name": server, "default_config": default,
             "configs": configs}

@@ -62,9 +62,9 @@ def read_model(value: object, path: str, *, fill: bool = True) -> ModelConfig:
     return {
         "id": read_str(required_field(obj, "id", path), child_path(path, "id"), empty=False),
         "effort": effort or default,
-        "speed": optional_field(obj, "speed", path, lambda v,
-                                p: read_choice(v, p, ("standard", "fast")),
-                      "standard"),
+        "speed": optional_field(obj, "speed", path,
+                                lambda v, p: read_choice(v, p, ("standard", "fast")),
+                                "standard"),
         "inference_geo": optional_field(obj, "inference_geo", path, read_str),
     }
 
@@ -74,7 +74,7 @@ def _skill(value: object, path: str) -> JSON:
     return {"type": read_choice(obj.get("type"), child_path(path, "type"), ("anthropic", "custom")),
             "skill_id": read_str(required_field(obj, "skill_id", path),
                                  child_path(path, "skill_id"),
-                             empty=False),
+                                 empty=False),
             "version": optional_field(obj, "version", path, read_str, "latest")}
 
 
@@ -88,7 +88,7 @@ def _identity(value: object, path: str) -> JSON:
     if kind == "service_account":
         return {"type": kind}
     return {"type": kind, "role_arn": read_str(required_field(obj, "role_arn", path),
-                                           child_path(path, "role_arn"), empty=False)}
+                                               child_path(path, "role_arn"), empty=False)}
 
 
 _SERVICE_ACCOUNT: Final = {"type": "service_account"}
@@ -129,7 +129,7 @@ def agent_create(body: object) -> AgentFields:
         "mcp_servers": optional_field(obj, "mcp_servers", "", read_mcp_servers, []),
         "skills": optional_field(obj, "skills", "", read_skills, []),
         "execution_identity": optional_field(obj, "execution_identity", "", _identity,
-                                   dict(_SERVICE_ACCOUNT)),
+                                             dict(_SERVICE_ACCOUNT)),
         "multiagent": optional_field(obj, "multiagent", "", multiagent),
     }
     check_mcp_refs(fields)

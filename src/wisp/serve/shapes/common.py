@@ -96,7 +96,7 @@ def required_field(obj: JSON, key: str, path: str) -> Any:
 
 
 def optional_field(obj: JSON, key: str, path: str, read: Callable[[Any, str], Any],
-         default: Any = None) -> Any:
+                   default: Any = None) -> Any:
     """`read(obj[key])`, or `default` when the key is absent or null."""
     value = obj.get(key)
     return default if value is None else read(value, child_path(path, key))
@@ -135,7 +135,7 @@ def read_metadata(value: object, path: str, *, patch: bool = False) -> dict[str,
 
 
 def patched_metadata(current: Mapping[str, str], patch: Mapping[str, str | None],
-                    *, empty_deletes: bool = False) -> dict[str, str]:
+                     *, empty_deletes: bool = False) -> dict[str, str]:
     merged = dict(current)
     for key, value in patch.items():
         if value is None or (empty_deletes and value == ""):

@@ -42,7 +42,7 @@ def _base64_source(obj: JSON, path: str, media_types: Sequence[str]) -> JSON:
         raise ShapeError(child_path(path, "data"), "expected base64 data") from None
     return {"type": "base64",
             "media_type": read_choice(required_field(obj, "media_type", path),
-                                  child_path(path, "media_type"), media_types),
+                                      child_path(path, "media_type"), media_types),
             "data": data}
 
 
@@ -93,10 +93,10 @@ def _search_result_block(obj: JSON, path: str) -> JSON:
             "source": read_str(required_field(obj, "source", path), child_path(path, "source")),
             "title": read_str(required_field(obj, "title", path), child_path(path, "title")),
             "content": read_items(required_field(obj, "content", path), child_path(path, "content"),
-                              lambda v, p: read_variant(v, p, {"text": read_text_block})),
+                                  lambda v, p: read_variant(v, p, {"text": read_text_block})),
             "citations": {"enabled": optional_field(citations, "enabled",
                                                     child_path(path, "citations"),
-                                          read_bool, False)}}
+                                                    read_bool, False)}}
 
 
 MESSAGE_BLOCKS: Final[Mapping[str, Parser]] = {

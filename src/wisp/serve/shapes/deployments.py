@@ -184,7 +184,7 @@ def run_document(deployment: DeploymentDocument, trigger: JSON, *,
 
 def deployments_query(query: Mapping[str, Sequence[str]]) -> JSON:
     check_known_params(query, ("limit", "page", "include_archived", "agent_id", "status",
-                   "created_at[gte]", "created_at[lte]"))
+                               "created_at[gte]", "created_at[lte]"))
     status = query_value(query, "status")
     out: JSON = {"limit": query_limit(query, 20, 100), "page": query_value(query, "page"),
                  "include_archived": query_flag(query, "include_archived"),
@@ -198,12 +198,13 @@ def deployments_query(query: Mapping[str, Sequence[str]]) -> JSON:
 
 def runs_query(query: Mapping[str, Sequence[str]]) -> JSON:
     check_known_params(query, ("limit", "page", "deployment_id", "has_error", "trigger_type",
-                   "created_at[gt]", "created_at[gte]", "created_at[lt]", "created_at[lte]"))
+                               "created_at[gt]", "created_at[gte]", "created_at[lt]",
+                               "created_at[lte]"))
     has_error = query_value(query, "has_error")
     trigger = query_value(query, "trigger_type")
     return {"limit": query_limit(query, 20, 100), "page": query_value(query, "page"),
             "deployment_id": query_value(query, "deployment_id"),
             "has_error": None if has_error is None else query_flag(query, "has_error"),
             "trigger_type": None if trigger is None else read_choice(trigger, "trigger_type",
-                                                                   TRIGGERS),
+                                                                     TRIGGERS),
             **created_bounds(query)}

@@ -57,9 +57,9 @@ def _packages(value: object, path: str) -> JSON:
 
 def _cloud(obj: JSON, path: str) -> JSON:
     return {"type": "cloud",
-            "networking": optional_field(obj, "networking", path, lambda v,
-                                         p: read_variant(v, p, _NETWORKS),
-                               {"type": "unrestricted"}),
+            "networking": optional_field(obj, "networking", path,
+                                         lambda v, p: read_variant(v, p, _NETWORKS),
+                                         {"type": "unrestricted"}),
             "packages": optional_field(obj, "packages", path, _packages, None)
             or _packages({}, child_path(path, "packages"))}
 

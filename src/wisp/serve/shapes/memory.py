@@ -238,7 +238,7 @@ def versions_query(query: Query) -> JSON:
     operation = query_value(query, "operation")
     return {**out, **created_bounds(query), "memory_id": query_value(query, "memory_id"),
             "operation": None if operation is None else read_choice(operation, "operation",
-                                                                OPERATIONS),
+                                                                    OPERATIONS),
             "api_key_id": query_value(query, "api_key_id"),
             "session_id": query_value(query, "session_id"),
             "service_account_id": query_value(query, "service_account_id")}

@@ -60,7 +60,7 @@ def _memory_store_param(obj: JSON, path: str) -> JSON:
                          "(derived from the store's name)")
     store_id = read_str(required_field(obj, "memory_store_id", path),
                         child_path(path, "memory_store_id"),
-                    empty=False)
+                        empty=False)
     access = obj.get("access") or "read_write"
     instructions = obj.get("instructions")
     return {"type": "memory_store", "memory_store_id": store_id,

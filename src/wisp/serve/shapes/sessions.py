@@ -139,7 +139,7 @@ def session_create(body: object) -> SessionFields:
     return {
         "agent": _agent_ref(required_field(obj, "agent", ""), "agent"),
         "environment_id": read_str(required_field(obj, "environment_id", ""), "environment_id",
-                               empty=False),
+                                   empty=False),
         "title": optional_field(obj, "title", "", read_str),
         "metadata": optional_field(obj, "metadata", "", read_metadata, {}),
         "vault_ids": optional_field(obj, "vault_ids", "", read_strs, []),

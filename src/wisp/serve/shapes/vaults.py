@@ -93,7 +93,7 @@ def vault_updated(doc: VaultDocument, body: object) -> VaultDocument:
         new["display_name"] = _display_name(obj["display_name"], "display_name")
     if obj.get("metadata") is not None:
         new["metadata"] = patched_metadata(doc.get("metadata") or {},
-                                          read_metadata(obj["metadata"], "metadata", patch=True))
+                                           read_metadata(obj["metadata"], "metadata", patch=True))
     if new != doc:
         new["updated_at"] = timestamp()
     return as_vault(new)
@@ -150,7 +150,7 @@ def credential_updated(doc: CredentialDocument, secret: JSON,
         new["display_name"] = _display_name(obj["display_name"], "display_name")
     if obj.get("metadata") is not None:
         new["metadata"] = patched_metadata(doc.get("metadata") or {},
-                                          read_metadata(obj["metadata"], "metadata", patch=True))
+                                           read_metadata(obj["metadata"], "metadata", patch=True))
     if obj.get("auth") is not None:
         new["auth"], new_secret = _auth_update(doc["auth"], secret, obj["auth"], "auth")
     if new != doc or new_secret != secret:
