@@ -126,6 +126,13 @@ def credential() -> more.CredentialDocument:
                                       "mcp_server_url": "https://mcp.example.com/mcp"}})[0]
 
 
+def roster_member() -> docs.SessionAgent:
+    """A thread's agent: a snapshot without a roster of its own (`session_roster`)."""
+    member = shapes.session_agent(agent())
+    member.pop("multiagent", None)
+    return member
+
+
 def file_resource() -> docs.SessionResource:
     return shapes.resource_document({"type": "file", "file_id": "file_1",
                                      "mount_path": "/mnt/session/uploads/file_1"}, now=NOW)
@@ -162,7 +169,7 @@ SAMPLES: dict[str, tuple[Callable[[], object], Any]] = {
     "session deleted": (lambda: shapes.deleted_session("sesn_1"), docs.SessionDeleted),
     "file resource": (file_resource, docs.SessionResource),
     "memory store resource": (memory_resource, docs.SessionResource),
-    "thread": (lambda: multiagent.thread_document("sesn_1", {"type": "agent"}, None),
+    "thread": (lambda: multiagent.thread_document("sesn_1", roster_member(), None),
                docs.ThreadDocument),
     "vault": (lambda: vault_shapes.vault_create({"display_name": "v"}), more.VaultDocument),
     "vault updated": (lambda: vault_shapes.vault_updated(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ RANK = -2  # the rank of the deny rules that hold skill folders read-only
 _MARKER = ".wisp-skill-version"
 
 
-def install(runtime: Runtime | None, store: Store, owner: str, agent: JSON,
+def install(runtime: Runtime | None, store: Store, owner: str, agent: Mapping[str, Any],
             workspace: Path) -> None:
     """Mounts the skills of a session's agent and of its roster, and gives the runtime
     the Skill tool over the agent's own (or takes it away when there are none).
@@ -57,7 +57,7 @@ def install(runtime: Runtime | None, store: Store, owner: str, agent: JSON,
     offer(runtime, store, owner, agent, workspace)
 
 
-def offer(runtime: Runtime | None, store: Store, owner: str, agent: JSON,
+def offer(runtime: Runtime | None, store: Store, owner: str, agent: Mapping[str, Any],
           workspace: Path) -> None:
     """The Skill tool over `agent`'s skills (already mounted), their folders read-only."""
     if runtime is None:

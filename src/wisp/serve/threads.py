@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from wisp.jsontypes import JSON
 from wisp.serve.http import HttpError
-from wisp.serve.shapes import SessionStatus, ThreadDocument, as_thread
+from wisp.serve.shapes import SessionStatus, ThreadDocument, as_session_agent, as_thread
 from wisp.serve.shapes import multiagent as thread_shapes
 from wisp.serve.store.base import Store
 from wisp.serve.tool_plan import ToolPlan
@@ -138,7 +138,8 @@ class DelegateTool(Tool):
         for thread in page.items:
             if thread["agent"]["id"] == agent["id"]:
                 return as_thread(thread)
-        new = thread_shapes.thread_document(session_id, agent, None)
+        # a roster entry is a `session_agent` snapshot (`session_roster` made it)
+        new = thread_shapes.thread_document(session_id, as_session_agent(agent), None)
         store.create(kind(session_id), self.owner, new)
         self.parent.log.emit(thread_shapes.thread_created(new["id"], agent["name"]))
         return new

@@ -182,7 +182,7 @@ class ThreadDocument(TypedDict):
     id: str
     type: Literal["session_thread"]
     session_id: str
-    agent: JSON
+    agent: SessionAgent  # a roster member's snapshot (`session_roster`)
     parent_thread_id: str | None
     status: SessionStatus
     created_at: str

@@ -19,7 +19,7 @@ from wisp.serve.shapes.common import (
     required_field,
     timestamp,
 )
-from wisp.serve.shapes.documents import ThreadDocument
+from wisp.serve.shapes.documents import SessionAgent, ThreadDocument
 
 THREAD_STATUSES: Final = ("running", "idle", "rescheduling", "terminated")
 
@@ -52,7 +52,8 @@ def multiagent(value: object, path: str) -> JSON:
         _roster_entry(e, f"{child_path(path, 'agents')}[{i}]") for i, e in enumerate(entries)]}
 
 
-def thread_document(session_id: str, agent: JSON, parent: str | None) -> ThreadDocument:
+def thread_document(session_id: str, agent: SessionAgent,
+                    parent: str | None) -> ThreadDocument:
     now = timestamp()
     return {"id": new_id("sthr"), "type": "session_thread", "session_id": session_id,
             "agent": agent, "parent_thread_id": parent, "status": "idle",
