@@ -4,19 +4,29 @@
 Requests: `agent_create`, `agent_update`, `environment_create`, `environment_update`,
 `session_create`, `session_update` and `send_events` take a decoded JSON body and return
 it normalised (defaults filled in, unknown keys dropped), or raise `ShapeError` naming the
-field at fault (`tools[0].type: expected one of ...`). The `*_query` functions do the same
-for the query strings of the list and stream endpoints.
+field at fault (`tools[0].type: expected one of ...`); a create returns a TypedDict of the
+normalised body (`AgentFields`, `EnvironmentFields`, `SessionFields`), an update the patch
+as JSON. The `*_query` functions do the same for the query strings of the list and stream
+endpoints.
 
 Responses: `agent_document`, `environment_document` and `session_document` add the
 server's fields (id, `type`, timestamps, `version`, ...); `agent_updated`,
-`environment_updated`, `session_updated` and `archived` derive the next document.
+`environment_updated`, `session_updated` and `archived` derive the next document. Every
+document has a TypedDict tagged by a `Literal` `type` (`AgentDocument`,
+`SessionDocument`, ..., `documents` and `companions`), which its builder returns; a
+document read back from the store is taken as one by its `as_*` function (`as_agent`,
+`as_session`, ...), the one place that says so.
 
 Events: one builder per event type the server emits (`agent_message`, `status_idle`,
 `model_request_start`, ...), and `client_event_record` for the echo of a posted event, so
 no other module writes an event dict by hand.
 
 One module per concern, each importing only those below it:
-  common         ShapeError, the primitive readers, metadata, ids and timestamps
+  documents      the TypedDicts of agents, environments, sessions, threads, files,
+                 list envelopes and error bodies, and their `as_*`
+  companions     the TypedDicts of vaults, credentials, skills, memory and deployments
+  common         ShapeError, the primitive readers (`read_str`, `optional_field`, ...),
+                 metadata, ids and timestamps
   agent_tools    tools[] (toolsets, custom tools, MCP) and mcp_servers; tool_policy
   agents         the agent requests and documents
   environments   the environment requests and documents
@@ -29,7 +39,9 @@ One module per concern, each importing only those below it:
   queries        list envelopes and query strings
   support        what this server refuses rather than store and ignore
   wire           error bodies and SSE frames
+(and, used by their own routes as modules: multiagent, memory, vaults, skills, deployments)
 Callers use this package (`shapes.X`), not the modules: where a name lives may change.
+The modules share their helpers by public names: none imports another's `_private`.
 """
 
 from __future__ import annotations
