@@ -103,7 +103,7 @@ class MemoryStores:
         self.store.create(memories_kind(store_id), self.owner, doc)
         return doc
 
-    def update(self, store_id: str, memory_id: str, change: JSON,
+    def update(self, store_id: str, memory_id: str, change: memory_shapes.MemoryChange,
                actor: JSON) -> shapes.MemoryDocument:
         """`change` holds `content` and/or `path`, and `precondition` (a sha or None)."""
         self.writable(store_id)

@@ -11,7 +11,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Final, TypeVar
+from typing import Final, TypedDict, TypeVar
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
@@ -126,7 +126,24 @@ def slug(name: str) -> str:
 
 # Memories -----------------------------------------------------------------------------
 
-def memory_create(body: object) -> JSON:
+class MemoryCreate(TypedDict):
+    """The body of `POST .../memories`, normalised."""
+
+    path: str
+    content: str
+
+
+class MemoryChange(TypedDict, total=False):
+    """The body of `POST .../memories/{id}`: what it sets, and the `content_sha256` the
+    client expects the memory to have (None or absent: no precondition; the agent's memory
+    tool sends none)."""
+
+    precondition: str | None
+    content: str
+    path: str
+
+
+def memory_create(body: object) -> MemoryCreate:
     obj = read_object(body, "")
     if obj.get("content") is None:
         raise ShapeError("content", "required (pass \"\" for an empty memory)")
@@ -134,11 +151,11 @@ def memory_create(body: object) -> JSON:
             "content": content(obj["content"], "content")}
 
 
-def memory_update(body: object) -> JSON:
+def memory_update(body: object) -> MemoryChange:
     """Only what the body sets: `content`, `path`, and `precondition` (the expected
     `content_sha256`, or None)."""
     obj = read_object(body, "")
-    out: JSON = {"precondition": optional_field(obj, "precondition", "", _precondition)}
+    out: MemoryChange = {"precondition": optional_field(obj, "precondition", "", _precondition)}
     if obj.get("content") is not None:
         out["content"] = content(obj["content"], "content")
     if obj.get("path") is not None:
