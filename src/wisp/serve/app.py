@@ -9,7 +9,7 @@ another key gets 404 for it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -155,13 +155,13 @@ class Api:
         await off_loop(self.store, self._save_agent, request.owner, doc, new=True)
         return Response(200, doc)
 
-    def _resolve(self, owner: str, fields: JSON) -> None:
+    def _resolve(self, owner: str, fields: Mapping[str, Any]) -> None:
         """An agent's roster and skills, as the store names them (off the loop)."""
         threads.resolve_roster(self.store, owner, fields)
         Skills(self.store, owner).resolve(fields)
 
-    def _save_agent(self, owner: str, doc: JSON, *, new: bool, versioned: bool = True
-                    ) -> None:
+    def _save_agent(self, owner: str, doc: shapes.AgentDocument, *, new: bool,
+                    versioned: bool = True) -> None:
         """The agent and, when `versioned`, its version: sessions may name an older
         version, so each one is kept (off the loop)."""
         if new:
@@ -207,7 +207,7 @@ class Api:
         return [self.store.get("agent_version", owner, f"{agent_id}@{n}") for n in numbers]
 
     async def update_agent(self, request: Request) -> Response:
-        doc = await self._found("agent", request, "agent_id")
+        doc = shapes.as_agent(await self._found("agent", request, "agent_id"))
         patch = shapes.agent_update(request.json())
         await off_loop(self.store, self._resolve, request.owner, patch)
         expected = patch.pop("version", None)
@@ -238,7 +238,8 @@ class Api:
         return Response(200, await self._found("environment", request, "environment_id"))
 
     async def update_environment(self, request: Request) -> Response:
-        doc = await self._found("environment", request, "environment_id")
+        doc = shapes.as_environment(await self._found("environment", request,
+                                                      "environment_id"))
         patch = shapes.environment_update(request.json())
         if "config" in patch and patch["config"]["type"] != doc["config"]["type"]:
             # Its sessions' tools run where the type says: switching would strand them.
@@ -266,7 +267,8 @@ class Api:
             self._woken(doc["id"])
         return Response(200, doc)
 
-    def start_session(self, owner: str, body: Any, deployment_id: str | None = None) -> JSON:
+    def start_session(self, owner: str, body: Any,
+                      deployment_id: str | None = None) -> shapes.SessionDocument:
         """A session from a `POST /v1/sessions` body (a client's, or a deployment run's)."""
         doc, queued = self.writes.new_session(owner, body, deployment_id)
         if queued:
@@ -285,12 +287,13 @@ class Api:
         return Response(200, await self._found("session", request, "session_id"))
 
     async def update_session(self, request: Request) -> Response:
-        doc = await self._found("session", request, "session_id")
+        doc = shapes.as_session(await self._found("session", request, "session_id"))
         patch = shapes.session_update(request.json())
         new = shapes.session_updated(doc, patch)
         shapes.check_agent_fields(new["agent"], "agent")
         await off_loop(self.store, self.store.update, "session", request.owner, doc["id"], new)
-        changes = {key: new[key] for key in patch if new.get(key) != doc.get(key)}
+        fields: Mapping[str, Any] = new  # read by the patch's keys
+        changes = {key: fields[key] for key in patch if fields.get(key) != doc.get(key)}
         if changes:
             await self._log_session_event(request.owner, doc["id"],
                                           shapes.session_updated_event(_announced(changes)))

@@ -21,6 +21,7 @@ from wisp.jsontypes import JSON
 if TYPE_CHECKING:
     from wisp.runtime.runtime import Runtime
     from wisp.serve.driver import SessionDriver
+    from wisp.serve.shapes import SessionDocument
 
 NOT_RUN = "Not run: the session's budget was reached before this call could run."
 
@@ -49,7 +50,7 @@ def remaining(doc: Mapping[str, Any]) -> float | None:
     return None if limit is None else float(max(limit - list_cost(doc), Decimal(0)))
 
 
-def with_cost(doc: JSON, model: str, usages: list[JSON]) -> JSON:
+def with_cost(doc: SessionDocument, model: str, usages: list[JSON]) -> SessionDocument:
     """`doc` with the list cost of these model requests added to `usage.list_cost`."""
     from wisp.models import catalog
 
@@ -71,10 +72,13 @@ def settle_unrun_calls(runtime: Runtime) -> None:
     runtime.answer_unrun_calls(NOT_RUN)
 
 
-def billed(driver: SessionDriver) -> JSON | None:
+def billed(driver: SessionDriver) -> SessionDocument | None:
     """The document of the session the driver's model use is billed to."""
+    from wisp.serve import shapes
+
     owner = driver.store.owner_of("session", driver.billed_to)
-    return driver.store.get("session", owner, driver.billed_to) if owner else None
+    doc = driver.store.get("session", owner, driver.billed_to) if owner else None
+    return None if doc is None else shapes.as_session(doc)
 
 
 def account(driver: SessionDriver, model: str) -> None:

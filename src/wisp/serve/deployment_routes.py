@@ -9,7 +9,8 @@ session body (initial events, resources, budget, vault ids) must be one
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from wisp.jsontypes import JSON
 from wisp.serve import resources
@@ -58,20 +59,20 @@ class _Routes:
         self.store = store
         self.start = start
 
-    def _found(self, request: Request) -> JSON:
+    def _found(self, request: Request) -> common.DeploymentDocument:
         doc = self.store.get(KIND, request.owner, request.params["deployment_id"])
         if doc is None:
             raise HttpError(404, "not_found_error",
                             f"deployment {request.params['deployment_id']} not found")
-        return doc
+        return common.as_deployment(doc)
 
-    def _live(self, request: Request) -> JSON:
+    def _live(self, request: Request) -> common.DeploymentDocument:
         doc = self._found(request)
         if doc.get("archived_at"):
             raise _invalid(f"deployment {doc['id']} is archived")
         return doc
 
-    def _checked(self, owner: str, fields: JSON) -> None:
+    def _checked(self, owner: str, fields: Mapping[str, Any]) -> None:
         """Pins the agent and checks what a run would need (400/404 naming it)."""
         ref = fields["agent"]
         agent = self.store.get("agent", owner, ref["id"])
@@ -94,7 +95,7 @@ class _Routes:
         resources.checked(self.store, owner, body["resources"])
         Vaults(self.store, owner).check_session_vaults(body.get("vault_ids") or [])
 
-    def _save(self, owner: str, doc: JSON) -> Response:
+    def _save(self, owner: str, doc: common.DeploymentDocument) -> Response:
         self.store.update(KIND, owner, doc["id"], doc)
         scheduled(self.store, owner, doc)
         return Response(200, doc)
@@ -111,7 +112,7 @@ class _Routes:
         query = shapes.deployments_query(request.query)
         page = self.store.list(KIND, request.owner, limit=query["limit"], page=query["page"],
                                include_archived=query["include_archived"])
-        items = [shapes.with_schedule(d) for d in page.items
+        items = [shapes.with_schedule(common.as_deployment(d)) for d in page.items
                  if query["agent_id"] in (None, d["agent"]["id"])
                  and query["status"] in (None, d["status"])
                  and common.created_within(d, query)]
@@ -136,14 +137,15 @@ class _Routes:
 
     async def pause(self, request: Request) -> Response:
         doc = self._live(request)
-        new = {**doc, "status": "paused", "paused_reason": {"type": "manual"},
-               "updated_at": common.timestamp()}
+        new: common.DeploymentDocument = {
+            **doc, "status": "paused", "paused_reason": {"type": "manual"},
+            "updated_at": common.timestamp()}
         return self._save(request.owner, shapes.with_schedule(new))
 
     async def unpause(self, request: Request) -> Response:
         doc = self._live(request)
-        new = {**doc, "status": "active", "paused_reason": None,
-               "updated_at": common.timestamp()}
+        new: common.DeploymentDocument = {**doc, "status": "active", "paused_reason": None,
+                                          "updated_at": common.timestamp()}
         return self._save(request.owner, shapes.with_schedule(new))
 
     async def run(self, request: Request) -> Response:

@@ -23,10 +23,18 @@ import contextlib
 import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 from wisp.jsontypes import JSON
 from wisp.serve.cron import Cron
 from wisp.serve.http import HttpError
+from wisp.serve.shapes import (
+    AgentReference,
+    DeploymentDocument,
+    DeploymentRunDocument,
+    SessionDocument,
+    as_deployment,
+)
 from wisp.serve.shapes import deployments as shapes
 from wisp.serve.skills import Skills
 from wisp.serve.store.base import Store, every
@@ -37,7 +45,7 @@ SCHEDULE = "deployment_schedule"
 FIRE = "deployment_fire"
 SERVICE = "wisp-service"  # no API key's owner hash looks like this
 # (owner, POST /v1/sessions body, deployment id) -> the session; HttpError when refused.
-SessionStarter = Callable[[str, JSON, str], JSON]
+SessionStarter = Callable[[str, JSON, str], SessionDocument]
 # Run errors a scheduled run pauses its deployment for (the paused reasons the API has).
 _PAUSING = frozenset({"environment_archived_error", "agent_archived_error",
                       "environment_not_found_error", "file_not_found_error",
@@ -49,14 +57,14 @@ def error(kind: str, message: str) -> JSON:
     return {"type": kind, "message": message}
 
 
-def _problem(store: Store, owner: str, deployment: JSON) -> JSON | None:
+def _problem(store: Store, owner: str, deployment: DeploymentDocument) -> JSON | None:
     """Why a session of this deployment cannot start, in the run error's terms."""
     return (_agent_problem(store, owner, deployment["agent"])
             or _environment_problem(store, owner, deployment["environment_id"])
             or _resource_problem(store, owner, deployment.get("resources") or []))
 
 
-def _agent_problem(store: Store, owner: str, ref: JSON) -> JSON | None:
+def _agent_problem(store: Store, owner: str, ref: AgentReference) -> JSON | None:
     agent = store.get("agent", owner, ref["id"])
     if agent is None or agent.get("archived_at"):
         return error("agent_archived_error", f"agent {ref['id']} is archived or gone")
@@ -91,8 +99,8 @@ def _resource_problem(store: Store, owner: str, resources: list[JSON]) -> JSON |
     return None
 
 
-def fire(store: Store, owner: str, deployment: JSON, trigger: JSON,
-         start: SessionStarter) -> JSON:
+def fire(store: Store, owner: str, deployment: DeploymentDocument, trigger: JSON,
+         start: SessionStarter) -> DeploymentRunDocument:
     """One run: the session started, or the error; the run is recorded either way."""
     problem = _problem(store, owner, deployment)
     session_id = None
@@ -110,7 +118,7 @@ def fire(store: Store, owner: str, deployment: JSON, trigger: JSON,
 
 # Schedules ------------------------------------------------------------------------------
 
-def scheduled(store: Store, owner: str, deployment: JSON) -> None:
+def scheduled(store: Store, owner: str, deployment: DeploymentDocument) -> None:
     """Keeps the deployment's schedule entry in line with it (none when archived or
     unscheduled; a paused one keeps its entry and is skipped when due)."""
     entry = store.get(SCHEDULE, SERVICE, deployment["id"])
@@ -170,22 +178,23 @@ class Scheduler:
                 print(f"wisp serve: deployment scheduler error: {exc!r}", file=sys.stderr)
             await asyncio.sleep(self.poll_s)
 
-    def step(self) -> list[JSON]:
+    def step(self) -> list[DeploymentRunDocument]:
         """Fires every entry due now; answers the runs recorded."""
         now = self.clock()
-        runs: list[JSON] = []
+        runs: list[DeploymentRunDocument] = []
         for entry in every(self.store, SCHEDULE, SERVICE, order="asc"):
             if entry.get("due_at") and entry["due_at"] <= shapes.stamp(now):
                 runs += self._due(entry, now)
         return runs
 
-    def _due(self, entry: JSON, now: datetime) -> list[JSON]:
+    def _due(self, entry: JSON, now: datetime) -> list[DeploymentRunDocument]:
         owner, due_at = str(entry["owner"]), str(entry["due_at"])
         cron = Cron.parse(*entry["cron"])
         following = cron.after(now)
         self.store.update(SCHEDULE, SERVICE, entry["id"], {
             **entry, "due_at": None if following is None else shapes.stamp(following)})
-        deployment = self.store.get(KIND, owner, entry["id"])
+        stored = self.store.get(KIND, owner, entry["id"])
+        deployment = None if stored is None else as_deployment(stored)
         if deployment is None or deployment.get("archived_at"):
             self.store.delete(SCHEDULE, SERVICE, entry["id"])
             return []
@@ -197,8 +206,9 @@ class Scheduler:
         self._after_run(owner, deployment, run)
         return [run]
 
-    def _after_run(self, owner: str, deployment: JSON, run: JSON) -> None:
-        current = self.store.get(KIND, owner, deployment["id"]) or deployment
+    def _after_run(self, owner: str, deployment: DeploymentDocument,
+                   run: DeploymentRunDocument) -> None:
+        current: Mapping[str, Any] = self.store.get(KIND, owner, deployment["id"]) or deployment
         new = {**current, "schedule": {**current["schedule"],
                                        "last_run_at": run["created_at"]}}
         if run["error"] is not None and run["error"]["type"] in _PAUSING:

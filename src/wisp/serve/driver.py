@@ -48,7 +48,7 @@ ANSWERS = ("user.custom_tool_result", "user.tool_result")
 
 
 class SessionDriver:
-    def __init__(self, store: Store, fanout: Fanout, session: JSON, agent: JSON,
+    def __init__(self, store: Store, fanout: Fanout, session: JSON, agent: shapes.SessionAgent,
                  environment: JSON | None, *, env: Mapping[str, str], workspace: Path,
                  housing: Housing | None = None, model: Model | None = None,
                  holder: str | None = None, billed_to: str | None = None) -> None:
@@ -382,7 +382,7 @@ class SessionDriver:
         await self.mcp.close()
 
 
-def _model_id(agent: JSON) -> str | None:
+def _model_id(agent: shapes.SessionAgent) -> str | None:
     model = agent.get("model")
     if isinstance(model, dict):
         return str(model.get("id")) if model.get("id") else None

@@ -14,9 +14,9 @@ A file deleted between receipt and the turn becomes a text block saying so (`inl
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from wisp.jsontypes import JSON
 from wisp.serve import files as files_api
@@ -45,7 +45,7 @@ def _file_blocks(blocks: Sequence[object], where: str) -> Iterator[tuple[str, JS
             yield f"{where}[{index}].source.file_id", block
 
 
-def _refusal(block: JSON, doc: JSON) -> str | None:
+def _refusal(block: JSON, doc: Mapping[str, Any]) -> str | None:
     """Why the model could not read this file as this block; None when it can."""
     mime = str(doc.get("mime_type") or "")
     size = int(doc.get("size_bytes") or 0)

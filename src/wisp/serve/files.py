@@ -12,9 +12,10 @@ from __future__ import annotations
 import contextlib
 import mimetypes
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from wisp.jsontypes import JSON
 from wisp.serve import shapes
@@ -28,11 +29,19 @@ _INTERNAL = ("path",)
 _MAX_FIELD = 64
 
 
-def public(doc: JSON) -> JSON:
+def public(doc: Mapping[str, Any]) -> JSON:
     return {k: v for k, v in doc.items() if k not in _INTERNAL}
 
 
-def expired(doc: JSON, now: str | None = None) -> bool:
+def file_document(file_id: str, filename: str, mime_type: str, size: int, *,
+                  expires_at: str | None, path: str) -> shapes.FileDocument:
+    """An uploaded file's document (BetaFileMetadata, plus where its bytes are)."""
+    return {"id": file_id, "type": "file", "filename": filename, "mime_type": mime_type,
+            "size_bytes": size, "created_at": shapes.timestamp(), "downloadable": True,
+            "expires_at": expires_at, "scope": None, "path": path}
+
+
+def expired(doc: Mapping[str, Any], now: str | None = None) -> bool:
     return doc.get("expires_at") is not None and str(doc["expires_at"]) <= (
         now or shapes.timestamp())
 
@@ -42,7 +51,7 @@ class Files:
         self.store = store
         self.root = root
 
-    def found(self, owner: str, file_id: str) -> JSON:
+    def found(self, owner: str, file_id: str) -> shapes.FileDocument:
         """The file's document (404 when it is not this owner's, or has expired)."""
         doc = self.store.get(KIND, owner, file_id)
         if doc is not None and expired(doc):
@@ -50,14 +59,14 @@ class Files:
             doc = None
         if doc is None:
             raise HttpError(404, "not_found_error", f"file {file_id} not found")
-        return doc
+        return shapes.as_file(doc)
 
-    def remove(self, owner: str, doc: JSON) -> None:
+    def remove(self, owner: str, doc: Mapping[str, Any]) -> None:
         self.store.delete(KIND, owner, doc["id"])
         with contextlib.suppress(FileNotFoundError):
             Path(doc["path"]).unlink()
 
-    async def upload(self, owner: str, request: Request) -> JSON:
+    async def upload(self, owner: str, request: Request) -> shapes.FileDocument:
         parser = Multipart(boundary_of(request.headers.get("content-type", "")))
         folder = self.root / owner
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -69,16 +78,14 @@ class Files:
             raise shapes.ShapeError("file", "required")
         return self._saved(owner, file_id, target, received)
 
-    def _saved(self, owner: str, file_id: str, target: Path, received: _Received) -> JSON:
+    def _saved(self, owner: str, file_id: str, target: Path,
+               received: _Received) -> shapes.FileDocument:
         part = received.part
         assert part is not None
         name = PurePosixPath((part.filename or "").replace("\\", "/")).name
         mime = part.content_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
-        now = shapes.timestamp()
-        doc = {"id": file_id, "type": "file", "filename": name or "unnamed",
-               "mime_type": mime, "size_bytes": received.size, "created_at": now,
-               "downloadable": True, "expires_at": _expiry(received.expires_in),
-               "scope": None, "path": str(target)}
+        doc = file_document(file_id, name or "unnamed", mime, received.size,
+                            expires_at=_expiry(received.expires_in), path=str(target))
         self.store.create(KIND, owner, doc)
         return doc
 

@@ -5,13 +5,15 @@ the tool list, with the credential's token."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from typing import Any
 
 from wisp.jsontypes import JSON
 from wisp.serve.session_mcp import build_server, egress_refusal
 from wisp.serve.vaults import Vaults
 
 
-async def probe(vaults: Vaults, credential: JSON) -> tuple[str, JSON | None]:
+async def probe(vaults: Vaults, credential: Mapping[str, Any]) -> tuple[str, JSON | None]:
     """(`valid` | `invalid` | `unknown`, the failing step or None)."""
     url = str(credential["auth"]["mcp_server_url"])
     failing: JSON = {"method": "initialize", "http_response": None}

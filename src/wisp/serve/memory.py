@@ -56,13 +56,13 @@ class MemoryStores:
 
     # Stores ---------------------------------------------------------------------------
 
-    def found(self, store_id: str) -> JSON:
+    def found(self, store_id: str) -> shapes.MemoryStoreDocument:
         doc = self.store.get(STORE, self.owner, store_id)
         if doc is None:
             raise HttpError(404, "not_found_error", f"memory store {store_id} not found")
-        return doc
+        return shapes.as_memory_store(doc)
 
-    def writable(self, store_id: str) -> JSON:
+    def writable(self, store_id: str) -> shapes.MemoryStoreDocument:
         doc = self.found(store_id)
         if doc.get("archived_at"):
             raise HttpError(400, "invalid_request_error",
@@ -79,12 +79,12 @@ class MemoryStores:
 
     # Memories -------------------------------------------------------------------------
 
-    def memory(self, store_id: str, memory_id: str) -> JSON:
+    def memory(self, store_id: str, memory_id: str) -> shapes.MemoryDocument:
         self.found(store_id)
         doc = self.store.get(memories_kind(store_id), self.owner, memory_id)
         if doc is None:
             raise HttpError(404, "not_found_error", f"memory {memory_id} not found")
-        return doc
+        return shapes.as_memory(doc)
 
     def at_path(self, store_id: str, path: str) -> JSON | None:
         return next((m for m in self.all(memories_kind(store_id)) if m["path"] == path),
@@ -93,7 +93,8 @@ class MemoryStores:
     def memories(self, store_id: str) -> list[JSON]:
         return sorted(self.all(memories_kind(store_id)), key=lambda m: str(m["path"]))
 
-    def create(self, store_id: str, path: str, text: str, actor: JSON) -> JSON:
+    def create(self, store_id: str, path: str, text: str,
+               actor: JSON) -> shapes.MemoryDocument:
         self.writable(store_id)
         if self.at_path(store_id, path) is not None:
             raise _conflict(f"path: a memory already exists at {path}")
@@ -102,7 +103,8 @@ class MemoryStores:
         self.store.create(memories_kind(store_id), self.owner, doc)
         return doc
 
-    def update(self, store_id: str, memory_id: str, change: JSON, actor: JSON) -> JSON:
+    def update(self, store_id: str, memory_id: str, change: memory_shapes.MemoryChange,
+               actor: JSON) -> shapes.MemoryDocument:
         """`change` holds `content` and/or `path`, and `precondition` (a sha or None)."""
         self.writable(store_id)
         doc = self.memory(store_id, memory_id)
@@ -116,10 +118,10 @@ class MemoryStores:
             return doc  # nothing changes: no new version
         if path != doc["path"] and self.at_path(store_id, path) is not None:
             raise _conflict(f"path: a memory already exists at {path}")
-        new = {**doc, "path": path, "content": text, "content_sha256": memory_shapes.digest(text),
-               "content_size_bytes": len(text.encode()),
-               "memory_version_id": memory_shapes.version_id(),
-               "updated_at": shapes.timestamp()}
+        new: shapes.MemoryDocument = {
+            **doc, "path": path, "content": text, "content_sha256": memory_shapes.digest(text),
+            "content_size_bytes": len(text.encode()),
+            "memory_version_id": memory_shapes.version_id(), "updated_at": shapes.timestamp()}
         self._record(new, "modified", actor)
         self.store.update(memories_kind(store_id), self.owner, memory_id, new)
         return new
@@ -130,29 +132,32 @@ class MemoryStores:
         if expected is not None and expected != doc["content_sha256"]:
             raise _conflict("expected_content_sha256: the memory's content_sha256 is "
                             f"{doc['content_sha256']}")
-        self._record({**doc, "memory_version_id": memory_shapes.version_id()}, "deleted",
-                     actor)
+        gone: shapes.MemoryDocument = {**doc, "memory_version_id": memory_shapes.version_id()}
+        self._record(gone, "deleted", actor)
         self.store.delete(memories_kind(store_id), self.owner, memory_id)
 
-    def _record(self, memory: JSON, operation: str, actor: JSON) -> None:
+    def _record(self, memory: shapes.MemoryDocument, operation: shapes.Operation,
+                actor: JSON) -> None:
         version = memory_shapes.version_document(memory, operation, actor)
         self.store.create(versions_kind(memory["memory_store_id"]), self.owner, version)
 
     # Versions -------------------------------------------------------------------------
 
-    def version(self, store_id: str, version_id: str) -> JSON:
+    def version(self, store_id: str, version_id: str) -> shapes.MemoryVersionDocument:
         self.found(store_id)
         doc = self.store.get(versions_kind(store_id), self.owner, version_id)
         if doc is None:
             raise HttpError(404, "not_found_error", f"memory version {version_id} not found")
-        return doc
+        return shapes.as_memory_version(doc)
 
-    def versions(self, store_id: str) -> list[JSON]:
+    def versions(self, store_id: str) -> list[shapes.MemoryVersionDocument]:
         """Newest first."""
         self.found(store_id)
-        return list(reversed(list(self.all(versions_kind(store_id)))))
+        return [shapes.as_memory_version(v)
+                for v in reversed(list(self.all(versions_kind(store_id))))]
 
-    def redact(self, store_id: str, version_id: str, actor: JSON) -> JSON:
+    def redact(self, store_id: str, version_id: str,
+               actor: JSON) -> shapes.MemoryVersionDocument:
         """Clears a version's content and path. The version holding a live memory's
         current content is refused: the memory would show what its history no longer
         has (update or delete the memory first)."""

@@ -6,7 +6,8 @@ applied; a parameter the SDK does not send is a 400)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
 
 from wisp.jsontypes import JSON
 from wisp.serve import shapes
@@ -43,7 +44,10 @@ def add_routes(router: Router, store: Store, wrap: Callable[[Route], Route]) -> 
         router.add(method, path, wrap(handler))
 
 
-def _offset_page(items: list[JSON], page: str | None, limit: int) -> JSON:
+T = TypeVar("T")
+
+
+def _offset_page(items: list[T], page: str | None, limit: int) -> shapes.Page[T]:
     if page is not None and not page.isdigit():
         raise HttpError(400, "invalid_request_error", "page: invalid page cursor")
     start = int(page or 0)
@@ -70,7 +74,7 @@ def _depth_items(memories: list[JSON], prefix: str, depth: int) -> list[JSON]:
     return out
 
 
-def _version_matches(version: JSON, query: JSON) -> bool:
+def _version_matches(version: Mapping[str, Any], query: JSON) -> bool:
     actor = version.get("created_by") or {}
     return (query["memory_id"] in (None, version["memory_id"])
             and query["operation"] in (None, version["operation"])
@@ -135,9 +139,10 @@ class _Routes:
     async def list_memories(self, request: Request) -> Response:
         query = memory_shapes.memories_query(request.query)
         memories = self._stores(request).memories(request.params["memory_store_id"])
-        items = _depth_items(memories, query["path_prefix"], query["depth"])
-        items = [memory_shapes.viewed(m, query["view"]) if m["type"] == "memory" else m
-                 for m in items]
+        found = _depth_items(memories, query["path_prefix"], query["depth"])
+        items: list[Mapping[str, Any]] = [
+            memory_shapes.viewed(shapes.as_memory(m), query["view"])
+            if m["type"] == "memory" else m for m in found]
         return Response(200, _offset_page(items, query["page"], query["limit"]))
 
     async def retrieve_memory(self, request: Request) -> Response:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from wisp.jsontypes import JSON
 from wisp.serve import files, shapes
@@ -116,7 +117,7 @@ class _Routes:
                 return dict(resource)
         raise HttpError(404, "not_found_error", f"resource {resource_id} not found")
 
-    def _save(self, owner: str, session: JSON, resources: list[JSON]) -> None:
+    def _save(self, owner: str, session: JSON, resources: list[Mapping[str, Any]]) -> None:
         new = {**session, "resources": resources, "updated_at": shapes.timestamp()}
         self.store.update("session", owner, session["id"], new)
 

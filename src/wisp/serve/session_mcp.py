@@ -21,7 +21,7 @@ only public addresses unless `WISP_SERVE_MCP_ALLOW_PRIVATE=1`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from wisp.jsontypes import JSON
@@ -82,8 +82,9 @@ async def egress_refusal(url: str, environment: JSON | None,
 class SessionMcp:
     """The MCP connections of one session's driver."""
 
-    def __init__(self, store: Store, session: JSON, agent: JSON, environment: JSON | None,
-                 *, env: Mapping[str, str], log: SessionLog, plan: ToolPlan) -> None:
+    def __init__(self, store: Store, session: JSON, agent: Mapping[str, Any],
+                 environment: JSON | None, *, env: Mapping[str, str], log: SessionLog,
+                 plan: ToolPlan) -> None:
         self.store = store
         self.session_id = str(session["id"])
         self.vault_ids: list[str] = list(session.get("vault_ids") or [])

@@ -7,6 +7,7 @@ so a request runs each of these off the event loop in one hop
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from wisp.jsontypes import JSON
@@ -26,7 +27,7 @@ class SessionWrites:
         self.files = files
 
     def new_session(self, owner: str, body: Any, deployment_id: str | None = None
-                    ) -> tuple[JSON, bool]:
+                    ) -> tuple[shapes.SessionDocument, bool]:
         """`Api.start_session`'s store work (it may run off the loop, see the module);
         whether it logged initial events (whose followers are then to be woken)."""
         fields = shapes.session_create(body)
@@ -51,7 +52,7 @@ class SessionWrites:
             shapes.session_agent(agent, fields["agent"].get("overrides")))
         shapes.check_agent_fields(snapshot, "agent")
         Skills(self.store, owner).resolve_session(snapshot)
-        doc = {**shapes.session_document(fields, snapshot), "deployment_id": deployment_id}
+        doc = shapes.session_document(fields, snapshot, deployment_id=deployment_id)
         self.store.create("session", owner, doc)
         initial = fields.get("initial_events") or []
         if initial:
@@ -68,12 +69,13 @@ class SessionWrites:
         except json.JSONDecodeError:
             return None
 
-    def offer_work(self, owner: str, session: JSON, environment: JSON | None) -> None:
+    def offer_work(self, owner: str, session: Mapping[str, Any],
+                   environment: JSON | None) -> None:
         """A self-hosted session needs a worker of its environment (the work queue)."""
         if ((environment or {}).get("config") or {}).get("type") == "self_hosted":
             self.work.offer(owner, str(session["environment_id"]), str(session["id"]))
 
-    def agent_of(self, owner: str, ref: JSON) -> JSON:
+    def agent_of(self, owner: str, ref: shapes.AgentRef) -> JSON:
         agent = self.store.get("agent", owner, ref["id"])
         if agent is not None and ref.get("version") not in (None, agent["version"]):
             agent = self.store.get("agent_version", owner, f"{ref['id']}@{ref['version']}")

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wisp.jsontypes import JSON
 from wisp.project.skills import SKILL_FILE, Skill
 from wisp.serve.http import HttpError
+from wisp.serve.shapes import SkillVersionDocument
 from wisp.serve.shapes.skills import skill_folder
 from wisp.serve.skills import Skills, runnable
 from wisp.serve.store.base import Store
@@ -37,7 +38,7 @@ RANK = -2  # the rank of the deny rules that hold skill folders read-only
 _MARKER = ".wisp-skill-version"
 
 
-def install(runtime: Runtime | None, store: Store, owner: str, agent: JSON,
+def install(runtime: Runtime | None, store: Store, owner: str, agent: Mapping[str, Any],
             workspace: Path) -> None:
     """Mounts the skills of a session's agent and of its roster, and gives the runtime
     the Skill tool over the agent's own (or takes it away when there are none).
@@ -56,7 +57,7 @@ def install(runtime: Runtime | None, store: Store, owner: str, agent: JSON,
     offer(runtime, store, owner, agent, workspace)
 
 
-def offer(runtime: Runtime | None, store: Store, owner: str, agent: JSON,
+def offer(runtime: Runtime | None, store: Store, owner: str, agent: Mapping[str, Any],
           workspace: Path) -> None:
     """The Skill tool over `agent`'s skills (already mounted), their folders read-only."""
     if runtime is None:
@@ -76,7 +77,7 @@ def offer(runtime: Runtime | None, store: Store, owner: str, agent: JSON,
     runtime.offer_tools(skill_tool, replacing=(TOOL,))
 
 
-def _version(skills: Skills, entry: JSON) -> JSON:
+def _version(skills: Skills, entry: JSON) -> SkillVersionDocument:
     try:
         return skills.version(entry["skill_id"], entry["version"])
     except HttpError:

@@ -13,7 +13,8 @@ unreferenced document, never a pointer to nothing.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from wisp.jsontypes import JSON
 from wisp.serve import shapes
@@ -54,13 +55,14 @@ class Skills:
 
     # Skills ---------------------------------------------------------------------------
 
-    def found(self, skill_id: str) -> JSON:
+    def found(self, skill_id: str) -> shapes.SkillDocument:
         doc = self.store.get(SKILL, self.owner, skill_id)
         if doc is None:
             raise HttpError(404, "not_found_error", f"skill {skill_id} not found")
-        return doc
+        return shapes.as_skill(doc)
 
-    def create(self, display: str | None, upload: skill_shapes.Upload) -> JSON:
+    def create(self, display: str | None,
+               upload: skill_shapes.Upload) -> shapes.SkillDocument:
         skill_id = shapes.new_id("skill")
         version = self._store_version(skill_id, upload)
         doc = skill_shapes.skill_document(skill_id, display or upload.name, version["id"])
@@ -78,7 +80,8 @@ class Skills:
 
     # Versions -------------------------------------------------------------------------
 
-    def add_version(self, skill_id: str, upload: skill_shapes.Upload) -> JSON:
+    def add_version(self, skill_id: str,
+                    upload: skill_shapes.Upload) -> shapes.SkillVersionDocument:
         skill = self.found(skill_id)
         first = self.version(skill_id, skill["latest_version_id"])
         if upload.name != first["name"]:
@@ -90,7 +93,8 @@ class Skills:
             **skill, "latest_version_id": version["id"], "updated_at": shapes.timestamp()})
         return version
 
-    def _store_version(self, skill_id: str, upload: skill_shapes.Upload) -> JSON:
+    def _store_version(self, skill_id: str,
+                       upload: skill_shapes.Upload) -> shapes.SkillVersionDocument:
         version = skill_shapes.version_document(skill_id, upload)
         encoded = {path: base64.b64encode(data).decode("ascii")
                    for path, data in upload.files.items()}
@@ -99,14 +103,14 @@ class Skills:
         self.store.create(versions_kind(skill_id), self.owner, version)
         return version
 
-    def version(self, skill_id: str, version_id: str) -> JSON:
+    def version(self, skill_id: str, version_id: str) -> shapes.SkillVersionDocument:
         if version_id == LATEST:
             version_id = str(self.found(skill_id)["latest_version_id"])
         doc = self.store.get(versions_kind(skill_id), self.owner, version_id)
         if doc is None:
             raise HttpError(404, "not_found_error",
                             f"skill version {version_id} of skill {skill_id} not found")
-        return doc
+        return shapes.as_skill_version(doc)
 
     def delete_version(self, skill_id: str, version_id: str) -> None:
         """A skill keeps at least one version (its `latest_version_id` is always set):
@@ -134,7 +138,7 @@ class Skills:
 
     # Agents ---------------------------------------------------------------------------
 
-    def resolve_session(self, snapshot: JSON) -> None:
+    def resolve_session(self, snapshot: Mapping[str, Any]) -> None:
         """A session's agent snapshot: its skills (overrides may name `latest`) and its
         roster agents' pinned skills, which must all still exist (400 otherwise)."""
         self.resolve(snapshot, "agent")
@@ -142,7 +146,7 @@ class Skills:
         for i, member in enumerate(roster):
             self.resolve(member, f"agent.multiagent.agents[{i}]")
 
-    def resolve(self, fields: JSON, path: str = "") -> None:
+    def resolve(self, fields: Mapping[str, Any], path: str = "") -> None:
         """Pins each of `fields["skills"]` to a version of one of the owner's skills
         (`latest` resolves to the newest now, as the API's agents show it). An unknown
         skill or version, an Anthropic skill (none are installed here) or two skills of

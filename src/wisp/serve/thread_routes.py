@@ -12,7 +12,7 @@ from wisp.serve.follow import follow, session_gone
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
 from wisp.serve.shapes import multiagent as thread_shapes
-from wisp.serve.shapes.queries import _known, _limit, _many, _one
+from wisp.serve.shapes.queries import check_known_params, query_limit, query_value, query_values
 from wisp.serve.store.base import Store
 from wisp.serve.store.offload import off_loop
 from wisp.serve.threads import kind
@@ -58,11 +58,11 @@ class _Routes:
         session_id = request.params["session_id"]
         if await self._get("session", request.owner, session_id) is None:
             raise HttpError(404, "not_found_error", f"session {session_id} not found")
-        _known(request.query, ("limit", "page", "statuses"))
-        statuses = thread_shapes.threads_query_statuses(_many(request.query, "statuses"))
+        check_known_params(request.query, ("limit", "page", "statuses"))
+        statuses = thread_shapes.threads_query_statuses(query_values(request.query, "statuses"))
         page = await off_loop(self.store, self.store.list, kind(session_id), request.owner,
-                              limit=_limit(request.query, 20, 100),
-                              page=_one(request.query, "page"), order="asc",
+                              limit=query_limit(request.query, 20, 100),
+                              page=query_value(request.query, "page"), order="asc",
                               include_archived=True)
         items = [t for t in page.items if not statuses or t["status"] in statuses]
         return Response(200, shapes.list_page(items, page.next_page))
@@ -80,16 +80,16 @@ class _Routes:
 
     async def events(self, request: Request) -> Response:
         thread = await self._thread(request)
-        _known(request.query, ("limit", "page"))
+        check_known_params(request.query, ("limit", "page"))
         page = await off_loop(self.store, self.store.events, thread["id"],
-                              limit=_limit(request.query, 1000, 1000),
-                              page=_one(request.query, "page"))
+                              limit=query_limit(request.query, 1000, 1000),
+                              page=query_value(request.query, "page"))
         return Response(200, shapes.list_page([public(e) for e in page.items],
                                               page.next_page))
 
     async def stream(self, request: Request) -> EventStream:
         thread = await self._thread(request)
-        _known(request.query, ())
+        check_known_params(request.query, ())
         thread_id, session_id = thread["id"], thread["session_id"]
         after = await off_loop(self.store, self.store.last_seq, thread_id)
         wake = self.fanout.watch(thread_id)

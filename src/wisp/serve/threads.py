@@ -15,10 +15,12 @@ as the coordinator's interrupted tool call, not resumed in the thread.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from wisp.jsontypes import JSON
 from wisp.serve.http import HttpError
+from wisp.serve.shapes import SessionStatus, ThreadDocument, as_session_agent, as_thread
 from wisp.serve.shapes import multiagent as thread_shapes
 from wisp.serve.store.base import Store
 from wisp.serve.tool_plan import ToolPlan
@@ -26,6 +28,7 @@ from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
 if TYPE_CHECKING:
     from wisp.serve.driver import SessionDriver
+    from wisp.serve.shapes import SessionAgent
 
 TOOL = "delegate_to_agent"
 
@@ -35,7 +38,7 @@ def kind(session_id: str) -> str:
     return f"thread:{session_id}"
 
 
-def resolve_roster(store: Store, owner: str, fields: JSON) -> None:
+def resolve_roster(store: Store, owner: str, fields: Mapping[str, Any]) -> None:
     """Pins each roster entry of `fields["multiagent"]` to an agent version of the owner
     (the latest when none is named); an unknown agent or version is a 400 naming it."""
     roster = fields.get("multiagent")
@@ -53,7 +56,7 @@ def resolve_roster(store: Store, owner: str, fields: JSON) -> None:
 
 
 def session_roster(store: Store, owner: str, environment: JSON | None,
-                   snapshot: JSON) -> JSON:
+                   snapshot: SessionAgent) -> SessionAgent:
     """The session's agent snapshot with its roster's agents snapshotted whole. A thread
     runs inside its coordinator's tool call, so nothing in it may wait on the client: a
     roster agent with custom tools or `always_ask` tools, or a coordinator in a
@@ -77,7 +80,7 @@ def session_roster(store: Store, owner: str, environment: JSON | None,
     return {**snapshot, "multiagent": {"type": "coordinator", "agents": agents}}
 
 
-def _check_delegate(agent: JSON, environment: JSON | None) -> None:
+def _check_delegate(agent: Mapping[str, Any], environment: JSON | None) -> None:
     plan = ToolPlan(agent, environment)
     waits = [name for name, policy in plan.toolset.items() if policy == "ask"]
     waits += [str(tool["name"]) for tool in plan.custom]
@@ -128,22 +131,24 @@ class DelegateTool(Tool):
         answer = await self._delegate(agent, message)
         return ToolResult(answer or "(the agent gave no answer)")
 
-    def _thread(self, agent: JSON) -> JSON:
+    def _thread(self, agent: JSON) -> ThreadDocument:
         store, session_id = self.parent.store, self.parent.session_id
         page = store.list(kind(session_id), self.owner, limit=100, page=None,
                           include_archived=False)
         for thread in page.items:
             if thread["agent"]["id"] == agent["id"]:
-                return thread
-        thread = thread_shapes.thread_document(session_id, agent, None)
-        store.create(kind(session_id), self.owner, thread)
-        self.parent.log.emit(thread_shapes.thread_created(thread["id"], agent["name"]))
-        return thread
+                return as_thread(thread)
+        # a roster entry is a `session_agent` snapshot (`session_roster` made it)
+        new = thread_shapes.thread_document(session_id, as_session_agent(agent), None)
+        store.create(kind(session_id), self.owner, new)
+        self.parent.log.emit(thread_shapes.thread_created(new["id"], agent["name"]))
+        return new
 
-    def _set(self, thread: JSON, status: str) -> None:
+    def _set(self, thread: ThreadDocument, status: SessionStatus) -> None:
         from wisp.serve import shapes
 
-        thread.update(status=status, updated_at=shapes.timestamp())
+        thread["status"] = status
+        thread["updated_at"] = shapes.timestamp()
         self.parent.store.update(kind(self.parent.session_id), self.owner, thread["id"],
                                  thread)
         self.parent.log.emit(thread_shapes.thread_status(thread["id"],
@@ -170,7 +175,7 @@ class DelegateTool(Tool):
             self._set(thread, "idle")
         return answer
 
-    def _child(self, thread: JSON) -> SessionDriver:
+    def _child(self, thread: ThreadDocument) -> SessionDriver:
         from wisp.serve import skill_mount
 
         parent = self.parent

@@ -3,7 +3,9 @@ cloud, or by the client), and which ones ask the client first (`always_ask`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from wisp.jsontypes import JSON
 from wisp.mcp.client import mcp_tool_name
@@ -17,7 +19,7 @@ FAMILY_OF = {"Read": "Read", "Glob": "Read", "Grep": "Read", "Write": "Edit",
 class ToolPlan:
     """Which tools the agent has, where each runs, and which ask first."""
 
-    def __init__(self, agent: JSON, environment: JSON | None) -> None:
+    def __init__(self, agent: Mapping[str, Any], environment: JSON | None) -> None:
         config = (environment or {}).get("config") or {}
         self.self_hosted = config.get("type") == "self_hosted"
         self.toolset: dict[str, str] = {}  # name → "allow" | "ask"

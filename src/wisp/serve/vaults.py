@@ -48,20 +48,20 @@ class Vaults:
 
     # Vaults ---------------------------------------------------------------------------
 
-    def found(self, vault_id: str) -> JSON:
+    def found(self, vault_id: str) -> shapes.VaultDocument:
         doc = self.store.get(VAULT, self.owner, vault_id)
         if doc is None:
             raise HttpError(404, "not_found_error", f"vault {vault_id} not found")
-        return doc
+        return shapes.as_vault(doc)
 
-    def writable(self, vault_id: str) -> JSON:
+    def writable(self, vault_id: str) -> shapes.VaultDocument:
         doc = self.found(vault_id)
         if doc.get("archived_at"):
             raise HttpError(400, "invalid_request_error", f"vault {vault_id} is archived: "
                             "its credentials cannot be created or changed")
         return doc
 
-    def archive(self, vault_id: str) -> JSON:
+    def archive(self, vault_id: str) -> shapes.VaultDocument:
         """The vault and every credential in it (archiving cannot be undone)."""
         doc = self.found(vault_id)
         if doc.get("archived_at"):
@@ -91,12 +91,12 @@ class Vaults:
 
     # Credentials ----------------------------------------------------------------------
 
-    def credential(self, vault_id: str, credential_id: str) -> JSON:
+    def credential(self, vault_id: str, credential_id: str) -> shapes.CredentialDocument:
         self.found(vault_id)
         doc = self.store.get(credentials_kind(vault_id), self.owner, credential_id)
         if doc is None:
             raise HttpError(404, "not_found_error", f"credential {credential_id} not found")
-        return doc
+        return shapes.as_credential(doc)
 
     def _active_for(self, vault_id: str, url: str) -> JSON | None:
         key = vault_shapes.url_key(url)
@@ -104,7 +104,7 @@ class Vaults:
                      if not c.get("archived_at")
                      and vault_shapes.url_key(c["auth"]["mcp_server_url"]) == key), None)
 
-    def create_credential(self, vault_id: str, body: object) -> JSON:
+    def create_credential(self, vault_id: str, body: object) -> shapes.CredentialDocument:
         self.writable(vault_id)
         doc, secret = vault_shapes.credential_create(vault_id, body)
         clash = self._active_for(vault_id, doc["auth"]["mcp_server_url"])
@@ -117,7 +117,8 @@ class Vaults:
         self.store.create(credentials_kind(vault_id), self.owner, doc)
         return doc
 
-    def update_credential(self, vault_id: str, credential_id: str, body: object) -> JSON:
+    def update_credential(self, vault_id: str, credential_id: str,
+                          body: object) -> shapes.CredentialDocument:
         self.writable(vault_id)
         doc = self.credential(vault_id, credential_id)
         if doc.get("archived_at"):
@@ -130,7 +131,8 @@ class Vaults:
         self.store.update(credentials_kind(vault_id), self.owner, credential_id, new)
         return new
 
-    def archive_credential(self, vault_id: str, credential_id: str) -> JSON:
+    def archive_credential(self, vault_id: str,
+                           credential_id: str) -> shapes.CredentialDocument:
         doc = self.credential(vault_id, credential_id)
         if doc.get("archived_at"):
             return doc

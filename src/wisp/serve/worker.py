@@ -18,6 +18,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from wisp.serve import shapes
 from wisp.serve.driver import SessionDriver
 from wisp.serve.session_log import Fanout
 
@@ -178,7 +179,7 @@ def open_driver(store: Store, fanout: Fanout, session_id: str, *, env: Mapping[s
     session = store.get("session", owner, session_id) if owner else None
     if session is None or owner is None:
         return None
-    agent = session.get("agent") or {}
+    agent = shapes.as_session_agent(session.get("agent") or {})
     environment = store.get("environment", owner, str(session.get("environment_id") or ""))
     return SessionDriver(store, fanout, session, agent, environment, env=env,
                          workspace=housing.workspace(session_id), housing=housing,

@@ -9,8 +9,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from wisp.serve.http.messages import HttpError, _bad_request
-from wisp.serve.http.parse import _chunk_size, _content_length
+from wisp.serve.http.messages import HttpError, bad_request
+from wisp.serve.http.parse import parse_chunk_size, parse_content_length
 
 CHUNK = 256 * 1024
 
@@ -41,10 +41,10 @@ class BodyStream:
         te = headers.get("transfer-encoding")
         cl = headers.get("content-length")
         if te is not None and (cl is not None or te.lower() != "chunked"):
-            raise _bad_request("unsupported transfer-encoding / content-length")
+            raise bad_request("unsupported transfer-encoding / content-length")
         self._chunked = te is not None
         if cl is not None:
-            self.size = _content_length(cl)
+            self.size = parse_content_length(cl)
             if self.size > max_bytes:
                 raise self.too_large()
         elif not self._chunked:
@@ -82,7 +82,7 @@ class BodyStream:
 
     async def _chunked_pieces(self) -> AsyncIterator[bytes]:
         total = 0
-        while size := _chunk_size(await self._read(self._reader.readuntil(b"\r\n"))):
+        while size := parse_chunk_size(await self._read(self._reader.readuntil(b"\r\n"))):
             total += size
             if total > self._max:
                 raise self.too_large()
@@ -94,6 +94,6 @@ class BodyStream:
                 left -= len(piece)
                 yield piece
             if await self._read(self._reader.readexactly(2)) != b"\r\n":
-                raise _bad_request("bad chunk framing")
+                raise bad_request("bad chunk framing")
         while await self._read(self._reader.readuntil(b"\r\n")) != b"\r\n":
             pass  # trailer fields: not used

@@ -33,7 +33,7 @@ def _http_date() -> str:
     return str(_date_cache[1])
 
 
-def _head(status: int, headers: Mapping[str, str], keep_alive: bool) -> bytes:
+def response_head(status: int, headers: Mapping[str, str], keep_alive: bool) -> bytes:
     lines = [f"HTTP/1.1 {status} {_REASONS.get(status, 'Unknown')}\r\n"]
     lines.extend(f"{name}: {value}\r\n" for name, value in headers.items())
     lines.append(f"date: {_http_date()}\r\nconnection: {'keep-alive' if keep_alive else 'close'}")
@@ -41,7 +41,7 @@ def _head(status: int, headers: Mapping[str, str], keep_alive: bool) -> bytes:
     return "".join(lines).encode("latin-1")
 
 
-def _encode_response(response: Response, request_id: str, keep_alive: bool) -> bytes:
+def encode_response(response: Response, request_id: str, keep_alive: bool) -> bytes:
     body = response.body
     if body is None:
         payload, ctype = b"", None
@@ -52,7 +52,7 @@ def _encode_response(response: Response, request_id: str, keep_alive: bool) -> b
         ctype = "application/json"
     headers = {"content-type": ctype} if ctype else {}
     for name, value in response.headers.items():
-        if name not in _RESERVED:
+        if name not in RESERVED_HEADERS:
             headers[name] = value
     if response.status in (204, 304):
         payload = b""  # no body, and no content-length either (RFC 9110 §8.6)
@@ -60,13 +60,14 @@ def _encode_response(response: Response, request_id: str, keep_alive: bool) -> b
     else:
         headers["content-length"] = str(len(payload))
     headers["request-id"] = request_id
-    return _head(response.status, headers, keep_alive) + payload
+    return response_head(response.status, headers, keep_alive) + payload
 
 
 # The server frames the message itself; a handler's copies of these would contradict it.
-_RESERVED = frozenset(("content-length", "transfer-encoding", "connection", "request-id", "date"))
+RESERVED_HEADERS = frozenset(("content-length", "transfer-encoding", "connection", "request-id",
+                              "date"))
 
 
-def _error_response(err: HttpError, request_id: str) -> Response:
+def error_response(err: HttpError, request_id: str) -> Response:
     return Response(err.status, error_body(err.type, err.message, request_id, err.details),
                     err.headers)

@@ -40,7 +40,7 @@ def error_body(type: str, message: str, request_id: str | None,
     return {"type": "error", "error": error, "request_id": request_id}
 
 
-def _bad_request(message: str) -> HttpError:
+def bad_request(message: str) -> HttpError:
     return HttpError(400, "invalid_request_error", message)
 
 
@@ -97,11 +97,11 @@ class Request:
         """The body parsed as JSON; HttpError 400 (invalid_request_error) when it is not."""
         if self._json is _UNSET:
             if not self.body:
-                raise _bad_request("request body is empty; expected JSON")
+                raise bad_request("request body is empty; expected JSON")
             try:
                 self._json = json.loads(self.body)
             except (ValueError, RecursionError) as exc:
-                raise _bad_request(f"request body is not valid JSON: {exc}") from None
+                raise bad_request(f"request body is not valid JSON: {exc}") from None
         return self._json
 
     def __repr__(self) -> str:

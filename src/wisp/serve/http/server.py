@@ -13,18 +13,18 @@ from dataclasses import dataclass
 
 from wisp.serve.auth import ApiKeys, presented_key, refuse_open
 from wisp.serve.http.body import CHUNK, BodyStream, FileBody
-from wisp.serve.http.encode import _RESERVED, _encode_response, _error_response, _head
+from wisp.serve.http.encode import RESERVED_HEADERS, encode_response, error_response, response_head
 from wisp.serve.http.messages import (
     EventStream,
     HttpError,
     Request,
     Response,
-    _bad_request,
+    bad_request,
     error_body,
 )
-from wisp.serve.http.parse import _chunk_size, _content_length, parse_head
+from wisp.serve.http.parse import parse_chunk_size, parse_content_length, parse_head
 from wisp.serve.http.router import Router
-from wisp.serve.http.sse import _LAST_CHUNK, Disconnected, SseWriter, _drain, _pump, _watch_client
+from wisp.serve.http.sse import LAST_CHUNK, Disconnected, SseWriter, drain, pump, watch_client
 
 _INTERNAL = "Internal server error"
 
@@ -238,12 +238,12 @@ class Server:
         cl = headers.get("content-length")
         if te is not None:
             if cl is not None or te.lower() != "chunked":
-                raise _bad_request("unsupported transfer-encoding / content-length")
+                raise bad_request("unsupported transfer-encoding / content-length")
             self._continue(conn, headers)
             return await self._timed_body(self._read_chunked(conn.reader))
         if cl is None:
             return b""
-        size = _content_length(cl)
+        size = parse_content_length(cl)
         if size > self.limits.max_body_bytes:
             raise self._too_large()
         if size == 0:
@@ -258,20 +258,20 @@ class Server:
         except TimeoutError:
             raise HttpError(408, "invalid_request_error", "timed out reading the body") from None
         except asyncio.LimitOverrunError:
-            raise _bad_request("chunk header line too long") from None
+            raise bad_request("chunk header line too long") from None
         except (asyncio.IncompleteReadError, ConnectionError):
             raise _Gone from None
 
     async def _read_chunked(self, reader: asyncio.StreamReader) -> bytes:
         parts: list[bytes] = []
         total = 0
-        while size := _chunk_size(await reader.readuntil(b"\r\n")):
+        while size := parse_chunk_size(await reader.readuntil(b"\r\n")):
             total += size
             if total > self.limits.max_body_bytes:
                 raise self._too_large()
             parts.append(await reader.readexactly(size))
             if await reader.readexactly(2) != b"\r\n":
-                raise _bad_request("bad chunk framing")
+                raise bad_request("bad chunk framing")
         while await reader.readuntil(b"\r\n") != b"\r\n":
             pass  # trailer fields: not used
         return b"".join(parts)
@@ -289,7 +289,7 @@ class Server:
         """Answers a request that broke framing, then closes: lingering to read what the
         client still sends, since closing with unread data resets the connection and the
         client may lose the answer."""
-        conn.writer.write(_encode_response(_error_response(err, request_id), request_id, False))
+        conn.writer.write(encode_response(error_response(err, request_id), request_id, False))
         with contextlib.suppress(ConnectionError, TimeoutError, OSError):
             async with asyncio.timeout(self.limits.linger_s):
                 await conn.writer.drain()
@@ -309,18 +309,18 @@ class Server:
         if isinstance(result.body, FileBody):
             return await self._send_file(conn, request, result, result.body, keep)
         try:
-            data = _encode_response(result, request.request_id, keep)
+            data = encode_response(result, request.request_id, keep)
         except Exception:  # a body JSON cannot encode (a datetime, a set, …): a handler bug
             _log_exception(f"{request.method} {request.path} ({request.request_id}) failed")
             rid = request.request_id
-            internal = _error_response(HttpError(500, "api_error", _INTERNAL), rid)
-            data = _encode_response(internal, rid, keep)
+            internal = error_response(HttpError(500, "api_error", _INTERNAL), rid)
+            data = encode_response(internal, rid, keep)
         if unread:  # a streamed body the handler refused part-way: answer, then close
             await self._refuse_after(conn, data)
             return False
         conn.writer.write(data)
         try:
-            await _drain(conn.writer, self.limits.write_timeout_s)
+            await drain(conn.writer, self.limits.write_timeout_s)
         except (ConnectionError, TimeoutError):
             return False
         return keep
@@ -339,9 +339,9 @@ class Server:
                          body: FileBody, keep: bool) -> bool:
         """A file body, read and written a piece at a time (never whole in memory)."""
         headers = {"content-type": body.content_type,
-                   **{k: v for k, v in response.headers.items() if k not in _RESERVED},
+                   **{k: v for k, v in response.headers.items() if k not in RESERVED_HEADERS},
                    "content-length": str(body.size), "request-id": request.request_id}
-        conn.writer.write(_head(response.status, headers, keep))
+        conn.writer.write(response_head(response.status, headers, keep))
         try:
             with body.path.open("rb") as source:
                 sent = 0
@@ -351,7 +351,7 @@ class Server:
                         return False  # shorter than announced: the client sees a cut body
                     conn.writer.write(piece)
                     sent += len(piece)
-                    await _drain(conn.writer, self.limits.write_timeout_s)
+                    await drain(conn.writer, self.limits.write_timeout_s)
         except (ConnectionError, TimeoutError, OSError):
             return False
         return keep
@@ -368,10 +368,10 @@ class Server:
                 raise TypeError(f"a handler returned {type(result).__name__}")
             return result
         except HttpError as err:
-            return _error_response(err, request.request_id)
+            return error_response(err, request.request_id)
         except Exception:
             _log_exception(f"{request.method} {request.path} ({request.request_id}) failed")
-            return _error_response(HttpError(500, "api_error", _INTERNAL), request.request_id)
+            return error_response(HttpError(500, "api_error", _INTERNAL), request.request_id)
 
     async def _stream(self, conn: _Conn, request: Request, stream: EventStream) -> bool:
         try:
@@ -388,25 +388,25 @@ class Server:
             "content-type": "text/event-stream; charset=utf-8",
             "cache-control": "no-cache",
             "x-accel-buffering": "no",  # proxies (nginx) must not hold events back
-            **{k: v for k, v in stream.headers.items() if k not in _RESERVED},
+            **{k: v for k, v in stream.headers.items() if k not in RESERVED_HEADERS},
             "transfer-encoding": "chunked",
             "request-id": request.request_id,
         }
         out = SseWriter(conn.writer, self.limits.write_timeout_s)
-        conn.writer.write(_head(200, headers, request.keep_alive))
+        conn.writer.write(response_head(200, headers, request.keep_alive))
         try:
-            await out._drain()
+            await out.drain()
         except Disconnected:
             return False
         loop = asyncio.get_running_loop()
         producer = loop.create_task(self._produce(stream, out, request))
-        watcher = loop.create_task(_watch_client(conn.reader, out))
+        watcher = loop.create_task(watch_client(conn.reader, out))
         conn.stream_task = producer
         if self._closing:
             producer.cancel()
         try:
             ping_s = self.limits.ping_s if stream.ping_s is None else stream.ping_s
-            await _pump(producer, watcher, out, ping_s)
+            await pump(producer, watcher, out, ping_s)
         finally:
             conn.stream_task = None
             producer.cancel()
@@ -414,9 +414,9 @@ class Server:
             await asyncio.wait((producer, watcher))
         if out.disconnected:
             return False
-        conn.writer.write(_LAST_CHUNK)
+        conn.writer.write(LAST_CHUNK)
         try:
-            await out._drain()
+            await out.drain()
         except Disconnected:
             return False
         return request.keep_alive and not out.tainted and not self._closing

@@ -47,7 +47,7 @@ def _chunk(payload: bytes) -> bytes:
     return b"%x\r\n%s\r\n" % (len(payload), payload)
 
 
-_LAST_CHUNK = b"0\r\n\r\n"
+LAST_CHUNK = b"0\r\n\r\n"
 
 
 class SseWriter:
@@ -90,11 +90,11 @@ class SseWriter:
             raise Disconnected("the client closed the stream")
         self._writer.write(_chunk(payload))
         self.last_write = asyncio.get_running_loop().time()
-        await self._drain()
+        await self.drain()
 
-    async def _drain(self) -> None:
+    async def drain(self) -> None:
         try:
-            await _drain(self._writer, self._timeout_s)
+            await drain(self._writer, self._timeout_s)
         except (ConnectionError, TimeoutError) as exc:
             self._mark_gone()
             raise Disconnected("the client stopped reading the stream") from exc
@@ -103,7 +103,7 @@ class SseWriter:
         self._gone.set()
 
 
-async def _drain(writer: asyncio.StreamWriter, timeout_s: float) -> None:
+async def drain(writer: asyncio.StreamWriter, timeout_s: float) -> None:
     """Waits until `writer` can take more, at most `timeout_s` (TimeoutError)."""
     if writer.transport.get_write_buffer_size() == 0:
         # All of it went to the socket at once (the usual case): nothing to wait for, and
@@ -115,7 +115,7 @@ async def _drain(writer: asyncio.StreamWriter, timeout_s: float) -> None:
         await writer.drain()
 
 
-async def _watch_client(reader: asyncio.StreamReader, out: SseWriter) -> None:
+async def watch_client(reader: asyncio.StreamReader, out: SseWriter) -> None:
     """Reads the socket while a stream is open, to notice the client leaving (EOF)."""
     try:
         while await reader.read(65536):
@@ -125,7 +125,7 @@ async def _watch_client(reader: asyncio.StreamReader, out: SseWriter) -> None:
     out._mark_gone()
 
 
-async def _pump(
+async def pump(
     producer: asyncio.Task[None], watcher: asyncio.Task[None], out: SseWriter, ping_s: float
 ) -> None:
     """Waits for the producer to finish or the client to leave, pinging while idle."""

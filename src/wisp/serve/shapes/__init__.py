@@ -4,19 +4,29 @@
 Requests: `agent_create`, `agent_update`, `environment_create`, `environment_update`,
 `session_create`, `session_update` and `send_events` take a decoded JSON body and return
 it normalised (defaults filled in, unknown keys dropped), or raise `ShapeError` naming the
-field at fault (`tools[0].type: expected one of ...`). The `*_query` functions do the same
-for the query strings of the list and stream endpoints.
+field at fault (`tools[0].type: expected one of ...`); a create returns a TypedDict of the
+normalised body (`AgentFields`, `EnvironmentFields`, `SessionFields`), an update the patch
+as JSON. The `*_query` functions do the same for the query strings of the list and stream
+endpoints.
 
 Responses: `agent_document`, `environment_document` and `session_document` add the
 server's fields (id, `type`, timestamps, `version`, ...); `agent_updated`,
-`environment_updated`, `session_updated` and `archived` derive the next document.
+`environment_updated`, `session_updated` and `archived` derive the next document. Every
+document has a TypedDict tagged by a `Literal` `type` (`AgentDocument`,
+`SessionDocument`, ..., `documents` and `companions`), which its builder returns; a
+document read back from the store is taken as one by its `as_*` function (`as_agent`,
+`as_session`, ...), the one place that says so.
 
 Events: one builder per event type the server emits (`agent_message`, `status_idle`,
 `model_request_start`, ...), and `client_event_record` for the echo of a posted event, so
 no other module writes an event dict by hand.
 
 One module per concern, each importing only those below it:
-  common         ShapeError, the primitive readers, metadata, ids and timestamps
+  documents      the TypedDicts of agents, environments, sessions, threads, files,
+                 list envelopes and error bodies, and their `as_*`
+  companions     the TypedDicts of vaults, credentials, skills, memory and deployments
+  common         ShapeError, the primitive readers (`read_str`, `optional_field`, ...),
+                 metadata, ids and timestamps
   agent_tools    tools[] (toolsets, custom tools, MCP) and mcp_servers; tool_policy
   agents         the agent requests and documents
   environments   the environment requests and documents
@@ -29,7 +39,9 @@ One module per concern, each importing only those below it:
   queries        list envelopes and query strings
   support        what this server refuses rather than store and ignore
   wire           error bodies and SSE frames
+(and, used by their own routes as modules: multiagent, memory, vaults, skills, deployments)
 Callers use this package (`shapes.X`), not the modules: where a name lives may change.
+The modules share their helpers by public names: none imports another's `_private`.
 """
 
 from __future__ import annotations
@@ -46,6 +58,7 @@ from wisp.serve.shapes.agent_tools import (
 from wisp.serve.shapes.agents import (
     DEFAULT_EFFORT,
     EFFORTS,
+    AgentFields,
     agent_create,
     agent_document,
     agent_update,
@@ -67,7 +80,54 @@ from wisp.serve.shapes.common import (
     new_id,
     timestamp,
 )
+from wisp.serve.shapes.companions import (
+    AgentReference,
+    CredentialDocument,
+    CredentialValidation,
+    DeploymentDocument,
+    DeploymentRunDocument,
+    MemoryDocument,
+    MemoryStoreDocument,
+    MemoryVersionDocument,
+    Operation,
+    SkillDocument,
+    SkillVersionDocument,
+    VaultDocument,
+    as_credential,
+    as_deployment,
+    as_memory,
+    as_memory_store,
+    as_memory_version,
+    as_skill,
+    as_skill_version,
+    as_vault,
+)
+from wisp.serve.shapes.documents import (
+    AgentDocument,
+    EnvironmentDeleted,
+    EnvironmentDocument,
+    ErrorBody,
+    FileDocument,
+    ModelConfig,
+    Page,
+    SessionAgent,
+    SessionDeleted,
+    SessionDocument,
+    SessionPage,
+    SessionResource,
+    SessionStatus,
+    ThreadDocument,
+    as_agent,
+    as_environment,
+    as_file,
+    as_session,
+    as_session_agent,
+    as_session_resource,
+    as_thread,
+    editable,
+)
 from wisp.serve.shapes.environments import (
+    EnvironmentFields,
     deleted_environment,
     environment_create,
     environment_document,
@@ -118,6 +178,8 @@ from wisp.serve.shapes.server_events import (
 )
 from wisp.serve.shapes.sessions import (
     SESSION_STATUSES,
+    AgentRef,
+    SessionFields,
     deleted_session,
     session_agent,
     session_create,
@@ -148,9 +210,39 @@ __all__ = [
     "SESSION_STATUSES",
     "SSE_PING",
     "STOP_REASONS",
+    "AgentDocument",
+    "AgentFields",
+    "AgentRef",
+    "AgentReference",
+    "CredentialDocument",
+    "CredentialValidation",
+    "DeploymentDocument",
+    "DeploymentRunDocument",
+    "EnvironmentDeleted",
+    "EnvironmentDocument",
+    "EnvironmentFields",
+    "ErrorBody",
+    "FileDocument",
+    "MemoryDocument",
+    "MemoryStoreDocument",
+    "MemoryVersionDocument",
+    "ModelConfig",
+    "Operation",
+    "Page",
     "Parser",
     "Query",
+    "SessionAgent",
+    "SessionDeleted",
+    "SessionDocument",
+    "SessionFields",
+    "SessionPage",
+    "SessionResource",
+    "SessionStatus",
     "ShapeError",
+    "SkillDocument",
+    "SkillVersionDocument",
+    "ThreadDocument",
+    "VaultDocument",
     "agent_context_compacted",
     "agent_create",
     "agent_custom_tool_use",
@@ -165,6 +257,21 @@ __all__ = [
     "agent_updated",
     "agents_query",
     "archived",
+    "as_agent",
+    "as_credential",
+    "as_deployment",
+    "as_environment",
+    "as_file",
+    "as_memory",
+    "as_memory_store",
+    "as_memory_version",
+    "as_session",
+    "as_session_agent",
+    "as_session_resource",
+    "as_skill",
+    "as_skill_version",
+    "as_thread",
+    "as_vault",
     "check_agent_fields",
     "check_client_events",
     "check_session_fields",
@@ -174,6 +281,7 @@ __all__ = [
     "custom_tool_names",
     "deleted_environment",
     "deleted_session",
+    "editable",
     "environment_create",
     "environment_document",
     "environment_update",

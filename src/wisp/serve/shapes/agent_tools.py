@@ -7,24 +7,24 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Any, Final
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
     Parser,
     ShapeError,
-    _at,
-    _bool,
-    _choice,
-    _get,
-    _int,
-    _items,
-    _obj,
-    _required,
-    _str,
-    _strs,
-    _unique,
-    _variant,
+    check_unique,
+    child_path,
+    optional_field,
+    read_bool,
+    read_choice,
+    read_int,
+    read_items,
+    read_object,
+    read_str,
+    read_strs,
+    read_variant,
+    required_field,
 )
 
 AGENT_TOOLSET: Final = "agent_toolset_20260401"
@@ -71,20 +71,21 @@ AGENT_TOOL_INPUT_SCHEMAS: Final[Mapping[str, JSON]] = {
 def _policy(value: object, path: str, default: JSON) -> JSON:
     if value is None:
         return dict(default)
-    return {"type": _choice(_obj(value, path).get("type"), _at(path, "type"), POLICIES)}
+    return {"type": read_choice(read_object(value, path).get("type"), child_path(path, "type"),
+                                POLICIES)}
 
 
 def _default_config(value: object, path: str, policy: str) -> JSON:
-    obj = {} if value is None else _obj(value, path)
+    obj = {} if value is None else read_object(value, path)
     return _override(obj, path, {"enabled": True, "permission_policy": {"type": policy}})
 
 
 def _override(obj: JSON, path: str, default: JSON) -> JSON:
     """`enabled` and `permission_policy`, each falling back to the toolset's default."""
     return {
-        "enabled": _get(obj, "enabled", path, _bool, default["enabled"]),
+        "enabled": optional_field(obj, "enabled", path, read_bool, default["enabled"]),
         "permission_policy": _policy(obj.get("permission_policy"),
-                                     _at(path, "permission_policy"),
+                                     child_path(path, "permission_policy"),
                                      default["permission_policy"]),
     }
 
@@ -94,23 +95,23 @@ def _web_options(obj: JSON, path: str, name: str) -> JSON:
     out: JSON = {}
     for key in ("allowed_domains", "blocked_domains"):
         if obj.get(key) is not None:
-            out[key] = _strs(obj[key], _at(path, key))
+            out[key] = read_strs(obj[key], child_path(path, key))
     extra = {"web_fetch": ("max_content_tokens", "url_sources"),
              "web_search": ("user_location",)}[name]
     for key in extra:
         if obj.get(key) is None:
             continue
-        where = _at(path, key)
-        out[key] = (_int(obj[key], where, 1) if key == "max_content_tokens"
-                    else copy.deepcopy(_obj(obj[key], where)))
+        where = child_path(path, key)
+        out[key] = (read_int(obj[key], where, 1) if key == "max_content_tokens"
+                    else copy.deepcopy(read_object(obj[key], where)))
     return out
 
 
 def _toolset_config(value: object, path: str, default: JSON) -> JSON:
-    obj = _obj(value, path)
-    name = _choice(obj.get("name"), _at(path, "name"), AGENT_TOOL_NAMES)
+    obj = read_object(value, path)
+    name = read_choice(obj.get("name"), child_path(path, "name"), AGENT_TOOL_NAMES)
     if obj.get("type") is not None:
-        _choice(obj["type"], _at(path, "type"), (name,))
+        read_choice(obj["type"], child_path(path, "type"), (name,))
     out = {"name": name, "type": name, **_override(obj, path, default)}
     if name in ("web_fetch", "web_search"):
         out.update(_web_options(obj, path, name))
@@ -119,53 +120,55 @@ def _toolset_config(value: object, path: str, default: JSON) -> JSON:
 
 def _agent_toolset(obj: JSON, path: str) -> JSON:
     # Omitting default_config enables every tool under always_allow.
-    default = _default_config(obj.get("default_config"), _at(path, "default_config"),
+    default = _default_config(obj.get("default_config"), child_path(path, "default_config"),
                               "always_allow")
-    where = _at(path, "configs")
-    configs = _items(obj.get("configs") or [], where,
-                     lambda v, p: _toolset_config(v, p, default))
-    _unique([c["name"] for c in configs], where, "tool")
+    where = child_path(path, "configs")
+    configs = read_items(obj.get("configs") or [], where,
+                         lambda v, p: _toolset_config(v, p, default))
+    check_unique([c["name"] for c in configs], where, "tool")
     return {"type": AGENT_TOOLSET, "default_config": default, "configs": configs}
 
 
 def _mcp_tool_config(value: object, path: str, default: JSON) -> JSON:
-    obj = _obj(value, path)
-    name = _str(_required(obj, "name", path), _at(path, "name"), empty=False)
+    obj = read_object(value, path)
+    name = read_str(required_field(obj, "name", path), child_path(path, "name"), empty=False)
     return {"name": name, **_override(obj, path, default)}
 
 
 def _mcp_toolset(obj: JSON, path: str) -> JSON:
-    server = _str(_required(obj, "mcp_server_name", path), _at(path, "mcp_server_name"),
-                  empty=False)
+    server = read_str(required_field(obj, "mcp_server_name", path),
+                      child_path(path, "mcp_server_name"),
+                      empty=False)
     # MCP toolsets default to always_ask: a server may grow tools nobody reviewed.
-    default = _default_config(obj.get("default_config"), _at(path, "default_config"),
+    default = _default_config(obj.get("default_config"), child_path(path, "default_config"),
                               "always_ask")
-    where = _at(path, "configs")
-    configs = _items(obj.get("configs") or [], where,
-                     lambda v, p: _mcp_tool_config(v, p, default))
-    _unique([c["name"] for c in configs], where, "tool")
+    where = child_path(path, "configs")
+    configs = read_items(obj.get("configs") or [], where,
+                         lambda v, p: _mcp_tool_config(v, p, default))
+    check_unique([c["name"] for c in configs], where, "tool")
     return {"type": "mcp_toolset", "mcp_server_name": server, "default_config": default,
             "configs": configs}
 
 
 def _input_schema(value: object, path: str) -> JSON:
-    obj = _obj(value, path)
-    _choice(obj.get("type"), _at(path, "type"), ("object",))
-    _get(obj, "properties", path, _obj)
-    _get(obj, "required", path, _strs)
+    obj = read_object(value, path)
+    read_choice(obj.get("type"), child_path(path, "type"), ("object",))
+    optional_field(obj, "properties", path, read_object)
+    optional_field(obj, "required", path, read_strs)
     return copy.deepcopy(obj)  # a JSON Schema: every keyword of it is meaningful
 
 
 def _custom_tool(obj: JSON, path: str) -> JSON:
-    name = _str(_required(obj, "name", path), _at(path, "name"))
+    name = read_str(required_field(obj, "name", path), child_path(path, "name"))
     if not _TOOL_NAME.match(name):
-        raise ShapeError(_at(path, "name"), "expected 1-128 letters, digits, '_' or '-'")
+        raise ShapeError(child_path(path, "name"), "expected 1-128 letters, digits, '_' or '-'")
     return {
         "type": "custom",
         "name": name,
-        "description": _str(_required(obj, "description", path), _at(path, "description")),
-        "input_schema": _input_schema(_required(obj, "input_schema", path),
-                                      _at(path, "input_schema")),
+        "description": read_str(required_field(obj, "description", path),
+                                child_path(path, "description")),
+        "input_schema": _input_schema(required_field(obj, "input_schema", path),
+                                      child_path(path, "input_schema")),
     }
 
 
@@ -182,8 +185,8 @@ def _tool_names(tool: JSON) -> list[str]:
     return [AGENT_TOOLSET, *(n for n in AGENT_TOOL_NAMES if _toolset_tool(tool, n)[0])]
 
 
-def _tools(value: object, path: str) -> list[JSON]:
-    tools = _items(value, path, lambda v, p: _variant(v, p, _TOOL_KINDS))
+def read_tools(value: object, path: str) -> list[JSON]:
+    tools = read_items(value, path, lambda v, p: read_variant(v, p, _TOOL_KINDS))
     if len(tools) > _MAX_TOOLS:
         raise ShapeError(path, f"more than {_MAX_TOOLS} tools")
     seen: set[str] = set()
@@ -196,34 +199,35 @@ def _tools(value: object, path: str) -> list[JSON]:
 
 
 def _mcp_server(value: object, path: str) -> JSON:
-    obj = _obj(value, path)
-    _choice(obj.get("type"), _at(path, "type"), ("url",))
+    obj = read_object(value, path)
+    read_choice(obj.get("type"), child_path(path, "type"), ("url",))
     return {"type": "url",
-            "name": _str(_required(obj, "name", path), _at(path, "name"), empty=False),
-            "url": _str(_required(obj, "url", path), _at(path, "url"), empty=False)}
+            "name": read_str(required_field(obj, "name", path), child_path(path, "name"),
+                             empty=False),
+            "url": read_str(required_field(obj, "url", path), child_path(path, "url"), empty=False)}
 
 
-def _mcp_servers(value: object, path: str) -> list[JSON]:
-    servers = _items(value, path, _mcp_server)
+def read_mcp_servers(value: object, path: str) -> list[JSON]:
+    servers = read_items(value, path, _mcp_server)
     if len(servers) > _MAX_MCP_SERVERS:
         raise ShapeError(path, f"more than {_MAX_MCP_SERVERS} servers")
-    _unique([s["name"] for s in servers], path, "server name")
+    check_unique([s["name"] for s in servers], path, "server name")
     return servers
 
 
-def _check_mcp_refs(fields: JSON, path: str = "") -> None:
+def check_mcp_refs(fields: Mapping[str, Any], path: str = "") -> None:
     """Every mcp_toolset names a server of mcp_servers, and every server is used."""
     names = [s["name"] for s in fields["mcp_servers"]]
     used: set[str] = set()
     for i, tool in enumerate(fields["tools"]):
         if tool["type"] == "mcp_toolset":
             if tool["mcp_server_name"] not in names:
-                raise ShapeError(_at(path, f"tools[{i}].mcp_server_name"),
+                raise ShapeError(child_path(path, f"tools[{i}].mcp_server_name"),
                                  f'no mcp_servers entry is named "{tool["mcp_server_name"]}"')
             used.add(tool["mcp_server_name"])
     for i, name in enumerate(names):
         if name not in used:
-            raise ShapeError(_at(path, f"mcp_servers[{i}].name"),
+            raise ShapeError(child_path(path, f"mcp_servers[{i}].name"),
                              "not used by any mcp_toolset in tools")
 
 

@@ -5,25 +5,33 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any, Final, cast
+from typing import Any, Final, TypedDict, cast
 
 from wisp.jsontypes import JSON
-from wisp.serve.shapes.agent_tools import _check_mcp_refs, _mcp_servers, _tools
+from wisp.serve.shapes.agent_tools import check_mcp_refs, read_mcp_servers, read_tools
 from wisp.serve.shapes.common import (
     ShapeError,
-    _at,
-    _choice,
-    _get,
-    _int,
-    _items,
-    _metadata,
-    _obj,
-    _opt_str,
-    _patch_metadata,
-    _required,
-    _str,
+    child_path,
     new_id,
+    optional_field,
+    patched_metadata,
+    read_choice,
+    read_int,
+    read_items,
+    read_metadata,
+    read_object,
+    read_optional_str,
+    read_str,
+    required_field,
     timestamp,
+)
+from wisp.serve.shapes.documents import (
+    AgentDocument,
+    Effort,
+    Metadata,
+    ModelConfig,
+    as_agent,
+    editable,
 )
 from wisp.serve.shapes.multiagent import multiagent
 
@@ -34,50 +42,53 @@ DEFAULT_EFFORT: Final = "high"
 
 # Model, skills, identity -----------------------------------------------------------------
 
-def _effort(value: object, path: str) -> JSON:
+def _effort(value: object, path: str) -> Effort:
     # A bare level ("high") or the object form ({"type": "high"})
     if isinstance(value, dict):
-        return {"type": _choice(value.get("type"), _at(path, "type"), EFFORTS)}
-    return {"type": _choice(value, path, EFFORTS)}
+        return {"type": read_choice(value.get("type"), child_path(path, "type"), EFFORTS)}
+    return {"type": read_choice(value, path, EFFORTS)}
 
 
-def _model(value: object, path: str, *, fill: bool = True) -> JSON:
+def read_model(value: object, path: str, *, fill: bool = True) -> ModelConfig:
     """The `model` param (an id string or a model_config object) as the response's
     model_config. `fill=False` leaves an omitted effort None, for an update to keep."""
     if isinstance(value, str):
-        value = {"id": _str(value, path, empty=False)}
+        value = {"id": read_str(value, path, empty=False)}
     if not isinstance(value, dict):
         raise ShapeError(path, "expected a model id string or an object")
     obj = cast(JSON, value)
-    effort = _get(obj, "effort", path, _effort)
+    effort: Effort | None = optional_field(obj, "effort", path, _effort)
+    default: Effort | None = {"type": DEFAULT_EFFORT} if fill else None
     return {
-        "id": _str(_required(obj, "id", path), _at(path, "id"), empty=False),
-        "effort": effort or ({"type": DEFAULT_EFFORT} if fill else None),
-        "speed": _get(obj, "speed", path, lambda v, p: _choice(v, p, ("standard", "fast")),
-                      "standard"),
-        "inference_geo": _get(obj, "inference_geo", path, _str),
+        "id": read_str(required_field(obj, "id", path), child_path(path, "id"), empty=False),
+        "effort": effort or default,
+        "speed": optional_field(obj, "speed", path,
+                                lambda v, p: read_choice(v, p, ("standard", "fast")),
+                                "standard"),
+        "inference_geo": optional_field(obj, "inference_geo", path, read_str),
     }
 
 
 def _skill(value: object, path: str) -> JSON:
-    obj = _obj(value, path)
-    return {"type": _choice(obj.get("type"), _at(path, "type"), ("anthropic", "custom")),
-            "skill_id": _str(_required(obj, "skill_id", path), _at(path, "skill_id"),
-                             empty=False),
-            "version": _get(obj, "version", path, _str, "latest")}
+    obj = read_object(value, path)
+    return {"type": read_choice(obj.get("type"), child_path(path, "type"), ("anthropic", "custom")),
+            "skill_id": read_str(required_field(obj, "skill_id", path),
+                                 child_path(path, "skill_id"),
+                                 empty=False),
+            "version": optional_field(obj, "version", path, read_str, "latest")}
 
 
-def _skills(value: object, path: str) -> list[JSON]:
-    return _items(value, path, _skill)
+def read_skills(value: object, path: str) -> list[JSON]:
+    return read_items(value, path, _skill)
 
 
 def _identity(value: object, path: str) -> JSON:
-    obj = _obj(value, path)
-    kind = _choice(obj.get("type"), _at(path, "type"), ("service_account", "aws_role"))
+    obj = read_object(value, path)
+    kind = read_choice(obj.get("type"), child_path(path, "type"), ("service_account", "aws_role"))
     if kind == "service_account":
         return {"type": kind}
-    return {"type": kind, "role_arn": _str(_required(obj, "role_arn", path),
-                                           _at(path, "role_arn"), empty=False)}
+    return {"type": kind, "role_arn": read_str(required_field(obj, "role_arn", path),
+                                               child_path(path, "role_arn"), empty=False)}
 
 
 _SERVICE_ACCOUNT: Final = {"type": "service_account"}
@@ -85,45 +96,60 @@ _SERVICE_ACCOUNT: Final = {"type": "service_account"}
 
 def _clearable_str(value: object, path: str) -> str | None:
     # On update an empty string clears the field like null does.
-    return _opt_str(value, path) or None
+    return read_optional_str(value, path) or None
 
 
 # Agents: requests and documents -------------------------------------------------------------
 
-def agent_create(body: object) -> JSON:
+class AgentFields(TypedDict):
+    """What `agent_create` returns: the agent document's own fields."""
+
+    name: str
+    model: ModelConfig
+    description: str | None
+    system: str | None
+    metadata: Metadata
+    tools: list[JSON]
+    mcp_servers: list[JSON]
+    skills: list[JSON]
+    execution_identity: JSON
+    multiagent: JSON | None
+
+
+def agent_create(body: object) -> AgentFields:
     """The body of `POST /v1/agents`, normalised to the agent document's own fields."""
-    obj = _obj(body, "")
-    fields: JSON = {
-        "name": _str(_required(obj, "name", ""), "name", empty=False),
-        "model": _model(_required(obj, "model", ""), "model"),
-        "description": _get(obj, "description", "", _str),
-        "system": _get(obj, "system", "", _str),
-        "metadata": _get(obj, "metadata", "", _metadata, {}),
-        "tools": _get(obj, "tools", "", _tools, []),
-        "mcp_servers": _get(obj, "mcp_servers", "", _mcp_servers, []),
-        "skills": _get(obj, "skills", "", _skills, []),
-        "execution_identity": _get(obj, "execution_identity", "", _identity,
-                                   dict(_SERVICE_ACCOUNT)),
-        "multiagent": _get(obj, "multiagent", "", multiagent),
+    obj = read_object(body, "")
+    fields: AgentFields = {
+        "name": read_str(required_field(obj, "name", ""), "name", empty=False),
+        "model": read_model(required_field(obj, "model", ""), "model"),
+        "description": optional_field(obj, "description", "", read_str),
+        "system": optional_field(obj, "system", "", read_str),
+        "metadata": optional_field(obj, "metadata", "", read_metadata, {}),
+        "tools": optional_field(obj, "tools", "", read_tools, []),
+        "mcp_servers": optional_field(obj, "mcp_servers", "", read_mcp_servers, []),
+        "skills": optional_field(obj, "skills", "", read_skills, []),
+        "execution_identity": optional_field(obj, "execution_identity", "", _identity,
+                                             dict(_SERVICE_ACCOUNT)),
+        "multiagent": optional_field(obj, "multiagent", "", multiagent),
     }
-    _check_mcp_refs(fields)
+    check_mcp_refs(fields)
     return fields
 
 
 # How each field of `POST /v1/agents/{id}` reads, and what its null means: None, refused;
 # "clear", stored as null; "skip", ignored; anything else, that value.
 _AGENT_PATCH: Final[Mapping[str, tuple[Callable[[Any, str], Any], Any]]] = {
-    "name": (lambda v, p: _str(v, p, empty=False), None),
-    "model": (lambda v, p: _model(v, p, fill=False), None),
+    "name": (lambda v, p: read_str(v, p, empty=False), None),
+    "model": (lambda v, p: read_model(v, p, fill=False), None),
     "description": (_clearable_str, "clear"),
     "system": (_clearable_str, "clear"),
-    "tools": (_tools, []),
-    "mcp_servers": (_mcp_servers, []),
-    "skills": (_skills, []),
+    "tools": (read_tools, []),
+    "mcp_servers": (read_mcp_servers, []),
+    "skills": (read_skills, []),
     "execution_identity": (_identity, _SERVICE_ACCOUNT),
-    "metadata": (lambda v, p: _metadata(v, p, patch=True), {}),
+    "metadata": (lambda v, p: read_metadata(v, p, patch=True), {}),
     "multiagent": (multiagent, "clear"),
-    "version": (lambda v, p: _int(v, p, 1), "skip"),
+    "version": (lambda v, p: read_int(v, p, 1), "skip"),
 }
 
 
@@ -138,7 +164,7 @@ def _patch_field(obj: JSON, key: str, read: Callable[[Any, str], Any], if_null: 
 def agent_update(body: object) -> JSON:
     """The body of `POST /v1/agents/{id}`: only the fields it sends, normalised. `version`,
     when present, is the version the client expects to replace (the caller compares)."""
-    obj = _obj(body, "")
+    obj = read_object(body, "")
     patch: JSON = {}
     for key, (read, if_null) in _AGENT_PATCH.items():
         if key in obj and not (obj[key] is None and if_null == "skip"):
@@ -146,25 +172,27 @@ def agent_update(body: object) -> JSON:
     return patch
 
 
-def agent_document(fields: JSON, *, agent_id: str | None = None, now: str | None = None) -> JSON:
+def agent_document(fields: AgentFields, *, agent_id: str | None = None,
+                   now: str | None = None) -> AgentDocument:
     """A new agent (BetaManagedAgentsAgent) from `agent_create`'s fields: version 1."""
     now = now or timestamp()
     return {"id": agent_id or new_id("agent"), "type": "agent", **copy.deepcopy(fields),
             "version": 1, "created_at": now, "updated_at": now, "archived_at": None}
 
 
-def agent_updated(doc: JSON, patch: JSON, *, now: str | None = None) -> JSON:
+def agent_updated(doc: AgentDocument, patch: JSON, *,
+                  now: str | None = None) -> AgentDocument:
     """`doc` with `agent_update`'s patch applied: a new version when anything changed."""
-    new = copy.deepcopy(doc)
+    new = editable(doc)
     for key, value in patch.items():
         if key == "metadata":
-            new[key] = _patch_metadata(doc.get("metadata") or {}, value)
+            new[key] = patched_metadata(doc.get("metadata") or {}, value)
         elif key == "model" and value["effort"] is None:
             new[key] = {**value, "effort": doc["model"].get("effort")}
         elif key != "version":
             new[key] = copy.deepcopy(value)
-    _check_mcp_refs(new)
+    check_mcp_refs(new)
     if new != doc:
         new["version"] = doc["version"] + 1
         new["updated_at"] = now or timestamp()
-    return new
+    return as_agent(new)

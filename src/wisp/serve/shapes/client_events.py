@@ -11,25 +11,25 @@ from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
     Parser,
     ShapeError,
-    _at,
-    _bool,
-    _choice,
-    _get,
-    _int,
-    _items,
-    _obj,
-    _required,
-    _str,
-    _variant,
+    child_path,
     new_id,
+    optional_field,
+    read_bool,
+    read_choice,
+    read_int,
+    read_items,
+    read_object,
+    read_str,
+    read_variant,
+    required_field,
     timestamp,
 )
 from wisp.serve.shapes.content import (
-    _MESSAGE_BLOCKS,
-    _RESULT_BLOCKS,
-    _blocks,
-    _file_source,
-    _text_block,
+    MESSAGE_BLOCKS,
+    RESULT_BLOCKS,
+    read_blocks,
+    read_file_source,
+    read_text_block,
 )
 from wisp.serve.store.base import UNTAKEN
 
@@ -39,66 +39,70 @@ CLIENT_EVENT_TYPES: Final = ("user.message", "user.interrupt", "user.tool_confir
 
 
 def _user_message(obj: JSON, path: str) -> JSON:
-    content = _blocks(_required(obj, "content", path), _at(path, "content"), _MESSAGE_BLOCKS)
+    content = read_blocks(required_field(obj, "content", path), child_path(path, "content"),
+                          MESSAGE_BLOCKS)
     if not content:  # the model takes no empty turn: refused here, not mid-turn
-        raise ShapeError(_at(path, "content"), "must not be empty")
+        raise ShapeError(child_path(path, "content"), "must not be empty")
     return {"type": "user.message", "content": content}
 
 
 def _user_interrupt(obj: JSON, path: str) -> JSON:
     event: JSON = {"type": "user.interrupt"}
     if obj.get("session_thread_id") is not None:
-        event["session_thread_id"] = _str(obj["session_thread_id"],
-                                          _at(path, "session_thread_id"))
+        event["session_thread_id"] = read_str(obj["session_thread_id"],
+                                          child_path(path, "session_thread_id"))
     return event
 
 
 def _tool_confirmation(obj: JSON, path: str) -> JSON:
     return {"type": "user.tool_confirmation",
-            "tool_use_id": _str(_required(obj, "tool_use_id", path),
-                                _at(path, "tool_use_id"), empty=False),
-            "result": _choice(obj.get("result"), _at(path, "result"), ("allow", "deny")),
-            "deny_message": _get(obj, "deny_message", path, _str)}
+            "tool_use_id": read_str(required_field(obj, "tool_use_id", path),
+                                child_path(path, "tool_use_id"), empty=False),
+            "result": read_choice(obj.get("result"), child_path(path, "result"), ("allow", "deny")),
+            "deny_message": optional_field(obj, "deny_message", path, read_str)}
 
 
 def _result_fields(obj: JSON, path: str) -> JSON:
-    return {"content": _get(obj, "content", path,
-                            lambda v, p: _blocks(v, p, _RESULT_BLOCKS), []),
-            "is_error": _get(obj, "is_error", path, _bool, False)}
+    return {"content": optional_field(obj, "content", path,
+                            lambda v, p: read_blocks(v, p, RESULT_BLOCKS), []),
+            "is_error": optional_field(obj, "is_error", path, read_bool, False)}
 
 
 def _custom_tool_result(obj: JSON, path: str) -> JSON:
     return {"type": "user.custom_tool_result",
-            "custom_tool_use_id": _str(_required(obj, "custom_tool_use_id", path),
-                                       _at(path, "custom_tool_use_id"), empty=False),
+            "custom_tool_use_id": read_str(required_field(obj, "custom_tool_use_id", path),
+                                       child_path(path, "custom_tool_use_id"), empty=False),
             **_result_fields(obj, path)}
 
 
 def _tool_result(obj: JSON, path: str) -> JSON:
     return {"type": "user.tool_result",
-            "tool_use_id": _str(_required(obj, "tool_use_id", path),
-                                _at(path, "tool_use_id"), empty=False),
+            "tool_use_id": read_str(required_field(obj, "tool_use_id", path),
+                                child_path(path, "tool_use_id"), empty=False),
             **_result_fields(obj, path)}
 
 
 _RUBRICS: Final[Mapping[str, Parser]] = {
-    "file": _file_source,
-    "text": lambda obj, path: {"type": "text", "content": _str(
-        _required(obj, "content", path), _at(path, "content"))}}
+    "file": read_file_source,
+    "text": lambda obj, path: {"type": "text", "content": read_str(
+        required_field(obj, "content", path), child_path(path, "content"))}}
 
 
 def _define_outcome(obj: JSON, path: str) -> JSON:
     return {"type": "user.define_outcome",
-            "description": _str(_required(obj, "description", path), _at(path, "description")),
-            "rubric": _variant(_required(obj, "rubric", path), _at(path, "rubric"), _RUBRICS),
-            "max_iterations": _get(obj, "max_iterations", path,
-                                   lambda v, p: _int(v, p, 1, 20), 3)}
+            "description": read_str(required_field(obj, "description", path),
+                                    child_path(path, "description")),
+            "rubric": read_variant(required_field(obj, "rubric", path), child_path(path, "rubric"),
+                                   _RUBRICS),
+            "max_iterations": optional_field(obj, "max_iterations", path,
+                                   lambda v, p: read_int(v, p, 1, 20), 3)}
 
 
 def _system_message(obj: JSON, path: str) -> JSON:
     return {"type": "system.message",
-            "content": _blocks(_required(obj, "content", path), _at(path, "content"),
-                               {"text": _text_block})}
+            "content": read_blocks(required_field(obj, "content", path),
+                                   child_path(path, "content"),
+                               {"text": read_text_block})}
 
 
 _CLIENT_EVENTS: Final[Mapping[str, Parser]] = {
@@ -111,13 +115,13 @@ _CLIENT_EVENTS: Final[Mapping[str, Parser]] = {
 def client_event(value: object, path: str = "event",
                  kinds: Sequence[str] = CLIENT_EVENT_TYPES) -> JSON:
     """One event a client may post (its params, no id yet), normalised."""
-    return _variant(value, path, {kind: _CLIENT_EVENTS[kind] for kind in kinds})
+    return read_variant(value, path, {kind: _CLIENT_EVENTS[kind] for kind in kinds})
 
 
 def send_events(body: object) -> list[JSON]:
     """The body of `POST /v1/sessions/{id}/events` (`{"events": [...]}`), normalised."""
-    obj = _obj(body, "")
-    events = _items(_required(obj, "events", ""), "events", client_event)
+    obj = read_object(body, "")
+    events = read_items(required_field(obj, "events", ""), "events", client_event)
     if not events:
         raise ShapeError("events", "must not be empty")
     return events

@@ -1,5 +1,5 @@
-"""What every shape module reads with: `ShapeError`, the primitive readers (`_obj`,
-`_str`, `_get`, `_variant`, ...), metadata bags, ids and timestamps."""
+"""What every shape module reads with: `ShapeError`, the primitive readers (`read_object`,
+`read_str`, `optional_field`, `read_variant`, ...), metadata bags, ids and timestamps."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import secrets
 import string
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from wisp.jsontypes import JSON
 from wisp.stamps import iso_now
@@ -30,23 +30,24 @@ class ShapeError(ValueError):
         super().__init__(f"{self.path}: {message}")
 
 
-def _at(path: str, key: str) -> str:
+def child_path(path: str, key: str) -> str:
+    """The path of `key` inside `path`, as a ShapeError names it (`tools[0].type`)."""
     return f"{path}.{key}" if path else key
 
 
-def _obj(value: object, path: str) -> JSON:
+def read_object(value: object, path: str) -> JSON:
     if not isinstance(value, dict):
         raise ShapeError(path, "expected an object")
     return cast(JSON, value)
 
 
-def _list(value: object, path: str) -> list[Any]:
+def read_list(value: object, path: str) -> list[Any]:
     if not isinstance(value, list):
         raise ShapeError(path, "expected an array")
     return value
 
 
-def _str(value: object, path: str, *, empty: bool = True, limit: int | None = None) -> str:
+def read_str(value: object, path: str, *, empty: bool = True, limit: int | None = None) -> str:
     if not isinstance(value, str):
         raise ShapeError(path, "expected a string")
     if not empty and not value:
@@ -56,17 +57,17 @@ def _str(value: object, path: str, *, empty: bool = True, limit: int | None = No
     return value
 
 
-def _opt_str(value: object, path: str) -> str | None:
-    return None if value is None else _str(value, path)
+def read_optional_str(value: object, path: str) -> str | None:
+    return None if value is None else read_str(value, path)
 
 
-def _bool(value: object, path: str) -> bool:
+def read_bool(value: object, path: str) -> bool:
     if not isinstance(value, bool):
         raise ShapeError(path, "expected a boolean")
     return value
 
 
-def _int(value: object, path: str, lo: int | None = None, hi: int | None = None) -> int:
+def read_int(value: object, path: str, lo: int | None = None, hi: int | None = None) -> int:
     # bool is an int to Python, never to a JSON schema
     if isinstance(value, bool) or not isinstance(value, int):
         raise ShapeError(path, "expected an integer")
@@ -77,41 +78,42 @@ def _int(value: object, path: str, lo: int | None = None, hi: int | None = None)
     return value
 
 
-def _choice(value: object, path: str, options: Sequence[str]) -> str:
+def read_choice(value: object, path: str, options: Sequence[str]) -> str:
     if not isinstance(value, str) or value not in options:
         raise ShapeError(path, "expected one of " + ", ".join(f'"{o}"' for o in options))
     return value
 
 
-def _strs(value: object, path: str) -> list[str]:
-    return [_str(item, f"{path}[{i}]") for i, item in enumerate(_list(value, path))]
+def read_strs(value: object, path: str) -> list[str]:
+    return [read_str(item, f"{path}[{i}]") for i, item in enumerate(read_list(value, path))]
 
 
-def _required(obj: JSON, key: str, path: str) -> Any:
+def required_field(obj: JSON, key: str, path: str) -> Any:
+    """`obj[key]`, or a ShapeError when it is absent or null."""
     if obj.get(key) is None:
-        raise ShapeError(_at(path, key), "required")
+        raise ShapeError(child_path(path, key), "required")
     return obj[key]
 
 
-def _get(obj: JSON, key: str, path: str, read: Callable[[Any, str], Any],
-         default: Any = None) -> Any:
+def optional_field(obj: JSON, key: str, path: str, read: Callable[[Any, str], Any],
+                   default: Any = None) -> Any:
     """`read(obj[key])`, or `default` when the key is absent or null."""
     value = obj.get(key)
-    return default if value is None else read(value, _at(path, key))
+    return default if value is None else read(value, child_path(path, key))
 
 
-def _variant(value: object, path: str, kinds: Mapping[str, Parser]) -> JSON:
+def read_variant(value: object, path: str, kinds: Mapping[str, Parser]) -> JSON:
     """One member of a union discriminated by `type`, read by the parser of its kind."""
-    obj = _obj(value, path)
-    kind = _choice(obj.get("type"), _at(path, "type"), tuple(kinds))
+    obj = read_object(value, path)
+    kind = read_choice(obj.get("type"), child_path(path, "type"), tuple(kinds))
     return kinds[kind](obj, path)
 
 
-def _items(value: object, path: str, read: Callable[[Any, str], JSON]) -> list[JSON]:
-    return [read(item, f"{path}[{i}]") for i, item in enumerate(_list(value, path))]
+def read_items(value: object, path: str, read: Callable[[Any, str], JSON]) -> list[JSON]:
+    return [read(item, f"{path}[{i}]") for i, item in enumerate(read_list(value, path))]
 
 
-def _unique(names: Sequence[str], path: str, what: str) -> None:
+def check_unique(names: Sequence[str], path: str, what: str) -> None:
     seen: set[str] = set()
     for i, name in enumerate(names):
         if name in seen:
@@ -119,21 +121,21 @@ def _unique(names: Sequence[str], path: str, what: str) -> None:
         seen.add(name)
 
 
-def _metadata(value: object, path: str, *, patch: bool = False) -> dict[str, str | None]:
+def read_metadata(value: object, path: str, *, patch: bool = False) -> dict[str, str | None]:
     """A metadata bag; in a patch a null value deletes its key."""
     out: dict[str, str | None] = {}
-    for key, item in _obj(value, path).items():
-        where = _at(path, key)
+    for key, item in read_object(value, path).items():
+        where = child_path(path, key)
         if len(key) > 64:
             raise ShapeError(where, "key longer than 64 characters")
-        out[key] = None if patch and item is None else _str(item, where, limit=512)
+        out[key] = None if patch and item is None else read_str(item, where, limit=512)
     if not patch and len(out) > _MAX_METADATA:
         raise ShapeError(path, f"more than {_MAX_METADATA} pairs")
     return out
 
 
-def _patch_metadata(current: Mapping[str, str], patch: Mapping[str, str | None],
-                    *, empty_deletes: bool = False) -> dict[str, str]:
+def patched_metadata(current: Mapping[str, str], patch: Mapping[str, str | None],
+                     *, empty_deletes: bool = False) -> dict[str, str]:
     merged = dict(current)
     for key, value in patch.items():
         if value is None or (empty_deletes and value == ""):
@@ -166,7 +168,7 @@ def instant(value: object, path: str, *, round_up: bool = False) -> str:
     offset, not `Z`) in the stored form, so the store can compare strings. Stored stamps
     have milliseconds: `round_up` is for `gte`/`lt`, whose bound must round up to keep the
     comparison exact on that grid."""
-    text = _str(value, path)
+    text = read_str(value, path)
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
@@ -182,7 +184,11 @@ def instant(value: object, path: str, *, round_up: bool = False) -> str:
 
 # Documents ----------------------------------------------------------------------------------
 
-def archived(doc: JSON, *, now: str | None = None) -> JSON:
-    """An agent, environment or session archived now (`POST .../archive`)."""
+Doc = TypeVar("Doc", bound=Mapping[str, Any])
+
+
+def archived(doc: Doc, *, now: str | None = None) -> Doc:
+    """A document archived now (`POST .../archive`): of the same type, as every document
+    that can be archived has `archived_at` and `updated_at`."""
     now = now or timestamp()
-    return {**doc, "archived_at": now, "updated_at": now}
+    return cast(Doc, {**doc, "archived_at": now, "updated_at": now})

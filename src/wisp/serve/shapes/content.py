@@ -11,20 +11,21 @@ from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
     Parser,
     ShapeError,
-    _at,
-    _bool,
-    _choice,
-    _get,
-    _items,
-    _obj,
-    _required,
-    _str,
-    _variant,
+    child_path,
+    optional_field,
+    read_bool,
+    read_choice,
+    read_items,
+    read_object,
+    read_str,
+    read_variant,
+    required_field,
 )
 
 
-def _text_block(obj: JSON, path: str) -> JSON:
-    return {"type": "text", "text": _str(_required(obj, "text", path), _at(path, "text"))}
+def read_text_block(obj: JSON, path: str) -> JSON:
+    return {"type": "text",
+            "text": read_str(required_field(obj, "text", path), child_path(path, "text"))}
 
 
 # What the model accepts inline: another media type would be sent on and refused by the
@@ -34,75 +35,77 @@ DOCUMENT_TYPES: Final = ("application/pdf",)
 
 
 def _base64_source(obj: JSON, path: str, media_types: Sequence[str]) -> JSON:
-    data = _str(_required(obj, "data", path), _at(path, "data"))
+    data = read_str(required_field(obj, "data", path), child_path(path, "data"))
     try:
         base64.b64decode(data, validate=True)
     except ValueError:
-        raise ShapeError(_at(path, "data"), "expected base64 data") from None
+        raise ShapeError(child_path(path, "data"), "expected base64 data") from None
     return {"type": "base64",
-            "media_type": _choice(_required(obj, "media_type", path),
-                                  _at(path, "media_type"), media_types),
+            "media_type": read_choice(required_field(obj, "media_type", path),
+                                      child_path(path, "media_type"), media_types),
             "data": data}
 
 
 def _url_source(obj: JSON, path: str) -> JSON:
-    return {"type": "url", "url": _str(_required(obj, "url", path), _at(path, "url"))}
+    return {"type": "url",
+            "url": read_str(required_field(obj, "url", path), child_path(path, "url"))}
 
 
-def _file_source(obj: JSON, path: str) -> JSON:
+def read_file_source(obj: JSON, path: str) -> JSON:
     return {"type": "file",
-            "file_id": _str(_required(obj, "file_id", path), _at(path, "file_id"))}
+            "file_id": read_str(required_field(obj, "file_id", path), child_path(path, "file_id"))}
 
 
 def _plain_text_source(obj: JSON, path: str) -> JSON:
     if obj.get("media_type") is not None:
-        _choice(obj["media_type"], _at(path, "media_type"), ("text/plain",))
+        read_choice(obj["media_type"], child_path(path, "media_type"), ("text/plain",))
     return {"type": "text", "media_type": "text/plain",
-            "data": _str(_required(obj, "data", path), _at(path, "data"))}
+            "data": read_str(required_field(obj, "data", path), child_path(path, "data"))}
 
 
 _IMAGE_SOURCES: Final[Mapping[str, Parser]] = {
     "base64": lambda obj, path: _base64_source(obj, path, IMAGE_TYPES),
-    "url": _url_source, "file": _file_source}
+    "url": _url_source, "file": read_file_source}
 _DOCUMENT_SOURCES: Final[Mapping[str, Parser]] = {
     **_IMAGE_SOURCES, "base64": lambda obj, path: _base64_source(obj, path, DOCUMENT_TYPES),
     "text": _plain_text_source}
 
 
 def _image_block(obj: JSON, path: str) -> JSON:
-    where = _at(path, "source")
+    where = child_path(path, "source")
     return {"type": "image",
-            "source": _variant(_required(obj, "source", path), where, _IMAGE_SOURCES)}
+            "source": read_variant(required_field(obj, "source", path), where, _IMAGE_SOURCES)}
 
 
 def _document_block(obj: JSON, path: str) -> JSON:
-    where = _at(path, "source")
+    where = child_path(path, "source")
     block = {"type": "document",
-             "source": _variant(_required(obj, "source", path), where, _DOCUMENT_SOURCES)}
+             "source": read_variant(required_field(obj, "source", path), where, _DOCUMENT_SOURCES)}
     for key in ("title", "context"):
         if obj.get(key) is not None:
-            block[key] = _str(obj[key], _at(path, key))
+            block[key] = read_str(obj[key], child_path(path, key))
     return block
 
 
 def _search_result_block(obj: JSON, path: str) -> JSON:
-    citations = _get(obj, "citations", path, _obj, {})
+    citations = optional_field(obj, "citations", path, read_object, {})
     return {"type": "search_result",
-            "source": _str(_required(obj, "source", path), _at(path, "source")),
-            "title": _str(_required(obj, "title", path), _at(path, "title")),
-            "content": _items(_required(obj, "content", path), _at(path, "content"),
-                              lambda v, p: _variant(v, p, {"text": _text_block})),
-            "citations": {"enabled": _get(citations, "enabled", _at(path, "citations"),
-                                          _bool, False)}}
+            "source": read_str(required_field(obj, "source", path), child_path(path, "source")),
+            "title": read_str(required_field(obj, "title", path), child_path(path, "title")),
+            "content": read_items(required_field(obj, "content", path), child_path(path, "content"),
+                                  lambda v, p: read_variant(v, p, {"text": read_text_block})),
+            "citations": {"enabled": optional_field(citations, "enabled",
+                                                    child_path(path, "citations"),
+                                                    read_bool, False)}}
 
 
-_MESSAGE_BLOCKS: Final[Mapping[str, Parser]] = {
-    "text": _text_block, "image": _image_block, "document": _document_block,
+MESSAGE_BLOCKS: Final[Mapping[str, Parser]] = {
+    "text": read_text_block, "image": _image_block, "document": _document_block,
     "redacted": lambda obj, path: {"type": "redacted"}}
-_RESULT_BLOCKS: Final[Mapping[str, Parser]] = {
-    "text": _text_block, "image": _image_block, "document": _document_block,
+RESULT_BLOCKS: Final[Mapping[str, Parser]] = {
+    "text": read_text_block, "image": _image_block, "document": _document_block,
     "search_result": _search_result_block}
 
 
-def _blocks(value: object, path: str, kinds: Mapping[str, Parser]) -> list[JSON]:
-    return _items(value, path, lambda v, p: _variant(v, p, kinds))
+def read_blocks(value: object, path: str, kinds: Mapping[str, Parser]) -> list[JSON]:
+    return read_items(value, path, lambda v, p: read_variant(v, p, kinds))

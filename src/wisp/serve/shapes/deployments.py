@@ -16,23 +16,35 @@ from wisp.jsontypes import JSON
 from wisp.serve.cron import Cron, CronError
 from wisp.serve.shapes.common import (
     ShapeError,
-    _at,
-    _choice,
-    _get,
-    _int,
-    _metadata,
-    _obj,
-    _opt_str,
-    _patch_metadata,
-    _required,
-    _str,
-    _strs,
+    child_path,
     new_id,
+    optional_field,
+    patched_metadata,
+    read_choice,
+    read_int,
+    read_metadata,
+    read_object,
+    read_optional_str,
+    read_str,
+    read_strs,
+    required_field,
     timestamp,
 )
-from wisp.serve.shapes.queries import _created, _flag, _known, _limit, _one
+from wisp.serve.shapes.companions import (
+    DeploymentDocument,
+    DeploymentRunDocument,
+    as_deployment,
+)
+from wisp.serve.shapes.documents import editable
+from wisp.serve.shapes.queries import (
+    check_known_params,
+    created_bounds,
+    query_flag,
+    query_limit,
+    query_value,
+)
 from wisp.serve.shapes.resources import resource_params
-from wisp.serve.shapes.sessions import _budget
+from wisp.serve.shapes.sessions import read_budget
 
 STATUSES: Final = ("active", "paused")
 TRIGGERS: Final = ("schedule", "manual")
@@ -45,23 +57,24 @@ def _agent(value: object, path: str) -> JSON:
     """An agent id (its latest version, resolved by the caller: version None) or
     `{"type": "agent", "id", "version"}`."""
     if isinstance(value, str):
-        return {"type": "agent", "id": _str(value, path, empty=False), "version": None}
-    obj = _obj(value, path)
-    _choice(obj.get("type"), _at(path, "type"), ("agent",))
-    return {"type": "agent", "id": _str(_required(obj, "id", path), _at(path, "id"),
-                                        empty=False),
-            "version": _int(_required(obj, "version", path), _at(path, "version"), 1)}
+        return {"type": "agent", "id": read_str(value, path, empty=False), "version": None}
+    obj = read_object(value, path)
+    read_choice(obj.get("type"), child_path(path, "type"), ("agent",))
+    return {"type": "agent",
+            "id": read_str(required_field(obj, "id", path), child_path(path, "id"), empty=False),
+            "version": read_int(required_field(obj, "version", path),
+                                child_path(path, "version"), 1)}
 
 
 def _schedule(value: object, path: str) -> JSON:
-    obj = _obj(value, path)
-    _choice(obj.get("type"), _at(path, "type"), ("cron",))
-    expression = _str(_required(obj, "expression", path), _at(path, "expression"))
-    zone = _str(_required(obj, "timezone", path), _at(path, "timezone"))
+    obj = read_object(value, path)
+    read_choice(obj.get("type"), child_path(path, "type"), ("cron",))
+    expression = read_str(required_field(obj, "expression", path), child_path(path, "expression"))
+    zone = read_str(required_field(obj, "timezone", path), child_path(path, "timezone"))
     try:
         Cron.parse(expression, zone)
     except CronError as exc:
-        raise ShapeError(_at(path, "expression"), str(exc)) from None
+        raise ShapeError(child_path(path, "expression"), str(exc)) from None
     return {"type": "cron", "expression": expression, "timezone": zone,
             "last_run_at": None}
 
@@ -72,19 +85,19 @@ def _events(value: object, path: str) -> list[Any]:
     return list(value)  # checked as a session's initial_events (`session_body`)
 
 
-_READ: Final = {"name": lambda v, p: _str(v, p, empty=False), "description": _opt_str,
-                "agent": _agent, "environment_id": lambda v, p: _str(v, p, empty=False),
+_READ: Final = {"name": lambda v, p: read_str(v, p, empty=False), "description": read_optional_str,
+                "agent": _agent, "environment_id": lambda v, p: read_str(v, p, empty=False),
                 "initial_events": _events, "resources": resource_params,
-                "budget": _budget, "schedule": _schedule, "vault_ids": _strs}
+                "budget": read_budget, "schedule": _schedule, "vault_ids": read_strs}
 
 
 def deployment_create(body: object) -> JSON:
-    obj = _obj(body, "")
-    fields = {key: _get(obj, key, "", read) for key, read in _READ.items()}
+    obj = read_object(body, "")
+    fields = {key: optional_field(obj, key, "", read) for key, read in _READ.items()}
     for key in ("name", "agent", "environment_id", "initial_events"):
         if fields[key] is None:
             raise ShapeError(key, "required")
-    fields["metadata"] = _get(obj, "metadata", "", _metadata, {})
+    fields["metadata"] = optional_field(obj, "metadata", "", read_metadata, {})
     fields["resources"] = fields["resources"] or []
     fields["vault_ids"] = fields["vault_ids"] or []
     return fields
@@ -93,7 +106,7 @@ def deployment_create(body: object) -> JSON:
 def deployment_update(body: object) -> JSON:
     """Only the fields the body sets; null clears `description`, `budget`, `schedule`,
     `resources`, `vault_ids` and `metadata`, and is refused for the others."""
-    obj = _obj(body, "")
+    obj = read_object(body, "")
     patch: JSON = {}
     for key, read in _READ.items():
         if key not in obj:
@@ -105,11 +118,11 @@ def deployment_update(body: object) -> JSON:
         patch[key] = empty if obj[key] is None else read(obj[key], key)
     if "metadata" in obj:
         patch["metadata"] = (None if obj["metadata"] is None
-                             else _metadata(obj["metadata"], "metadata", patch=True))
+                             else read_metadata(obj["metadata"], "metadata", patch=True))
     return patch
 
 
-def session_body(deployment: JSON) -> JSON:
+def session_body(deployment: Mapping[str, Any]) -> JSON:
     """The `POST /v1/sessions` body a run of the deployment sends."""
     body: JSON = {key: deployment[key] for key in SESSION_FIELDS if deployment.get(key)}
     body["environment_id"] = deployment["environment_id"]
@@ -118,7 +131,7 @@ def session_body(deployment: JSON) -> JSON:
     return body
 
 
-def deployment_document(fields: JSON) -> JSON:
+def deployment_document(fields: JSON) -> DeploymentDocument:
     now = timestamp()
     return with_schedule({
         "id": new_id("depl"), "type": "deployment", "name": fields["name"],
@@ -131,18 +144,19 @@ def deployment_document(fields: JSON) -> JSON:
         "archived_at": None})
 
 
-def deployment_updated(doc: JSON, patch: JSON) -> JSON:
-    new = {**doc, **{k: v for k, v in patch.items() if k != "metadata"},
+def deployment_updated(doc: DeploymentDocument, patch: JSON) -> DeploymentDocument:
+    new = {**editable(doc), **{k: v for k, v in patch.items() if k != "metadata"},
            "updated_at": timestamp()}
     if "metadata" in patch:
         new["metadata"] = ({} if patch["metadata"] is None
-                           else _patch_metadata(doc["metadata"], patch["metadata"]))
-    if patch.get("schedule") is not None and doc.get("schedule"):
-        new["schedule"]["last_run_at"] = doc["schedule"].get("last_run_at")
-    return with_schedule(new)
+                           else patched_metadata(doc["metadata"], patch["metadata"]))
+    old = doc.get("schedule")
+    if patch.get("schedule") is not None and old:
+        new["schedule"]["last_run_at"] = old.get("last_run_at")
+    return with_schedule(as_deployment(new))
 
 
-def with_schedule(doc: JSON, now: datetime | None = None) -> JSON:
+def with_schedule(doc: DeploymentDocument, now: datetime | None = None) -> DeploymentDocument:
     """The schedule's `upcoming_runs_at` as of now (none once archived)."""
     schedule = doc.get("schedule")
     if not schedule:
@@ -159,36 +173,38 @@ def stamp(moment: datetime) -> str:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
-def run_document(deployment: JSON, trigger: JSON, *, session_id: str | None = None,
-                 error: JSON | None = None) -> JSON:
+def run_document(deployment: DeploymentDocument, trigger: JSON, *,
+                 session_id: str | None = None,
+                 error: JSON | None = None) -> DeploymentRunDocument:
     return {"id": new_id("drun"), "type": "deployment_run",
-            "deployment_id": deployment["id"], "agent": dict(deployment["agent"]),
+            "deployment_id": deployment["id"], "agent": deployment["agent"].copy(),
             "trigger_context": trigger, "session_id": session_id, "error": error,
             "created_at": timestamp()}
 
 
 def deployments_query(query: Mapping[str, Sequence[str]]) -> JSON:
-    _known(query, ("limit", "page", "include_archived", "agent_id", "status",
-                   "created_at[gte]", "created_at[lte]"))
-    status = _one(query, "status")
-    out: JSON = {"limit": _limit(query, 20, 100), "page": _one(query, "page"),
-                 "include_archived": _flag(query, "include_archived"),
-                 "agent_id": _one(query, "agent_id"),
-                 "status": None if status is None else _choice(status, "status", STATUSES),
-                 **_created(query)}
+    check_known_params(query, ("limit", "page", "include_archived", "agent_id", "status",
+                               "created_at[gte]", "created_at[lte]"))
+    status = query_value(query, "status")
+    out: JSON = {"limit": query_limit(query, 20, 100), "page": query_value(query, "page"),
+                 "include_archived": query_flag(query, "include_archived"),
+                 "agent_id": query_value(query, "agent_id"),
+                 "status": None if status is None else read_choice(status, "status", STATUSES),
+                 **created_bounds(query)}
     if out["status"] is not None and out["include_archived"]:
         raise ShapeError("status", "cannot be combined with include_archived")
     return out
 
 
 def runs_query(query: Mapping[str, Sequence[str]]) -> JSON:
-    _known(query, ("limit", "page", "deployment_id", "has_error", "trigger_type",
-                   "created_at[gt]", "created_at[gte]", "created_at[lt]", "created_at[lte]"))
-    has_error = _one(query, "has_error")
-    trigger = _one(query, "trigger_type")
-    return {"limit": _limit(query, 20, 100), "page": _one(query, "page"),
-            "deployment_id": _one(query, "deployment_id"),
-            "has_error": None if has_error is None else _flag(query, "has_error"),
-            "trigger_type": None if trigger is None else _choice(trigger, "trigger_type",
-                                                                   TRIGGERS),
-            **_created(query)}
+    check_known_params(query, ("limit", "page", "deployment_id", "has_error", "trigger_type",
+                               "created_at[gt]", "created_at[gte]", "created_at[lt]",
+                               "created_at[lte]"))
+    has_error = query_value(query, "has_error")
+    trigger = query_value(query, "trigger_type")
+    return {"limit": query_limit(query, 20, 100), "page": query_value(query, "page"),
+            "deployment_id": query_value(query, "deployment_id"),
+            "has_error": None if has_error is None else query_flag(query, "has_error"),
+            "trigger_type": None if trigger is None else read_choice(trigger, "trigger_type",
+                                                                     TRIGGERS),
+            **created_bounds(query)}

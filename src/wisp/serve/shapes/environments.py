@@ -5,33 +5,41 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal, TypedDict
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
     Parser,
-    _at,
-    _bool,
-    _choice,
-    _get,
-    _metadata,
-    _obj,
-    _opt_str,
-    _patch_metadata,
-    _required,
-    _str,
-    _strs,
-    _variant,
+    child_path,
     new_id,
+    optional_field,
+    patched_metadata,
+    read_bool,
+    read_choice,
+    read_metadata,
+    read_object,
+    read_optional_str,
+    read_str,
+    read_strs,
+    read_variant,
+    required_field,
     timestamp,
+)
+from wisp.serve.shapes.documents import (
+    EnvironmentDeleted,
+    EnvironmentDocument,
+    Metadata,
+    as_environment,
+    editable,
 )
 
 
 def _limited_network(obj: JSON, path: str) -> JSON:
     return {"type": "limited",
-            "allow_mcp_servers": _get(obj, "allow_mcp_servers", path, _bool, False),
-            "allow_package_managers": _get(obj, "allow_package_managers", path, _bool, False),
-            "allowed_hosts": _get(obj, "allowed_hosts", path, _strs, [])}
+            "allow_mcp_servers": optional_field(obj, "allow_mcp_servers", path, read_bool, False),
+            "allow_package_managers": optional_field(obj, "allow_package_managers", path,
+                                                     read_bool, False),
+            "allowed_hosts": optional_field(obj, "allowed_hosts", path, read_strs, [])}
 
 
 _NETWORKS: Final[Mapping[str, Parser]] = {
@@ -40,19 +48,20 @@ _PACKAGE_MANAGERS: Final = ("apt", "cargo", "gem", "go", "npm", "pip")
 
 
 def _packages(value: object, path: str) -> JSON:
-    obj = _obj(value, path)
+    obj = read_object(value, path)
     if obj.get("type") is not None:
-        _choice(obj["type"], _at(path, "type"), ("packages",))
+        read_choice(obj["type"], child_path(path, "type"), ("packages",))
     return {"type": "packages",
-            **{key: _get(obj, key, path, _strs, []) for key in _PACKAGE_MANAGERS}}
+            **{key: optional_field(obj, key, path, read_strs, []) for key in _PACKAGE_MANAGERS}}
 
 
 def _cloud(obj: JSON, path: str) -> JSON:
     return {"type": "cloud",
-            "networking": _get(obj, "networking", path, lambda v, p: _variant(v, p, _NETWORKS),
-                               {"type": "unrestricted"}),
-            "packages": _get(obj, "packages", path, _packages, None)
-            or _packages({}, _at(path, "packages"))}
+            "networking": optional_field(obj, "networking", path,
+                                         lambda v, p: read_variant(v, p, _NETWORKS),
+                                         {"type": "unrestricted"}),
+            "packages": optional_field(obj, "packages", path, _packages, None)
+            or _packages({}, child_path(path, "packages"))}
 
 
 _CONFIGS: Final[Mapping[str, Parser]] = {
@@ -60,60 +69,71 @@ _CONFIGS: Final[Mapping[str, Parser]] = {
 
 
 def _config(value: object, path: str) -> JSON:
-    return _variant(value, path, _CONFIGS)
+    return read_variant(value, path, _CONFIGS)
 
 
 def _scope(value: object, path: str) -> str:
-    return _choice(value, path, ("organization", "account"))
+    return read_choice(value, path, ("organization", "account"))
 
 
-def environment_create(body: object) -> JSON:
+class EnvironmentFields(TypedDict):
+    """What `environment_create` returns: the environment document's own fields."""
+
+    name: str
+    config: JSON
+    description: str | None
+    metadata: Metadata
+    scope: Literal["organization", "account"]
+
+
+def environment_create(body: object) -> EnvironmentFields:
     """The body of `POST /v1/environments`, normalised (no config: a default cloud one)."""
-    obj = _obj(body, "")
+    obj = read_object(body, "")
     return {
-        "name": _str(_required(obj, "name", ""), "name", empty=False),
-        "config": _get(obj, "config", "", _config) or _cloud({}, "config"),
-        "description": _get(obj, "description", "", _str),
-        "metadata": _get(obj, "metadata", "", _metadata, {}),
-        "scope": _get(obj, "scope", "", _scope, "organization"),
+        "name": read_str(required_field(obj, "name", ""), "name", empty=False),
+        "config": optional_field(obj, "config", "", _config) or _cloud({}, "config"),
+        "description": optional_field(obj, "description", "", read_str),
+        "metadata": optional_field(obj, "metadata", "", read_metadata, {}),
+        "scope": optional_field(obj, "scope", "", _scope, "organization"),
     }
 
 
 def environment_update(body: object) -> JSON:
     """The body of `POST /v1/environments/{id}`: only the fields it sets. A null name,
     config or scope keeps the stored one; a null description clears it."""
-    obj = _obj(body, "")
+    obj = read_object(body, "")
     patch: JSON = {}
     readers: dict[str, Callable[[Any, str], Any]] = {
-        "name": lambda v, p: _str(v, p, empty=False), "config": _config, "scope": _scope,
-        "metadata": lambda v, p: _metadata(v, p, patch=True)}
+        "name": lambda v, p: read_str(v, p, empty=False), "config": _config, "scope": _scope,
+        "metadata": lambda v, p: read_metadata(v, p, patch=True)}
     for key, read in readers.items():
         if obj.get(key) is not None:
             patch[key] = read(obj[key], key)
     if "description" in obj:
-        patch["description"] = _opt_str(obj["description"], "description")
+        patch["description"] = read_optional_str(obj["description"], "description")
     return patch
 
 
-def environment_document(fields: JSON, *, environment_id: str | None = None,
-                         now: str | None = None) -> JSON:
+def environment_document(fields: EnvironmentFields, *, environment_id: str | None = None,
+                         now: str | None = None) -> EnvironmentDocument:
     """A new environment (BetaEnvironment) from `environment_create`'s fields."""
     now = now or timestamp()
     return {"id": environment_id or new_id("env"), "type": "environment",
             **copy.deepcopy(fields), "created_at": now, "updated_at": now, "archived_at": None}
 
 
-def environment_updated(doc: JSON, patch: JSON, *, now: str | None = None) -> JSON:
+def environment_updated(doc: EnvironmentDocument, patch: JSON, *,
+                        now: str | None = None) -> EnvironmentDocument:
     """`doc` with `environment_update`'s patch applied (a metadata value of null or ""
     deletes its key, as the API documents for environments)."""
-    new = copy.deepcopy(doc)
+    new = editable(doc)
     for key, value in patch.items():
-        new[key] = (_patch_metadata(doc.get("metadata") or {}, value, empty_deletes=True)
+        new[key] = (patched_metadata(doc.get("metadata") or {}, value, empty_deletes=True)
                     if key == "metadata" else copy.deepcopy(value))
     new["updated_at"] = now or timestamp()
-    return new
+    return as_environment(new)
 
 
-def deleted_environment(environment_id: str) -> JSON:
+def deleted_environment(environment_id: str) -> EnvironmentDeleted:
     """The body of `DELETE /v1/environments/{id}`."""
     return {"id": environment_id, "type": "environment_deleted"}

@@ -11,23 +11,31 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Final, TypedDict, TypeVar
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
     ShapeError,
-    _at,
-    _choice,
-    _get,
-    _metadata,
-    _obj,
-    _patch_metadata,
-    _required,
-    _str,
+    child_path,
     new_id,
+    optional_field,
+    patched_metadata,
+    read_choice,
+    read_metadata,
+    read_object,
+    read_str,
+    required_field,
     timestamp,
 )
-from wisp.serve.shapes.queries import _created, _known, _limit, _one
+from wisp.serve.shapes.companions import (
+    MemoryDocument,
+    MemoryStoreDocument,
+    MemoryVersionDocument,
+    Operation,
+    as_memory_store,
+)
+from wisp.serve.shapes.documents import editable
+from wisp.serve.shapes.queries import check_known_params, created_bounds, query_limit, query_value
 
 MAX_CONTENT: Final = 102_400
 OPERATIONS: Final = ("created", "modified", "deleted")
@@ -37,7 +45,7 @@ _SEPARATORS: Final = frozenset("\u2028\u2029")
 
 
 def memory_path(value: object, path: str) -> str:
-    text = _str(value, path, empty=False)
+    text = read_str(value, path, empty=False)
     segments = text.split("/")[1:]
     if not text.startswith("/") or not 1 <= len(segments) <= 20:
         raise ShapeError(path, "expected a path starting with / of 1 to 20 segments")
@@ -53,7 +61,7 @@ def memory_path(value: object, path: str) -> str:
 
 
 def content(value: object, path: str) -> str:
-    text = _str(value, path)
+    text = read_str(value, path)
     if len(text.encode()) > MAX_CONTENT:
         raise ShapeError(path, f"longer than {MAX_CONTENT} bytes")
     return text
@@ -64,50 +72,50 @@ def digest(text: str) -> str:
 
 
 def _sha(value: object, path: str) -> str:
-    text = _str(value, path)
+    text = read_str(value, path)
     if not re.fullmatch(r"[0-9a-f]{64}", text):
         raise ShapeError(path, "expected 64 lowercase hexadecimal characters")
     return text
 
 
 def _name(value: object, path: str) -> str:
-    text = _str(value, path, empty=False, limit=255)
+    text = read_str(value, path, empty=False, limit=255)
     if any(unicodedata.category(c) == "Cc" for c in text):
         raise ShapeError(path, "control characters are not allowed")
     return text
 
 
 def _description(value: object, path: str) -> str:
-    return _str(value, path, limit=1024)
+    return read_str(value, path, limit=1024)
 
 
 # Memory stores ------------------------------------------------------------------------
 
-def store_create(body: object) -> JSON:
-    obj = _obj(body, "")
+def store_create(body: object) -> MemoryStoreDocument:
+    obj = read_object(body, "")
     now = timestamp()
     return {"id": new_id("memstore"), "type": "memory_store",
-            "name": _name(_required(obj, "name", ""), "name"),
-            "description": _get(obj, "description", "", _description, ""),
-            "metadata": _get(obj, "metadata", "", _metadata, {}),
+            "name": _name(required_field(obj, "name", ""), "name"),
+            "description": optional_field(obj, "description", "", _description, ""),
+            "metadata": optional_field(obj, "metadata", "", read_metadata, {}),
             "created_at": now, "updated_at": now, "archived_at": None}
 
 
-def store_updated(doc: JSON, body: object) -> JSON:
+def store_updated(doc: MemoryStoreDocument, body: object) -> MemoryStoreDocument:
     """The store after `POST /v1/memory_stores/{id}`; `updated_at` moves only when
     something changed."""
-    obj = _obj(body, "")
-    new = dict(doc)
+    obj = read_object(body, "")
+    new = editable(doc)
     if obj.get("name") is not None:
         new["name"] = _name(obj["name"], "name")
     if obj.get("description") is not None:
         new["description"] = _description(obj["description"], "description")
     if obj.get("metadata") is not None:
-        patch = _metadata(obj["metadata"], "metadata", patch=True)
-        new["metadata"] = _patch_metadata(doc.get("metadata") or {}, patch)
+        patch = read_metadata(obj["metadata"], "metadata", patch=True)
+        new["metadata"] = patched_metadata(doc.get("metadata") or {}, patch)
     if new != doc:
         new["updated_at"] = timestamp()
-    return new
+    return as_memory_store(new)
 
 
 def slug(name: str) -> str:
@@ -118,19 +126,36 @@ def slug(name: str) -> str:
 
 # Memories -----------------------------------------------------------------------------
 
-def memory_create(body: object) -> JSON:
-    obj = _obj(body, "")
+class MemoryCreate(TypedDict):
+    """The body of `POST .../memories`, normalised."""
+
+    path: str
+    content: str
+
+
+class MemoryChange(TypedDict, total=False):
+    """The body of `POST .../memories/{id}`: what it sets, and the `content_sha256` the
+    client expects the memory to have (None or absent: no precondition; the agent's memory
+    tool sends none)."""
+
+    precondition: str | None
+    content: str
+    path: str
+
+
+def memory_create(body: object) -> MemoryCreate:
+    obj = read_object(body, "")
     if obj.get("content") is None:
         raise ShapeError("content", "required (pass \"\" for an empty memory)")
-    return {"path": memory_path(_required(obj, "path", ""), "path"),
+    return {"path": memory_path(required_field(obj, "path", ""), "path"),
             "content": content(obj["content"], "content")}
 
 
-def memory_update(body: object) -> JSON:
+def memory_update(body: object) -> MemoryChange:
     """Only what the body sets: `content`, `path`, and `precondition` (the expected
     `content_sha256`, or None)."""
-    obj = _obj(body, "")
-    out: JSON = {"precondition": _get(obj, "precondition", "", _precondition)}
+    obj = read_object(body, "")
+    out: MemoryChange = {"precondition": optional_field(obj, "precondition", "", _precondition)}
     if obj.get("content") is not None:
         out["content"] = content(obj["content"], "content")
     if obj.get("path") is not None:
@@ -139,16 +164,16 @@ def memory_update(body: object) -> JSON:
 
 
 def _precondition(value: object, path: str) -> str:
-    obj = _obj(value, path)
-    _choice(obj.get("type"), _at(path, "type"), ("content_sha256",))
-    return _sha(_required(obj, "content_sha256", path), _at(path, "content_sha256"))
+    obj = read_object(value, path)
+    read_choice(obj.get("type"), child_path(path, "type"), ("content_sha256",))
+    return _sha(required_field(obj, "content_sha256", path), child_path(path, "content_sha256"))
 
 
 def version_id() -> str:
     return new_id("memver")
 
 
-def memory_document(store_id: str, path: str, text: str, version_id: str) -> JSON:
+def memory_document(store_id: str, path: str, text: str, version_id: str) -> MemoryDocument:
     now = timestamp()
     return {"id": new_id("mem"), "type": "memory", "memory_store_id": store_id,
             "path": path, "content": text, "content_sha256": digest(text),
@@ -156,7 +181,8 @@ def memory_document(store_id: str, path: str, text: str, version_id: str) -> JSO
             "created_at": now, "updated_at": now}
 
 
-def version_document(memory: JSON, operation: str, actor: JSON) -> JSON:
+def version_document(memory: MemoryDocument, operation: Operation,
+                     actor: JSON) -> MemoryVersionDocument:
     """The version recording `operation` on `memory` (as it is after the change)."""
     gone = operation == "deleted"
     return {"id": memory["memory_version_id"], "type": "memory_version",
@@ -169,14 +195,21 @@ def version_document(memory: JSON, operation: str, actor: JSON) -> JSON:
             "redacted_at": None, "redacted_by": None}
 
 
-def redacted(version: JSON, actor: JSON) -> JSON:
+def redacted(version: MemoryVersionDocument, actor: JSON) -> MemoryVersionDocument:
     return {**version, "content": None, "path": None, "content_sha256": None,
             "content_size_bytes": None, "redacted_at": timestamp(), "redacted_by": actor}
 
 
-def viewed(doc: JSON, view: str) -> JSON:
+Viewed = TypeVar("Viewed", MemoryDocument, MemoryVersionDocument)
+
+
+def viewed(doc: Viewed, view: str) -> Viewed:
     """A memory or version as a response shows it: `basic` leaves `content` null."""
-    return doc if view == "full" else {**doc, "content": None}
+    if view == "full":
+        return doc
+    shown = doc.copy()
+    shown["content"] = None
+    return shown
 
 
 # Queries ------------------------------------------------------------------------------
@@ -185,32 +218,32 @@ Query = Mapping[str, Sequence[str]]
 
 
 def view_query(query: Query, default: str) -> str:
-    _known(query, ("view",))
-    return _choice(_one(query, "view") or default, "view", VIEWS)
+    check_known_params(query, ("view",))
+    return read_choice(query_value(query, "view") or default, "view", VIEWS)
 
 
 def _listing(query: Query, allowed: Sequence[str]) -> JSON:
-    _known(query, ("limit", "page", "view", *allowed))
-    view = _choice(_one(query, "view") or "basic", "view", VIEWS)
+    check_known_params(query, ("limit", "page", "view", *allowed))
+    view = read_choice(query_value(query, "view") or "basic", "view", VIEWS)
     # With `full`, a page holds at most 20 items (the SDK's documented cap).
-    return {"view": view, "limit": _limit(query, 20, 20 if view == "full" else 100),
-            "page": _one(query, "page")}
+    return {"view": view, "limit": query_limit(query, 20, 20 if view == "full" else 100),
+            "page": query_value(query, "page")}
 
 
 def stores_query(query: Query) -> JSON:
-    _known(query, ("limit", "page", "include_archived", *_CREATED))
-    raw = (_one(query, "include_archived") or "false").lower()
-    return {"limit": _limit(query, 20, 100), "page": _one(query, "page"),
-            "include_archived": _choice(raw, "include_archived", ("true", "false")) == "true",
-            **_created(query)}
+    check_known_params(query, ("limit", "page", "include_archived", *_CREATED))
+    raw = (query_value(query, "include_archived") or "false").lower()
+    return {"limit": query_limit(query, 20, 100), "page": query_value(query, "page"),
+            "include_archived": read_choice(raw, "include_archived", ("true", "false")) == "true",
+            **created_bounds(query)}
 
 
 def memories_query(query: Query) -> JSON:
     out = _listing(query, ("depth", "path_prefix"))
-    prefix = _one(query, "path_prefix")
+    prefix = query_value(query, "path_prefix")
     if prefix is not None and (not prefix.startswith("/") or not prefix.endswith("/")):
         raise ShapeError("path_prefix", "expected a prefix starting and ending with /")
-    depth = _one(query, "depth") or "0"
+    depth = query_value(query, "depth") or "0"
     if not depth.isdigit():
         raise ShapeError("depth", "expected a non-negative integer")
     return {**out, "path_prefix": prefix or "/", "depth": int(depth)}
@@ -219,15 +252,16 @@ def memories_query(query: Query) -> JSON:
 def versions_query(query: Query) -> JSON:
     out = _listing(query, ("api_key_id", "memory_id", "operation", "session_id",
                            "service_account_id", *_CREATED))
-    operation = _one(query, "operation")
-    return {**out, **_created(query), "memory_id": _one(query, "memory_id"),
-            "operation": None if operation is None else _choice(operation, "operation",
-                                                                OPERATIONS),
-            "api_key_id": _one(query, "api_key_id"), "session_id": _one(query, "session_id"),
-            "service_account_id": _one(query, "service_account_id")}
+    operation = query_value(query, "operation")
+    return {**out, **created_bounds(query), "memory_id": query_value(query, "memory_id"),
+            "operation": None if operation is None else read_choice(operation, "operation",
+                                                                    OPERATIONS),
+            "api_key_id": query_value(query, "api_key_id"),
+            "session_id": query_value(query, "session_id"),
+            "service_account_id": query_value(query, "service_account_id")}
 
 
 def delete_query(query: Query) -> str | None:
-    _known(query, ("expected_content_sha256",))
-    expected = _one(query, "expected_content_sha256")
+    check_known_params(query, ("expected_content_sha256",))
+    expected = query_value(query, "expected_content_sha256")
     return None if expected is None else _sha(expected, "expected_content_sha256")

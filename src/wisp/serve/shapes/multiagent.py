@@ -9,16 +9,17 @@ from typing import Any, Final
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
     ShapeError,
-    _at,
-    _choice,
-    _int,
-    _list,
-    _obj,
-    _required,
-    _str,
+    child_path,
     new_id,
+    read_choice,
+    read_int,
+    read_list,
+    read_object,
+    read_str,
+    required_field,
     timestamp,
 )
+from wisp.serve.shapes.documents import SessionAgent, ThreadDocument
 
 THREAD_STATUSES: Final = ("running", "idle", "rescheduling", "terminated")
 
@@ -27,30 +28,32 @@ def _roster_entry(value: object, path: str) -> JSON:
     """An agent id or `{"type": "agent", "id", "version"?}`, as {"type": "agent", "id",
     "version" (None: latest)}; `self` and advisors are refused (not supported here)."""
     if isinstance(value, str):
-        return {"type": "agent", "id": _str(value, path, empty=False), "version": None}
-    obj = _obj(value, path)
-    kind = _choice(obj.get("type"), _at(path, "type"), ("agent", "self", "advisor"))
+        return {"type": "agent", "id": read_str(value, path, empty=False), "version": None}
+    obj = read_object(value, path)
+    kind = read_choice(obj.get("type"), child_path(path, "type"), ("agent", "self", "advisor"))
     if kind != "agent":
-        raise ShapeError(_at(path, "type"), f"{kind} roster entries are not supported by "
+        raise ShapeError(child_path(path, "type"), f"{kind} roster entries are not supported by "
                          "this server")
     version = obj.get("version")
     return {"type": "agent",
-            "id": _str(_required(obj, "id", path), _at(path, "id"), empty=False),
-            "version": None if version is None else _int(version, _at(path, "version"), 1)}
+            "id": read_str(required_field(obj, "id", path), child_path(path, "id"), empty=False),
+            "version": (None if version is None
+                        else read_int(version, child_path(path, "version"), 1))}
 
 
 def multiagent(value: object, path: str) -> JSON:
     """`{"type": "coordinator", "agents": [1 to 20 entries]}`, entries unresolved."""
-    obj = _obj(value, path)
-    _choice(obj.get("type"), _at(path, "type"), ("coordinator",))
-    entries = _list(_required(obj, "agents", path), _at(path, "agents"))
+    obj = read_object(value, path)
+    read_choice(obj.get("type"), child_path(path, "type"), ("coordinator",))
+    entries = read_list(required_field(obj, "agents", path), child_path(path, "agents"))
     if not 1 <= len(entries) <= 20:
-        raise ShapeError(_at(path, "agents"), "expected 1 to 20 agents")
+        raise ShapeError(child_path(path, "agents"), "expected 1 to 20 agents")
     return {"type": "coordinator", "agents": [
-        _roster_entry(e, f"{_at(path, 'agents')}[{i}]") for i, e in enumerate(entries)]}
+        _roster_entry(e, f"{child_path(path, 'agents')}[{i}]") for i, e in enumerate(entries)]}
 
 
-def thread_document(session_id: str, agent: JSON, parent: str | None) -> JSON:
+def thread_document(session_id: str, agent: SessionAgent,
+                    parent: str | None) -> ThreadDocument:
     now = timestamp()
     return {"id": new_id("sthr"), "type": "session_thread", "session_id": session_id,
             "agent": agent, "parent_thread_id": parent, "status": "idle",
@@ -89,4 +92,4 @@ def message_received(thread_id: str, agent_name: str | None, text: str) -> JSON:
 
 
 def threads_query_statuses(values: Sequence[str]) -> list[str]:
-    return [_choice(v, "statuses", THREAD_STATUSES) for v in values]
+    return [read_choice(v, "statuses", THREAD_STATUSES) for v in values]

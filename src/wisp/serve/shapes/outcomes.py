@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from wisp.jsontypes import JSON
-from wisp.serve.shapes.common import _choice, new_id, timestamp
+from wisp.serve.shapes.common import new_id, read_choice, timestamp
 
 RESULTS: Final = ("pending", "running", "evaluating", "satisfied", "needs_revision",
                   "max_iterations_reached", "failed", "interrupted")
@@ -39,7 +39,7 @@ def outcome_changed(doc: JSON, outcome_id: str, **fields: Any) -> JSON:
     """The session document with the outcome's entry updated (a terminal result gets
     its `completed_at`)."""
     if "result" in fields:
-        _choice(fields["result"], "result", RESULTS)
+        read_choice(fields["result"], "result", RESULTS)
         if fields["result"] in TERMINAL:
             fields.setdefault("completed_at", timestamp())
     entries = [{**entry, **fields} if entry.get("outcome_id") == outcome_id else entry
@@ -69,7 +69,7 @@ def outcome_evaluation_ongoing(outcome_id: str, iteration: int) -> JSON:
 def outcome_evaluation_end(start: Mapping[str, Any], result: str, explanation: str,
                            usage: Mapping[str, Any] | None = None) -> JSON:
     """The verdict of the cycle `start` opened, with the grader's summed usage."""
-    _choice(result, "result", RESULTS)
+    read_choice(result, "result", RESULTS)
     model_usage = {key: int((usage or {}).get(key) or 0)
                    for key in ("input_tokens", "output_tokens", "cache_read_input_tokens",
                                "cache_creation_input_tokens")}

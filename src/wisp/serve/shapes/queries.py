@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.client_events import CLIENT_EVENT_TYPES
-from wisp.serve.shapes.common import ShapeError, _choice, instant
+from wisp.serve.shapes.common import ShapeError, instant, read_choice
+from wisp.serve.shapes.documents import Page, SessionPage
 from wisp.serve.shapes.sessions import SESSION_STATUSES
+
+T = TypeVar("T")
 
 # Every `type` the events list accepts in `types[]` (BetaManagedAgentsSessionEventType).
 EVENT_TYPES: Final = (
@@ -27,14 +30,14 @@ EVENT_TYPES: Final = (
     "workflow_run.phase_started", "workflow_run.phase_ended")
 
 
-def list_page(data: Sequence[JSON], next_page: str | None = None) -> JSON:
+def list_page(data: Sequence[T], next_page: str | None = None) -> Page[T]:
     """The list envelope (SyncPageCursor): the SDK asks for the next page with
     `?page=<next_page>` (and the first query's other parameters) until it is null."""
     return {"data": list(data), "next_page": next_page}
 
 
-def session_list_page(data: Sequence[JSON], next_page: str | None = None,
-                      prev_page: str | None = None) -> JSON:
+def session_list_page(data: Sequence[T], next_page: str | None = None,
+                      prev_page: str | None = None) -> SessionPage[T]:
     """The sessions list envelope (SyncBidirectionalPageCursor): also `prev_page`."""
     return {"data": list(data), "next_page": next_page, "prev_page": prev_page}
 
@@ -42,18 +45,18 @@ def session_list_page(data: Sequence[JSON], next_page: str | None = None,
 Query = Mapping[str, Sequence[str]]
 
 
-def _one(query: Query, key: str) -> str | None:
+def query_value(query: Query, key: str) -> str | None:
     values = query.get(key) or ()
     return values[-1] if values else None
 
 
-def _many(query: Query, key: str) -> list[str]:
+def query_values(query: Query, key: str) -> list[str]:
     # The SDK sends arrays as `key[]=a&key[]=b`; plain repeats are accepted too.
     return [*(query.get(key + "[]") or ()), *(query.get(key) or ())]
 
 
-def _limit(query: Query, default: int, ceiling: int) -> int:
-    raw = _one(query, "limit")
+def query_limit(query: Query, default: int, ceiling: int) -> int:
+    raw = query_value(query, "limit")
     if raw is None:
         return default
     if not raw.isdigit() or int(raw) < 1:
@@ -61,15 +64,15 @@ def _limit(query: Query, default: int, ceiling: int) -> int:
     return min(int(raw), ceiling)  # more than a page holds: the cursor brings the rest
 
 
-def _flag(query: Query, key: str) -> bool:
-    raw = (_one(query, key) or "false").lower()
-    return _choice(raw, key, ("true", "false")) == "true"
+def query_flag(query: Query, key: str) -> bool:
+    raw = (query_value(query, key) or "false").lower()
+    return read_choice(raw, key, ("true", "false")) == "true"
 
 
-def _created(query: Query) -> JSON:
+def created_bounds(query: Query) -> JSON:
     bounds: JSON = {}
     for op in ("gt", "gte", "lt", "lte"):
-        raw = _one(query, f"created_at[{op}]")
+        raw = query_value(query, f"created_at[{op}]")
         if raw is not None:
             bounds[f"created_{op}"] = instant(raw, f"created_at[{op}]",
                                               round_up=op in ("gte", "lt"))
@@ -81,7 +84,7 @@ _ALWAYS: Final = frozenset({"beta"})
 _CREATED: Final = ("created_at[gt]", "created_at[gte]", "created_at[lt]", "created_at[lte]")
 
 
-def _known(query: Query, allowed: Sequence[str]) -> None:
+def check_known_params(query: Query, allowed: Sequence[str]) -> None:
     """A parameter this endpoint does not read is refused, not ignored: a filter that
     silently does nothing returns wrong results."""
     expected = _ALWAYS | set(allowed) | {f"{key}[]" for key in allowed}
@@ -94,10 +97,11 @@ def resources_query(query: Query, *, default_limit: int = 20, max_limit: int = 1
                     allowed: Sequence[str] = ("limit", "page", "include_archived")) -> JSON:
     """`limit`, `page`, `include_archived` (and the created_at bounds, where `allowed`)
     of an agents or environments list, newest first."""
-    _known(query, allowed)
-    return {"limit": _limit(query, default_limit, max_limit), "page": _one(query, "page"),
-            "include_archived": _flag(query, "include_archived"), "order": "desc",
-            **_created(query)}
+    check_known_params(query, allowed)
+    return {"limit": query_limit(query, default_limit, max_limit),
+            "page": query_value(query, "page"),
+            "include_archived": query_flag(query, "include_archived"), "order": "desc",
+            **created_bounds(query)}
 
 
 def agents_query(query: Query) -> JSON:
@@ -106,7 +110,7 @@ def agents_query(query: Query) -> JSON:
                                            "created_at[gte]", "created_at[lte]"))
 
 
-def created_within(doc: JSON, bounds: JSON) -> bool:
+def created_within(doc: Mapping[str, Any], bounds: JSON) -> bool:
     """Whether a document's `created_at` is within a query's `created_*` bounds (both
     in the stored form, so strings compare as times)."""
     created = str(doc.get("created_at") or "")
@@ -122,12 +126,13 @@ def sessions_query(query: Query) -> JSON:
     out = resources_query(query, allowed=(
         "limit", "page", "include_archived", "order", "statuses", "agent_id",
         "agent_version", "memory_store_id", "deployment_id", *_CREATED))
-    out["memory_store_id"] = _one(query, "memory_store_id")
-    out["deployment_id"] = _one(query, "deployment_id")
-    out["order"] = _choice(_one(query, "order") or "desc", "order", ("asc", "desc"))
-    out["statuses"] = [_choice(s, "statuses", SESSION_STATUSES) for s in _many(query, "statuses")]
-    out["agent_id"] = _one(query, "agent_id")
-    version = _one(query, "agent_version")
+    out["memory_store_id"] = query_value(query, "memory_store_id")
+    out["deployment_id"] = query_value(query, "deployment_id")
+    out["order"] = read_choice(query_value(query, "order") or "desc", "order", ("asc", "desc"))
+    out["statuses"] = [read_choice(s, "statuses",
+                                   SESSION_STATUSES) for s in query_values(query, "statuses")]
+    out["agent_id"] = query_value(query, "agent_id")
+    version = query_value(query, "agent_version")
     if version is not None and not (version.isdigit() and int(version) >= 1):
         raise ShapeError("agent_version", "expected a positive integer")
     out["agent_version"] = None if version is None else int(version)
@@ -137,28 +142,29 @@ def sessions_query(query: Query) -> JSON:
 def files_query(query: Query) -> JSON:
     """The files list's query: `limit` (default 20, at most 1000), `page`, `scope_id`, or
     `ids[]` (at most 100; then neither `limit` nor `page`)."""
-    _known(query, ("limit", "page", "scope_id", "ids"))
-    ids = list(dict.fromkeys(_many(query, "ids"))) or None
-    if ids is not None and (_one(query, "limit") or _one(query, "page")):
+    check_known_params(query, ("limit", "page", "scope_id", "ids"))
+    ids = list(dict.fromkeys(query_values(query, "ids"))) or None
+    if ids is not None and (query_value(query, "limit") or query_value(query, "page")):
         raise ShapeError("ids", "cannot be combined with limit or page")
     if ids is not None and len(ids) > 100:
         raise ShapeError("ids", "at most 100 ids")
-    return {"limit": _limit(query, 20, 1000), "page": _one(query, "page"),
-            "scope_id": _one(query, "scope_id"), "ids": ids}
+    return {"limit": query_limit(query, 20, 1000), "page": query_value(query, "page"),
+            "scope_id": query_value(query, "scope_id"), "ids": ids}
 
 
 def events_query(query: Query) -> JSON:
     """The events list's query: `limit` (default and ceiling 1000: the SDK's tool runner
     asks for 1000), `page`, `order` (default asc), `types[]`, `created_at[...]`."""
-    _known(query, ("limit", "page", "order", "types", *_CREATED))
-    return {"limit": _limit(query, 1000, 1000), "page": _one(query, "page"),
-            "order": _choice(_one(query, "order") or "asc", "order", ("asc", "desc")),
-            "types": [_choice(t, "types", EVENT_TYPES) for t in _many(query, "types")] or None,
-            **_created(query)}
+    check_known_params(query, ("limit", "page", "order", "types", *_CREATED))
+    return {"limit": query_limit(query, 1000, 1000), "page": query_value(query, "page"),
+            "order": read_choice(query_value(query, "order") or "asc", "order", ("asc", "desc")),
+            "types": [read_choice(t, "types", EVENT_TYPES)
+                      for t in query_values(query, "types")] or None,
+            **created_bounds(query)}
 
 
 def stream_query(query: Query) -> list[str]:
     """The `event_deltas[]` of a stream request: the event types to preview."""
-    _known(query, ("event_deltas",))
-    return [_choice(t, "event_deltas", ("agent.message", "agent.thinking"))
-            for t in _many(query, "event_deltas")]
+    check_known_params(query, ("event_deltas",))
+    return [read_choice(t, "event_deltas", ("agent.message", "agent.thinking"))
+            for t in query_values(query, "event_deltas")]

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from wisp.jsontypes import JSON
-from wisp.serve.shapes.common import _choice, new_id, timestamp
+from wisp.serve.shapes.common import new_id, read_choice, timestamp
 
 STOP_REASONS: Final = ("end_turn", "requires_action", "retries_exhausted", "budget_reached",
                        "refusal")
@@ -131,7 +131,7 @@ def status_idle(stop_reason: str = "end_turn", *, event_ids: Sequence[str] = (),
     """`session.status_idle`. `requires_action` names the events the session waits on
     (tool calls awaiting a result or a confirmation); only it keeps the turn open for the
     SDK's tool runner. A `refusal` may say more in `stop_details`."""
-    _choice(stop_reason, "stop_reason", STOP_REASONS)
+    read_choice(stop_reason, "stop_reason", STOP_REASONS)
     reason: JSON = {"type": stop_reason}
     if stop_reason == "requires_action":
         if not event_ids:
@@ -171,8 +171,8 @@ def session_error(kind: str, message: str, *, retry_status: str = "terminal",
                   repository_url: str | None = None) -> JSON:
     """`session.error`. `retry_status` says what happens next: `retrying`, `exhausted` or
     `terminal`. The MCP errors name their server."""
-    _choice(kind, "kind", SESSION_ERROR_TYPES)
-    _choice(retry_status, "retry_status", ("retrying", "exhausted", "terminal"))
+    read_choice(kind, "kind", SESSION_ERROR_TYPES)
+    read_choice(retry_status, "retry_status", ("retrying", "exhausted", "terminal"))
     error: JSON = {"type": kind, "message": message, "retry_status": {"type": retry_status}}
     if kind.startswith("mcp_"):
         if mcp_server_name is None:
@@ -210,7 +210,7 @@ def model_request_end(model_request_start_id: str, usage: Mapping[str, Any] | No
 def event_start(event_id: str, kind: str = "agent.message") -> JSON:
     """A preview's opening (`event_deltas` streams only; never in the log): the id the
     buffered `agent.message`/`agent.thinking` will carry."""
-    _choice(kind, "kind", ("agent.message", "agent.thinking"))
+    read_choice(kind, "kind", ("agent.message", "agent.thinking"))
     return {"type": "event_start", "event": {"id": event_id, "type": kind}}
 
 

@@ -18,8 +18,9 @@ from typing import Final
 
 from wisp.jsontypes import JSON
 from wisp.project.frontmatter import first_line, normalise_text, scalar, split_front_matter
-from wisp.serve.shapes.common import ShapeError, _str, new_id, timestamp
-from wisp.serve.shapes.queries import _known, _limit, _one
+from wisp.serve.shapes.common import ShapeError, new_id, read_str, timestamp
+from wisp.serve.shapes.companions import SkillDocument, SkillVersionDocument
+from wisp.serve.shapes.queries import check_known_params, query_limit, query_value
 
 SKILL_FILE: Final = "SKILL.md"
 MAX_UPLOAD: Final = 8 * 1024 * 1024
@@ -95,20 +96,20 @@ def upload(files: Sequence[tuple[str, bytes]]) -> Upload:
 def display_name(value: object) -> str | None:
     if value is None:
         return None
-    text = _str(value, "display_name", empty=False, limit=MAX_DISPLAY_NAME)
+    text = read_str(value, "display_name", empty=False, limit=MAX_DISPLAY_NAME)
     if "\n" in text or "\r" in text:
         raise ShapeError("display_name", "expected a single line")
     return text
 
 
-def skill_document(skill_id: str, display: str, version_id: str) -> JSON:
+def skill_document(skill_id: str, display: str, version_id: str) -> SkillDocument:
     now = timestamp()
     return {"id": skill_id, "type": "skill", "display_name": display,
             "source": {"type": "custom"}, "latest_version_id": version_id,
             "created_at": now, "updated_at": now}
 
 
-def version_document(skill_id: str, checked: Upload) -> JSON:
+def version_document(skill_id: str, checked: Upload) -> SkillVersionDocument:
     return {"id": new_id("skillver"), "type": "skill_version", "skill_id": skill_id,
             "name": checked.name, "description": checked.description,
             "created_at": timestamp()}
@@ -116,16 +117,17 @@ def version_document(skill_id: str, checked: Upload) -> JSON:
 
 def skills_query(query: Mapping[str, Sequence[str]]) -> JSON:
     """`limit` (default 20, at most 1000), `page` and `source`."""
-    _known(query, ("limit", "page", "source"))
-    source = _one(query, "source")
+    check_known_params(query, ("limit", "page", "source"))
+    source = query_value(query, "source")
     if source is not None and source not in SOURCES:
         raise ShapeError("source", f"expected one of {', '.join(SOURCES)}")
-    return {"limit": _limit(query, 20, 1000), "page": _one(query, "page"), "source": source}
+    return {"limit": query_limit(query, 20, 1000), "page": query_value(query, "page"),
+            "source": source}
 
 
 def versions_query(query: Mapping[str, Sequence[str]]) -> JSON:
-    _known(query, ("limit", "page"))
-    return {"limit": _limit(query, 20, 1000), "page": _one(query, "page")}
+    check_known_params(query, ("limit", "page"))
+    return {"limit": query_limit(query, 20, 1000), "page": query_value(query, "page")}
 
 
 def skill_folder(name: str) -> PurePosixPath:

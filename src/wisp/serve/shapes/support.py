@@ -9,36 +9,36 @@ acted on (a web search it has no backend for).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import AGENT_TOOLSET
-from wisp.serve.shapes.common import ShapeError, _at
+from wisp.serve.shapes.common import ShapeError, child_path
 
 _NOT_HERE: Final = "is not supported by this server"
 
 
-def check_agent_fields(fields: JSON, path: str = "") -> None:
+def check_agent_fields(fields: Mapping[str, Any], path: str = "") -> None:
     """The fields of an agent (a create, the result of an update, or a session's
     overrides): refuses those wisp would store and never act on."""
     for i, tool in enumerate(fields.get("tools") or []):
-        where = _at(path, f"tools[{i}]")
+        where = child_path(path, f"tools[{i}]")
         if tool.get("type") == AGENT_TOOLSET:
             _check_toolset(tool, where)
     identity = fields.get("execution_identity") or {}
     if identity.get("type") == "aws_role":
-        raise ShapeError(_at(path, "execution_identity"), f"aws_role {_NOT_HERE}")
+        raise ShapeError(child_path(path, "execution_identity"), f"aws_role {_NOT_HERE}")
     model = fields.get("model")
     if isinstance(model, dict):
-        _check_model(model, _at(path, "model"))
+        _check_model(model, child_path(path, "model"))
 
 
 def _check_model(model: JSON, path: str) -> None:
     if model.get("speed") == "fast":
-        raise ShapeError(_at(path, "speed"), f'"fast" {_NOT_HERE}')
+        raise ShapeError(child_path(path, "speed"), f'"fast" {_NOT_HERE}')
     if model.get("inference_geo") is not None:
-        raise ShapeError(_at(path, "inference_geo"), _NOT_HERE)
+        raise ShapeError(child_path(path, "inference_geo"), _NOT_HERE)
 
 
 def _check_toolset(tool: JSON, path: str) -> None:
@@ -46,15 +46,15 @@ def _check_toolset(tool: JSON, path: str) -> None:
     default configuration's web_search is left out of the model's tools, as docs/serve.md
     says). web_fetch's `url_sources` is not implemented."""
     for i, config in enumerate(tool.get("configs") or []):
-        where = _at(path, f"configs[{i}]")
+        where = child_path(path, f"configs[{i}]")
         if config.get("name") == "web_search" and config.get("enabled"):
             raise ShapeError(where, "web_search needs a search backend, and this server "
                              'has none configured: disable it ("enabled": false)')
         if config.get("name") == "web_fetch" and config.get("url_sources") is not None:
-            raise ShapeError(_at(where, "url_sources"), _NOT_HERE)
+            raise ShapeError(child_path(where, "url_sources"), _NOT_HERE)
 
 
-def check_session_fields(fields: JSON) -> None:
+def check_session_fields(fields: Mapping[str, Any]) -> None:
     """The fields of `POST /v1/sessions` beyond the agent's."""
     check_client_events(fields.get("initial_events") or [], "initial_events")
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from wisp.jsonsafe import encode_utf8
-from wisp.jsontypes import JSON
+from wisp.serve.shapes.documents import ErrorBody, ErrorObject
 
 # The `error.type` of each status (ErrorResponse); others are api_error.
 _ERROR_TYPES: Final = {400: "invalid_request_error", 401: "authentication_error",
@@ -19,11 +19,11 @@ _ERROR_TYPES: Final = {400: "invalid_request_error", 401: "authentication_error"
 
 
 def error_body(status: int, message: str, *, error_code: str | None = None,
-               request_id: str | None = None) -> JSON:
+               request_id: str | None = None) -> ErrorBody:
     """An error response body. The SDK picks its exception class from the status, and a
     narrower one from (status, `error.details.error_code`) when it knows the code
     (`environment_archived` on a 400 is BetaEnvironmentArchivedError)."""
-    error: JSON = {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}
+    error: ErrorObject = {"type": _ERROR_TYPES.get(status, "api_error"), "message": message}
     if error_code is not None:
         error["details"] = {"error_code": error_code}
     return {"type": "error", "error": error, "request_id": request_id}

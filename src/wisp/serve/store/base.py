@@ -31,13 +31,14 @@ does not send them meanwhile, and one that died mid-send is retried once it expi
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator
-from typing import Protocol
+from collections.abc import Iterator, Mapping
+from typing import Any, Protocol, TypeVar
 
 from wisp.jsontypes import JSON
 
 # (owner, endpoint id, payload): one webhook delivery to write with the events it reports.
 Delivery = tuple[str, str, JSON]
+Doc = TypeVar("Doc", bound=Mapping[str, Any])  # a resource document, typed or JSON
 UNTAKEN = "_untaken"  # on a processed client event a worker has still to take up
 
 
@@ -62,12 +63,14 @@ class Page:
 
 class Store(Protocol):
     # Resources --------------------------------------------------------------------------
-    def create(self, kind: str, owner: str, doc: JSON) -> JSON:
+    # A document goes in as its builder typed it (`shapes.AgentDocument`, ...) and comes
+    # back out as JSON: `shapes.as_agent` and its kin say what a stored one is.
+    def create(self, kind: str, owner: str, doc: Doc) -> Doc:
         """Stores `doc` (which carries its own `id`, `created_at`, `updated_at`)."""
     def get(self, kind: str, owner: str, resource_id: str) -> JSON | None: ...
     def list(self, kind: str, owner: str, *, limit: int, page: str | None,
              order: str = "desc", include_archived: bool = False) -> Page: ...
-    def update(self, kind: str, owner: str, resource_id: str, doc: JSON) -> JSON | None:
+    def update(self, kind: str, owner: str, resource_id: str, doc: Doc) -> Doc | None:
         """Replaces the document; None when there is no such resource for this owner."""
     def delete(self, kind: str, owner: str, resource_id: str) -> bool: ...
     def owner_of(self, kind: str, resource_id: str) -> str | None:

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import builtins
 import json
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
 from wisp.jsontypes import JSON
-from wisp.serve.store.base import Page
+from wisp.serve.store.base import Doc, Page
 from wisp.serve.store.rows import checked, cursor, descending, loads, position, time_key
 
 dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -62,7 +63,7 @@ def delivery(row: Any) -> JSON:
             "attempts": row[4], "next_at": row[5], "last_error": row[6]}
 
 
-def derived(doc: JSON) -> tuple[bool, Any]:
+def derived(doc: Mapping[str, Any]) -> tuple[bool, Any]:
     """The columns a resource's queries filter on: archived flag and status."""
     return doc.get("archived_at") is not None, doc.get("status")
 
@@ -109,7 +110,7 @@ class SqlStore:
             return int(db.execute(self.dialect.sql(text), args).rowcount)
 
     # Resources --------------------------------------------------------------------------
-    def create(self, kind: str, owner: str, doc: JSON) -> JSON:
+    def create(self, kind: str, owner: str, doc: Doc) -> Doc:
         self._changed("INSERT INTO resources (kind, id, owner, created_at, archived, status, "
                       "doc) VALUES (?, ?, ?, ?, ?, ?, ?)",
                       (kind, doc["id"], owner, doc.get("created_at"), *derived(doc),
@@ -137,7 +138,7 @@ class SqlStore:
         items = [loads(doc) for _, doc in rows[:limit]]
         return Page(items, cursor("r", rows[limit - 1][0]) if len(rows) > limit else None)
 
-    def update(self, kind: str, owner: str, resource_id: str, doc: JSON) -> JSON | None:
+    def update(self, kind: str, owner: str, resource_id: str, doc: Doc) -> Doc | None:
         changed = self._changed("UPDATE resources SET archived = ?, status = ?, doc = ? "
                                 "WHERE kind = ? AND owner = ? AND id = ?",
                                 (*derived(doc), dumps(doc), kind, owner, resource_id))
