@@ -319,9 +319,10 @@ class Api:
                 _announced(changes)))
         return Response(200, new)
 
-    def _log_session_event(self, owner: str, session_id: str, event: JSON) -> None:
+    def _log_session_event(self, owner: str, session_id: str,
+                           typed: shapes.ServerEvent) -> None:
         """A service event about the session (not of a turn), with its webhooks."""
-        hub = webhooks.hub(self.store)
+        hub, event = webhooks.hub(self.store), shapes.log_entry(typed)
         self.store.append(session_id, [event],
                           deliveries=hub.deliveries(owner, session_id, [event]))
         self.fanout.wake(session_id)
@@ -339,7 +340,7 @@ class Api:
 
     async def delete_session(self, request: Request) -> Response:
         doc = self._found("session", request, "session_id")
-        event = shapes.session_deleted_event()
+        event = shapes.log_entry(shapes.session_deleted_event())
         hub = webhooks.hub(self.store)  # its deliveries are written with it
         self.store.append(doc["id"], [event],
                           deliveries=hub.deliveries(request.owner, doc["id"], [event]))
@@ -374,12 +375,13 @@ class Api:
         self._offer_work(request.owner, session, environment)
         return Response(200, shapes.send_events_response([public(e) for e in stored]))
 
-    def _queue(self, owner: str, session_id: str, events: list[JSON]) -> list[JSON]:
+    def _queue(self, owner: str, session_id: str,
+               events: list[shapes.ClientEvent]) -> list[JSON]:
         """Client events into the log (queued, processed_at null), then the worker is
         woken: once this returns the events are durable, whatever happens next."""
         events = outcomes.with_rubric_text(self.files, owner, events)
-        stored = self.store.append(session_id, [shapes.client_event_record(e)
-                                                for e in events])
+        stored = self.store.append(session_id, [
+            shapes.log_entry(shapes.client_event_record(e)) for e in events])
         outcomes.record(self.store, owner, session_id, stored)
         self.fanout.wake(session_id)
         if self.worker is not None:

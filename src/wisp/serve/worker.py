@@ -18,6 +18,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from wisp.serve import shapes
 from wisp.serve.driver import SessionDriver
 from wisp.serve.session_log import Fanout
 
@@ -93,7 +94,7 @@ class Worker:
             driver = self.drivers.get(session_id)
             queued = self.store.queued(session_id) if driver is not None else []
             if queued and driver is not None:
-                await driver.handle(queued)
+                await driver.handle(shapes.stored_client_events(queued))
 
     async def _take(self, session_id: str) -> None:
         if not self._acquire(session_id):

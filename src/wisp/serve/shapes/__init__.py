@@ -21,7 +21,8 @@ One module per concern, each importing only those below it:
   agents         the agent requests and documents
   environments   the environment requests and documents
   content        content blocks
-  client_events  send_events, client_event_record, processed
+  client_events  ClientEvent (one TypedDict per type), send_events, client_event_record
+  event_types    ServerEvent: one TypedDict per server event type
   resources      session resources (files mounted in the workspace)
   sessions       the session requests, its agent snapshot and documents
   server_events  agent_message, status_idle, model_request_*, previews, ...
@@ -53,11 +54,17 @@ from wisp.serve.shapes.agents import (
 )
 from wisp.serve.shapes.client_events import (
     CLIENT_EVENT_TYPES,
+    ClientEvent,
+    ClientEventRecord,
+    Reply,
+    TurnStarter,
     client_event,
     client_event_record,
     processed,
     send_events,
     send_events_response,
+    starts_a_turn,
+    stored_client_events,
 )
 from wisp.serve.shapes.common import (
     Parser,
@@ -74,6 +81,7 @@ from wisp.serve.shapes.environments import (
     environment_update,
     environment_updated,
 )
+from wisp.serve.shapes.event_types import Preview, ServerEvent, log_entry
 from wisp.serve.shapes.queries import (
     EVENT_TYPES,
     Query,
@@ -148,9 +156,15 @@ __all__ = [
     "SESSION_STATUSES",
     "SSE_PING",
     "STOP_REASONS",
+    "ClientEvent",
+    "ClientEventRecord",
     "Parser",
+    "Preview",
     "Query",
+    "Reply",
+    "ServerEvent",
     "ShapeError",
+    "TurnStarter",
     "agent_context_compacted",
     "agent_create",
     "agent_custom_tool_use",
@@ -185,6 +199,7 @@ __all__ = [
     "files_query",
     "instant",
     "list_page",
+    "log_entry",
     "model_request_end",
     "model_request_start",
     "new_id",
@@ -210,10 +225,12 @@ __all__ = [
     "sessions_query",
     "sse_error",
     "sse_frame",
+    "starts_a_turn",
     "status_idle",
     "status_rescheduled",
     "status_running",
     "status_terminated",
+    "stored_client_events",
     "stream_query",
     "timestamp",
     "tool_policy",

@@ -278,7 +278,7 @@ def model_request_end(model_request_start_id: str, usage: Mapping[str, Any] | No
     """`span.model_request_end`, with the request's usage in Messages API names."""
     counts = model_usage(usage)
     speed = (usage or {}).get("speed")
-    if speed == "standard" or speed == "fast":
+    if speed in ("standard", "fast"):
         counts["speed"] = speed
     return {"id": _id(None), "type": "span.model_request_end",
             "model_request_start_id": model_request_start_id, "model_usage": counts,

@@ -11,14 +11,13 @@ from typing import Any, Final
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import _check_mcp_refs, _mcp_servers, _tools
 from wisp.serve.shapes.agents import _model, _skills
-from wisp.serve.shapes.client_events import client_event
+from wisp.serve.shapes.client_events import ClientEvent, client_events
 from wisp.serve.shapes.common import (
     ShapeError,
     _at,
     _choice,
     _get,
     _int,
-    _items,
     _metadata,
     _obj,
     _opt_str,
@@ -91,9 +90,8 @@ def _budget(value: object, path: str) -> JSON:
     return {"type": "limit", "max_list_cost": {"amount": amount, "currency": "USD"}}
 
 
-def _initial_events(value: object, path: str) -> list[JSON]:
-    events = _items(value, path, lambda v, p: client_event(
-        v, p, kinds=("user.message", "user.define_outcome")))
+def _initial_events(value: object, path: str) -> list[ClientEvent]:
+    events = client_events(value, path, kinds=("user.message", "user.define_outcome"))
     if len(events) > _MAX_INITIAL_EVENTS:
         raise ShapeError(path, f"more than {_MAX_INITIAL_EVENTS} events")
     return events
