@@ -6,8 +6,8 @@ Each event a client may post has a `TypedDict` with a `Literal` tag (the SDK's
 (`client_event`, `send_events`) return it. A posted event as the log keeps it (`id`,
 `processed_at`, an outcome's `outcome_id`) is a `ClientEventRecord`; what the store hands
 back is turned into one once, by `stored_client_events`."""
-
-from __future__ import annotations
+# No `from __future__ import annotations`: the TypedDicts' `__required_keys__` and
+# `__optional_keys__` must see `NotRequired` at runtime (the tests read them).
 
 import copy
 from collections.abc import Callable, Mapping, Sequence

@@ -9,8 +9,8 @@ tests/serve/test_event_types.py checks every builder's keys against its type's d
 keys, so the JSON on the wire and these declarations cannot drift apart. Content blocks,
 usage and budget documents stay `JSON`: they are typed where they are read.
 """
-
-from __future__ import annotations
+# No `from __future__ import annotations`: the TypedDicts' `__required_keys__` and
+# `__optional_keys__` must see `NotRequired` at runtime (the tests read them).
 
 from typing import Literal, NotRequired, TypedDict, cast
 
