@@ -260,7 +260,8 @@ def _file_text(files: Files | None, owner: str, file_id: str, where: str) -> str
 
 def record(store: Store, owner: str, session_id: str, stored: list[JSON]) -> None:
     """The session's `outcome_evaluations` entries (`pending`) for outcomes just logged."""
-    defined = [e for e in stored if e.get("type") == OUTCOME]
+    defined = [e for e in shapes.stored_client_events(stored)
+               if e["type"] == "user.define_outcome"]
     doc = store.get("session", owner, session_id) if defined else None
     if doc is None:
         return
