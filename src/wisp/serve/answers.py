@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from wisp.jsontypes import JSON
 from wisp.serve.http import HttpError
+from wisp.serve.shapes import ClientEvent
 from wisp.serve.store.base import Store
 
 # answer type → (the field naming the call, the event types of calls it may answer)
@@ -20,21 +21,23 @@ ANSWERED: Mapping[str, tuple[str, tuple[str, ...]]] = {
 
 
 def check(store: Store, session_id: str, environment: JSON | None,
-          events: list[JSON]) -> None:
+          events: list[ClientEvent]) -> None:
     """`user.tool_result` answers a toolset call a client ran: only a self-hosted
     session's are (a cloud session runs them here). Every answer names a call of the
     session of the kind it answers."""
     self_hosted = ((environment or {}).get("config") or {}).get("type") == "self_hosted"
     for index, event in enumerate(events):
-        kind = str(event.get("type"))
-        if kind == "user.tool_result" and not self_hosted:
+        if event["type"] == "user.tool_result" and not self_hosted:
             raise HttpError(400, "invalid_request_error",
                             f"events[{index}]: user.tool_result is only accepted by a session "
                             "in a self_hosted environment (a cloud session runs its tools)")
-        if kind not in ANSWERED:
+        if event["type"] == "user.custom_tool_result":
+            target = event["custom_tool_use_id"]
+        elif event["type"] in ("user.tool_result", "user.tool_confirmation"):
+            target = event["tool_use_id"]
+        else:
             continue
-        field, calls = ANSWERED[kind]
-        target = str(event.get(field) or "")
+        field, calls = ANSWERED[event["type"]]
         found = store.event(session_id, target) if target else None
         if found is None or found.get("type") not in calls:
             raise HttpError(400, "invalid_request_error",

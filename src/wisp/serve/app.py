@@ -299,9 +299,11 @@ class Api:
                                           shapes.session_updated_event(_announced(changes)))
         return Response(200, new)
 
-    async def _log_session_event(self, owner: str, session_id: str, event: JSON) -> None:
+    async def _log_session_event(self, owner: str, session_id: str,
+                                 typed: shapes.ServerEvent) -> None:
         """A service event about the session (not of a turn), with its webhooks: written
         off the loop, followers and the deliverer woken on it."""
+        event = shapes.log_entry(typed)
         await off_loop(self.store, self._append_reported, owner, session_id, event)
         self.fanout.wake(session_id)
         webhooks.hub(self.store).wake()

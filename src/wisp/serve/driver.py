@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, cast
 
 from wisp.jsontypes import JSON
 from wisp.serve import budget, ending, file_sources, memory_tool, shapes, threads, turn_setup
-from wisp.serve.outcomes import OUTCOME, Outcomes
+from wisp.serve.outcomes import Outcomes
 from wisp.serve.projection import SessionProjection
 from wisp.serve.recovery import result_of
 from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
@@ -42,9 +42,8 @@ if TYPE_CHECKING:
     from wisp.models.base import Model
     from wisp.runtime.runtime import Runtime
     from wisp.serve.containment import Housing
+    from wisp.serve.shapes import ClientEventRecord, Reply, TurnStarter
     from wisp.serve.store.base import Store
-
-ANSWERS = ("user.custom_tool_result", "user.tool_result")
 
 
 class SessionDriver:
@@ -66,9 +65,9 @@ class SessionDriver:
         self.runtime: Runtime | None = None
         self.projection: SessionProjection | None = None
         self.turn: asyncio.Task[None] | None = None
-        self.queue: list[JSON] = []  # user messages waiting for the running turn
-        self.waiting: dict[str, asyncio.Future[JSON]] = {}  # event id → answer
-        self.answers: dict[str, JSON] = {}  # answers that came before anyone waited
+        self.queue: list[TurnStarter] = []  # user messages waiting for the running turn
+        self.waiting: dict[str, asyncio.Future[Reply]] = {}  # event id → answer
+        self.answers: dict[str, Reply] = {}  # answers that came before anyone waited
         self._report_due = False
         self.stop_reason = "end_turn"  # how the turn in progress will end
         self.stop_details: JSON | None = None  # what a `refusal` says
@@ -140,30 +139,34 @@ class SessionDriver:
 
     # Client events ----------------------------------------------------------------------
 
-    async def handle(self, events: list[JSON]) -> None:
+    async def handle(self, events: list[ClientEventRecord]) -> None:
+        """Client events as logged (`shapes.stored_client_events` made them typed)."""
         for event in events:
             if event["id"] in self.seen:
                 continue  # still queued in the store: a user message waiting for its turn
             self.seen.add(event["id"])
-            kind = event.get("type")
-            if kind in ("user.message", OUTCOME):
+            if event["type"] == "user.message" or event["type"] == "user.define_outcome":
                 if self.busy:
                     self.queue.append(event)
                 else:
                     self.start(event)
-            elif kind == "user.interrupt":
+            elif event["type"] == "user.interrupt":
                 self.log.consumed([event, *self.queue])  # queued messages are dropped too
                 self.outcomes.dropped(self.queue)
                 self.queue.clear()
                 self._interrupt()
-            elif kind in ANSWERS or kind == "user.tool_confirmation":
-                self._answer(event)
+            elif event["type"] == "user.tool_confirmation":
+                self._answer("confirm:" + event["tool_use_id"], event)
+            elif event["type"] == "user.custom_tool_result":
+                self._answer(event["custom_tool_use_id"], event)
+            elif event["type"] == "user.tool_result":
+                self._answer(event["tool_use_id"], event)
             else:
                 self.log.consumed([event])  # nothing to do with it, but taken up
 
-    def _answer(self, event: JSON) -> None:
-        target = str(event.get("custom_tool_use_id") or event.get("tool_use_id") or "")
-        key = ("confirm:" if event.get("type") == "user.tool_confirmation" else "") + target
+    def _answer(self, key: str, event: Reply) -> None:
+        """`event` answers the call waiting under `key` (the call's event id, prefixed
+        `confirm:` for a confirmation), now or when it comes to wait."""
         self.log.consumed([event])
         future = self.waiting.pop(key, None)
         if future is not None and not future.done():
@@ -175,36 +178,34 @@ class SessionDriver:
 
     # Turns ------------------------------------------------------------------------------
 
-    def start(self, prompt: JSON | list[JSON] | str) -> None:
+    def start(self, prompt: TurnStarter | list[JSON] | str) -> None:
         """A turn for a `user.message` event (consumed when the model conversation takes
         it, in the same transaction) or for content recovered from the conversation."""
         self.set_status("running")
         self.turn = asyncio.ensure_future(self.run(prompt))
 
-    async def run(self, prompt: JSON | list[JSON] | str) -> None:
+    async def run(self, prompt: TurnStarter | list[JSON] | str) -> None:
         """One turn; writes fenced off by a lost lease end it quietly (`_fenced`)."""
         try:
             await self._run(prompt)
         except LeaseLost:
             self._fenced()
 
-    async def _run(self, prompt: JSON | list[JSON] | str) -> None:
+    async def _run(self, prompt: TurnStarter | list[JSON] | str) -> None:
         await turn_setup.follow_agent_updates(self)
         self.opened()
         await turn_setup.prepare(self)
-        content = prompt
-        if isinstance(prompt, dict):
-            content = (self.outcomes.begin(prompt) if prompt.get("type") == OUTCOME
-                       else prompt.get("content") or [])
+        event = None if isinstance(prompt, (list, str)) else prompt
+        content = prompt if event is None else self._content(event)
         if not self.within_budget():
-            if isinstance(prompt, dict):
-                self.log.consumed([prompt])  # taken up, and answered by budget_reached
+            if event is not None:
+                self.log.consumed([event])  # taken up, and answered by budget_reached
             self.outcomes.stop("the session's budget was reached")
             self._end_turn()
             return
-        if isinstance(prompt, dict):
+        if event is not None:
             assert self.projection is not None
-            self.projection.consume_with_next_user = prompt
+            self.projection.consume_with_next_user = event
         if isinstance(content, list):
             content = file_sources.inline(self.store, self._owner(), content)
         ended = await self.once(cast("list[JSON] | str", content))
@@ -212,6 +213,12 @@ class SessionDriver:
         if self.projection is not None:
             self.projection.request_failed()  # a span left open by an error or interrupt
         self._end_turn()
+
+    def _content(self, event: TurnStarter) -> list[JSON]:
+        """What the model is sent for a turn's event (an outcome's turn starts here)."""
+        if event["type"] == "user.define_outcome":
+            return self.outcomes.begin(event)
+        return event["content"] or []
 
     async def once(self, content: list[JSON] | str) -> Outcome | None:
         """One run of the engine on `content`, its failure reported; None when it raised
@@ -293,7 +300,7 @@ class SessionDriver:
     async def client_call(self, kind: str, name: str, tool_input: JSON,
                            tool_use_id: str) -> ToolResult:
         answer = await self._wait(tool_event_id(tool_use_id))
-        result = result_of(answer)
+        result = result_of(shapes.log_entry(answer))
         if not isinstance(result.content, list):
             return result
         # The model reads the files' bytes; the log keeps the ids the client sent.
@@ -304,13 +311,13 @@ class SessionDriver:
         return self.store.owner_of("session", self.session_id) or ""
 
     async def _confirm(self, tool_use_id: str) -> JSON:
-        return await self._wait("confirm:" + tool_event_id(tool_use_id))
+        return shapes.log_entry(await self._wait("confirm:" + tool_event_id(tool_use_id)))
 
-    async def _wait(self, key: str) -> JSON:
+    async def _wait(self, key: str) -> Reply:
         early = self.answers.pop(key, None)
         if early is not None:
             return early
-        future: asyncio.Future[JSON] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Reply] = asyncio.get_running_loop().create_future()
         self.waiting[key] = future
         if not self._report_due:  # one idle event for calls made together
             self._report_due = True
@@ -328,6 +335,7 @@ class SessionDriver:
             return
         self.status = status
         self.changed.set()
+        event: shapes.ServerEvent
         if status == "running":
             event = shapes.status_running()
         elif status == "rescheduling":

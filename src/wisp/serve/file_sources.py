@@ -60,7 +60,8 @@ def _refusal(block: JSON, doc: Mapping[str, Any]) -> str | None:
             if size > MAX_DOCUMENT_BYTES else None)
 
 
-def check(files: files_api.Files | None, owner: str, events: Sequence[JSON]) -> None:
+def check(files: files_api.Files | None, owner: str,
+          events: Sequence[Mapping[str, Any]]) -> None:
     """Every file a posted event's content names exists for `owner` (404 otherwise) and
     can be read by the model as the block it is in (ShapeError naming the field)."""
     for index, event in enumerate(events):

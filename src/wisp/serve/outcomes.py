@@ -21,16 +21,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from wisp.jsontypes import JSON
 from wisp.serve import grader, shapes
+from wisp.serve.shapes import ClientEvent, TurnStarter
 from wisp.serve.shapes import outcomes as outcome_shapes
 
 if TYPE_CHECKING:
     from wisp.engine.outcome import Outcome
     from wisp.serve.driver import SessionDriver
     from wisp.serve.files import Files
+    from wisp.serve.shapes.client_events import DefineOutcomeEvent
     from wisp.serve.store.base import Store
 
 # A `span.outcome_evaluation_ongoing` this often while the grader works (seconds).
@@ -39,7 +42,7 @@ ONGOING_S = 10.0
 OUTCOME = "user.define_outcome"
 
 
-def task(event: JSON) -> list[JSON]:
+def task(event: Mapping[str, Any]) -> list[JSON]:
     """The agent's prompt for the outcome `event` defines."""
     rubric = (event.get("rubric") or {}).get("content") or ""
     return [{"type": "text", "text": (
@@ -74,9 +77,9 @@ class Outcomes:
         self.driver = driver
         self.grading: asyncio.Task[grader.Verdict] | None = None
 
-    def begin(self, event: JSON) -> list[JSON]:
+    def begin(self, event: DefineOutcomeEvent) -> list[JSON]:
         """The outcome's turn starts: its entry is `running`; the prompt to send."""
-        self._change(str(event["outcome_id"]), result="running")
+        self._change(event["outcome_id"], result="running")
         return task(event)
 
     def stop(self, why: str, result: str = "failed") -> None:
@@ -85,11 +88,11 @@ class Outcomes:
         if active is not None and active["result"] != "pending":
             self._change(active["outcome_id"], result=result, explanation=why)
 
-    def dropped(self, events: list[JSON]) -> None:
+    def dropped(self, events: Sequence[TurnStarter]) -> None:
         """Outcomes an interrupt dropped before they began."""
         for event in events:
-            if event.get("type") == OUTCOME:
-                self._change(str(event["outcome_id"]), result="interrupted",
+            if event["type"] == "user.define_outcome":
+                self._change(event["outcome_id"], result="interrupted",
                              explanation="interrupted before the agent began work")
 
     def ungraded(self) -> bool:
@@ -226,14 +229,14 @@ class Outcomes:
 RUBRIC_CHARS = 262_144  # the API's maximum for a rubric's text
 
 
-def with_rubric_text(files: Files | None, owner: str, events: list[JSON]) -> list[JSON]:
+def with_rubric_text(files: Files | None, owner: str,
+                     events: list[ClientEvent]) -> list[ClientEvent]:
     """`events` with each outcome's file rubric resolved to its text content (as the API
     does: the echo carries a text rubric). 404 for a file that is not the owner's."""
-    resolved: list[JSON] = []
+    resolved: list[ClientEvent] = []
     for index, event in enumerate(events):
-        rubric = event.get("rubric") or {}
-        if event.get("type") == OUTCOME and rubric.get("type") == "file":
-            text = _file_text(files, owner, str(rubric["file_id"]),
+        if event["type"] == "user.define_outcome" and event["rubric"].get("type") == "file":
+            text = _file_text(files, owner, str(event["rubric"]["file_id"]),
                               f"events[{index}].rubric.file_id")
             resolved.append({**event, "rubric": {"type": "text", "content": text}})
         else:
@@ -257,7 +260,8 @@ def _file_text(files: Files | None, owner: str, file_id: str, where: str) -> str
 
 def record(store: Store, owner: str, session_id: str, stored: list[JSON]) -> None:
     """The session's `outcome_evaluations` entries (`pending`) for outcomes just logged."""
-    defined = [e for e in stored if e.get("type") == OUTCOME]
+    defined = [e for e in shapes.stored_client_events(stored)
+               if e["type"] == "user.define_outcome"]
     doc = store.get("session", owner, session_id) if defined else None
     if doc is None:
         return

@@ -47,14 +47,14 @@ class SessionProjection:
         self.route = route
         self.mcp_call = mcp_call or (lambda name: None)
         self.length = conversation_length  # messages already stored
-        self.pending: list[JSON] = []  # this request's agent events, not yet written
+        self.pending: list[shapes.ServerEvent] = []  # this request's agent events, not yet written
         self.request_start: str | None = None
         self.previewing: str | None = None  # the event id a preview is building
         self.tool_names: dict[str, str] = {}  # model tool_use id → tool name
         # The `user.message` whose content the next user message is: logged as consumed
         # in the transaction that adds it to the conversation, so a crash leaves it either
         # queued (taken up again) or answered-in-progress, never lost in between.
-        self.consume_with_next_user: JSON | None = None
+        self.consume_with_next_user: shapes.ClientEventRecord | None = None
         self.usages: list[JSON] = []  # each finished request's usage, until accounted
         self.refused = False  # the run ended on the model's refusal (`wisp.serve.ending`)
         # The session's status through a model request's retries: `rescheduling` while
@@ -126,7 +126,7 @@ class SessionProjection:
                     self.previewing = None
                 self.pending.append(agent_event)
 
-    def _agent_event(self, block: JSON) -> JSON | None:
+    def _agent_event(self, block: JSON) -> shapes.ServerEvent | None:
         kind = block.get("type")
         if kind == "text" and block.get("text"):
             return shapes.agent_message(str(block["text"]))
@@ -136,7 +136,7 @@ class SessionProjection:
             return self._tool_use(block)
         return None
 
-    def _tool_use(self, block: JSON) -> JSON:
+    def _tool_use(self, block: JSON) -> shapes.ServerEvent:
         self.tool_names[str(block.get("id"))] = str(block.get("name"))
         where, permission = self.route(str(block.get("name")))
         name, tool_input = str(block.get("name")), block.get("input") or {}
@@ -168,7 +168,8 @@ class SessionProjection:
     def user(self, content: str | list[JSON], uuid: str | None = None) -> str:
         message = {"role": "user", "content": content}
         consumed, self.consume_with_next_user = self.consume_with_next_user, None
-        entries = [shapes.processed(public(consumed))] if consumed is not None else []
+        entries = ([shapes.processed(public(shapes.log_entry(consumed)))]
+                   if consumed is not None else [])
         self.log.write(entries, conversation=(self.length, [message]))
         self.length += 1
         return uuid or ""
@@ -198,7 +199,7 @@ class SessionProjection:
 
     # Ending requests --------------------------------------------------------------------
 
-    def _end_events(self, usage: JSON, is_error: bool) -> list[JSON]:
+    def _end_events(self, usage: JSON, is_error: bool) -> list[shapes.ServerEvent]:
         if self.request_start is None:
             return []
         start, self.request_start = self.request_start, None

@@ -40,8 +40,8 @@ async def resume(driver: SessionDriver) -> None:
         driver.set_status("rescheduling")
     conversation = driver.store.conversation(driver.session_id)
     if not conversation:
-        waiting = any(e["type"] in ("user.message", "user.define_outcome")
-                      for e in driver.store.queued(driver.session_id))
+        waiting = any(shapes.starts_a_turn(e) for e in shapes.stored_client_events(
+            driver.store.queued(driver.session_id)))
         if driver.status == "rescheduling" and not waiting:  # else: it starts the turn
             driver.set_status("idle", {"type": "end_turn"})
         return

@@ -11,11 +11,19 @@ the followers that asked for them, and the complete event follows them in the lo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import cast
 
 from wisp.jsontypes import JSON
 from wisp.serve import webhooks
-from wisp.serve.shapes import new_id, timestamp
+from wisp.serve.shapes import (
+    ClientEventRecord,
+    Preview,
+    ServerEvent,
+    log_entry,
+    new_id,
+    timestamp,
+)
 from wisp.serve.store.base import UNTAKEN, Delivery, LeaseLost, Store
 
 
@@ -85,13 +93,13 @@ class SessionLog:
         self.silenced = False  # handed back: what the turn does from now on is not kept
         self._owner: str | None = None  # looked up once, when a webhook may need it
 
-    def emit(self, *events: JSON, conversation: tuple[int, list[JSON]] | None = None,
+    def emit(self, *events: ServerEvent, conversation: tuple[int, list[JSON]] | None = None,
              status: str | None = None) -> list[JSON]:
         """Server events (built by `wisp.serve.shapes`), stamped again with the time
         they are written."""
         stamp = timestamp()
-        return self.write([{**e, "processed_at": stamp} for e in events], conversation,
-                          status)
+        return self.write([{**log_entry(e), "processed_at": stamp} for e in events],
+                          conversation, status)
 
     def write(self, entries: list[JSON], conversation: tuple[int, list[JSON]] | None = None,
               status: str | None = None) -> list[JSON]:
@@ -121,19 +129,20 @@ class SessionLog:
             return None
         return webhooks.hub(self.store).deliveries(self._owner, self.session_id, entries)
 
-    def consumed(self, events: list[JSON]) -> list[JSON]:
+    def consumed(self, events: Sequence[ClientEventRecord]) -> list[JSON]:
         """Client events taken up by the agent: logged again, same ids, with
         `processed_at` set (without the store's `seq`); one processed on receipt keeps
         its time."""
         stamp = timestamp()
-        return self.write([{**public(e), "processed_at": e.get("processed_at") or stamp}
+        return self.write([{**public(log_entry(e)), "processed_at": e["processed_at"] or stamp}
                            for e in events])
 
-    def preview(self, event: JSON) -> None:
-        self.fanout.preview(self.session_id, event)
+    def preview(self, event: Preview) -> None:
+        self.fanout.preview(self.session_id, cast(JSON, event))
 
 
 def public(entry: JSON) -> JSON:
     """A log entry as clients see it (and as it is logged again): without the store's
     `seq` or the private `UNTAKEN`."""
     return {k: v for k, v in entry.items() if k not in ("seq", UNTAKEN)}
+

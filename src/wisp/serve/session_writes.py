@@ -83,7 +83,8 @@ class SessionWrites:
             raise HttpError(404, "not_found_error", f"agent {ref['id']} not found")
         return agent
 
-    def accept(self, owner: str, session: JSON, events: list[JSON]) -> list[JSON]:
+    def accept(self, owner: str, session: JSON, events: list[shapes.ClientEvent]
+               ) -> list[JSON]:
         """Client events checked against the session and logged, and the session offered
         to its environment's workers (store work only: it runs off the loop)."""
         environment = self.environment_of(owner, session)
@@ -92,12 +93,12 @@ class SessionWrites:
         self.offer_work(owner, session, environment)
         return stored
 
-    def log_client_events(self, owner: str, session_id: str, events: list[JSON]
-                          ) -> list[JSON]:
+    def log_client_events(self, owner: str, session_id: str,
+                          events: list[shapes.ClientEvent]) -> list[JSON]:
         """Client events into the log (queued, processed_at null): once this returns
         they are durable, whatever happens next (`_woken` then tells the worker)."""
         events = outcomes.with_rubric_text(self.files, owner, events)
-        stored = self.store.append(session_id, [shapes.client_event_record(e)
-                                                for e in events])
+        stored = self.store.append(session_id, [
+            shapes.log_entry(shapes.client_event_record(e)) for e in events])
         outcomes.record(self.store, owner, session_id, stored)
         return stored

@@ -94,7 +94,7 @@ class Worker:
             driver = self.drivers.get(session_id)
             queued = self.store.queued(session_id) if driver is not None else []
             if queued and driver is not None:
-                await driver.handle(queued)
+                await driver.handle(shapes.stored_client_events(queued))
 
     async def _take(self, session_id: str) -> None:
         if not self._acquire(session_id):

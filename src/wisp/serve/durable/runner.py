@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from wisp.jsontypes import JSON
 from wisp.serve import shapes
-from wisp.serve.durable.turns import MAX_RECOVERIES, TURN_STARTERS
+from wisp.serve.durable.turns import MAX_RECOVERIES
 from wisp.serve.session_log import Fanout, SessionLog
 from wisp.serve.store.base import LeaseLost
 from wisp.serve.store.offload import off_loop
@@ -75,7 +75,8 @@ class TurnRunner:
 
     async def _advance(self, session_id: str, turn_id: str) -> JSON:
         await self._lease(session_id)
-        queued = await off_loop(self.store, self.store.queued, session_id)
+        queued = shapes.stored_client_events(
+            await off_loop(self.store, self.store.queued, session_id))
         driver = self.drivers.get(session_id)  # after the await: as it is now
         if driver is None:
             driver = open_driver(self.store, self.fanout, session_id, env=self.env,
@@ -99,7 +100,8 @@ class TurnRunner:
         return {"done": True}
 
     async def _run_until_settled(self, driver: SessionDriver, turn_id: str,
-                                 queued: list[JSON], wake: asyncio.Event) -> list[str]:
+                                 queued: list[shapes.ClientEventRecord],
+                                 wake: asyncio.Event) -> list[str]:
         await self._hand(driver, turn_id, queued)
         while True:
             settling = asyncio.ensure_future(driver.settle())
@@ -111,19 +113,20 @@ class TurnRunner:
                 return settling.result() or []
             settling.cancel()
             wake.clear()
-            await self._hand(driver, turn_id,
-                             await off_loop(self.store, self.store.queued, driver.session_id))
+            await self._hand(driver, turn_id, shapes.stored_client_events(
+                await off_loop(self.store, self.store.queued, driver.session_id)))
 
-    async def _hand(self, driver: SessionDriver, turn_id: str, queued: list[JSON]) -> None:
+    async def _hand(self, driver: SessionDriver, turn_id: str,
+                    queued: list[shapes.ClientEventRecord]) -> None:
         """This turn's client events to the driver. Other user messages have turns of
         their own, except those an interrupt after them drops (as the embedded driver
         drops the messages queued behind a turn it interrupts)."""
-        kinds = [e.get("type") for e in queued]
+        kinds = [e["type"] for e in queued]
         last_interrupt = max((i for i, k in enumerate(kinds) if k == "user.interrupt"),
                              default=-1)
-        events: list[JSON] = []
+        events: list[shapes.ClientEventRecord] = []
         for i, event in enumerate(queued):
-            if event.get("type") in TURN_STARTERS and event["id"] != turn_id:
+            if shapes.starts_a_turn(event) and event["id"] != turn_id:
                 if i < last_interrupt and event["id"] not in driver.seen:
                     driver.seen.add(event["id"])
                     driver.queue.append(event)  # consumed with the interrupt

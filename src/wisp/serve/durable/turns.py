@@ -41,6 +41,7 @@ from dbos import DBOS, DBOSClient
 
 from wisp.jsontypes import JSON
 from wisp.serve.session_log import Fanout, SessionLog
+from wisp.serve.shapes import starts_a_turn, stored_client_events
 from wisp.serve.store.offload import off_loop
 from wisp.serve.store.pg_connections import IDLE_IN_TRANSACTION_S
 from wisp.serve.store.postgres import PostgresStore
@@ -59,7 +60,6 @@ ACTIVE = ["PENDING", "ENQUEUED"]
 # letter, MAX_RECOVERY_ATTEMPTS_EXCEEDED): its session is terminated instead.
 MAX_RECOVERIES = 5
 STRAY_LEASE_S = 5.0
-TURN_STARTERS = ("user.message", "user.define_outcome")  # each is a turn of its own
 
 
 def workflow_id(session_id: str, turn_id: str) -> str:
@@ -269,18 +269,18 @@ async def dispatch_queued(store: PostgresStore, client: TurnClient, session_id: 
     anything else (answers, confirmations, interrupts) is told to the running turn. With
     no turn to tell, `consume_strays` takes them up as the embedded driver would (an
     interrupt with nothing to interrupt, an answer nobody waits for)."""
-    queued = await off_loop(store, store.queued, session_id)
+    queued = stored_client_events(await off_loop(store, store.queued, session_id))
     for event in queued:
-        if event.get("type") in TURN_STARTERS:
-            await client.start(session_id, str(event["id"]))
-    others = [e for e in queued if e.get("type") not in TURN_STARTERS]
+        if starts_a_turn(event):
+            await client.start(session_id, event["id"])
+    others = [e for e in queued if not starts_a_turn(e)]
     if not others:
         return
     active = await client.active(session_id)
     running = [w for w, status in active.items() if status == "PENDING"]
     for workflow in running:
         for event in others:
-            await client.tell(workflow, str(event["id"]))
+            await client.tell(workflow, event["id"])
     if not active and consume_strays:
         await _consume_strays(store, session_id)
 
@@ -298,8 +298,9 @@ async def _consume_strays(store: PostgresStore, session_id: str) -> None:
     else:
         return
     try:
-        strays = [e for e in await off_loop(store, store.queued, session_id)
-                  if e.get("type") not in TURN_STARTERS]
+        strays = [e for e in stored_client_events(await off_loop(store, store.queued,
+                                                                 session_id))
+                  if not starts_a_turn(e)]
         if strays:
             SessionLog(store, Fanout(), session_id, holder=holder).consumed(strays)
     finally:

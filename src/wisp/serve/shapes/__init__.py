@@ -31,7 +31,8 @@ One module per concern, each importing only those below it:
   agents         the agent requests and documents
   environments   the environment requests and documents
   content        content blocks
-  client_events  send_events, client_event_record, processed
+  client_events  ClientEvent (one TypedDict per type), send_events, client_event_record
+  event_types    ServerEvent: one TypedDict per server event type
   resources      session resources (files mounted in the workspace)
   sessions       the session requests, its agent snapshot and documents
   server_events  agent_message, status_idle, model_request_*, previews, ...
@@ -66,11 +67,17 @@ from wisp.serve.shapes.agents import (
 )
 from wisp.serve.shapes.client_events import (
     CLIENT_EVENT_TYPES,
+    ClientEvent,
+    ClientEventRecord,
+    Reply,
+    TurnStarter,
     client_event,
     client_event_record,
     processed,
     send_events,
     send_events_response,
+    starts_a_turn,
+    stored_client_events,
 )
 from wisp.serve.shapes.common import (
     Parser,
@@ -134,6 +141,7 @@ from wisp.serve.shapes.environments import (
     environment_update,
     environment_updated,
 )
+from wisp.serve.shapes.event_types import Preview, ServerEvent, log_entry
 from wisp.serve.shapes.queries import (
     EVENT_TYPES,
     Query,
@@ -214,6 +222,8 @@ __all__ = [
     "AgentFields",
     "AgentRef",
     "AgentReference",
+    "ClientEvent",
+    "ClientEventRecord",
     "CredentialDocument",
     "CredentialValidation",
     "DeploymentDocument",
@@ -230,7 +240,10 @@ __all__ = [
     "Operation",
     "Page",
     "Parser",
+    "Preview",
     "Query",
+    "Reply",
+    "ServerEvent",
     "SessionAgent",
     "SessionDeleted",
     "SessionDocument",
@@ -242,6 +255,7 @@ __all__ = [
     "SkillDocument",
     "SkillVersionDocument",
     "ThreadDocument",
+    "TurnStarter",
     "VaultDocument",
     "agent_context_compacted",
     "agent_create",
@@ -293,6 +307,7 @@ __all__ = [
     "files_query",
     "instant",
     "list_page",
+    "log_entry",
     "model_request_end",
     "model_request_start",
     "new_id",
@@ -318,10 +333,12 @@ __all__ = [
     "sessions_query",
     "sse_error",
     "sse_frame",
+    "starts_a_turn",
     "status_idle",
     "status_rescheduled",
     "status_running",
     "status_terminated",
+    "stored_client_events",
     "stream_query",
     "timestamp",
     "tool_policy",

@@ -4,7 +4,7 @@ session threads (`BetaManagedAgentsSessionThread`) and the thread events."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
@@ -20,6 +20,13 @@ from wisp.serve.shapes.common import (
     timestamp,
 )
 from wisp.serve.shapes.documents import SessionAgent, ThreadDocument
+from wisp.serve.shapes.event_types import (
+    AgentThreadMessageReceivedEvent,
+    AgentThreadMessageSentEvent,
+    SessionThreadCreatedEvent,
+    SessionThreadStatusIdleEvent,
+    SessionThreadStatusRunningEvent,
+)
 
 THREAD_STATUSES: Final = ("running", "idle", "rescheduling", "terminated")
 
@@ -61,34 +68,40 @@ def thread_document(session_id: str, agent: SessionAgent,
             "stats": None, "usage": None, "workflow_run_id": None}
 
 
-def _event(kind: str, **fields: Any) -> JSON:
-    return {"id": new_id("sevt"), "type": kind, **fields, "processed_at": timestamp()}
+def thread_created(thread_id: str, agent_name: str) -> SessionThreadCreatedEvent:
+    return {"id": new_id("sevt"), "type": "session.thread_created",
+            "session_thread_id": thread_id, "agent_name": agent_name,
+            "processed_at": timestamp()}
 
 
-def thread_created(thread_id: str, agent_name: str) -> JSON:
-    return _event("session.thread_created", session_thread_id=thread_id,
-                  agent_name=agent_name)
-
-
-def thread_status(thread_id: str, agent_name: str, status: str) -> JSON:
+def thread_status(thread_id: str, agent_name: str, status: str
+                  ) -> SessionThreadStatusRunningEvent | SessionThreadStatusIdleEvent:
     """`session.thread_status_running`, or `_idle` (end_turn)."""
-    extra = {"stop_reason": {"type": "end_turn"}} if status == "idle" else {}
-    return _event(f"session.thread_status_{status}", session_thread_id=thread_id,
-                  agent_name=agent_name, **extra)
+    if status == "idle":
+        return {"id": new_id("sevt"), "type": "session.thread_status_idle",
+                "session_thread_id": thread_id, "agent_name": agent_name,
+                "stop_reason": {"type": "end_turn"}, "processed_at": timestamp()}
+    read_choice(status, "status", ("running", "idle"))  # a thread is set running or idle only
+    return {"id": new_id("sevt"), "type": "session.thread_status_running",
+            "session_thread_id": thread_id, "agent_name": agent_name,
+            "processed_at": timestamp()}
 
 
 def _text(text: str) -> list[JSON]:
     return [{"type": "text", "text": text}]
 
 
-def message_sent(thread_id: str, agent_name: str, text: str) -> JSON:
-    return _event("agent.thread_message_sent", to_session_thread_id=thread_id,
-                  to_agent_name=agent_name, content=_text(text))
+def message_sent(thread_id: str, agent_name: str, text: str) -> AgentThreadMessageSentEvent:
+    return {"id": new_id("sevt"), "type": "agent.thread_message_sent",
+            "to_session_thread_id": thread_id, "to_agent_name": agent_name,
+            "content": _text(text), "processed_at": timestamp()}
 
 
-def message_received(thread_id: str, agent_name: str | None, text: str) -> JSON:
-    return _event("agent.thread_message_received", from_session_thread_id=thread_id,
-                  from_agent_name=agent_name, content=_text(text))
+def message_received(thread_id: str, agent_name: str | None,
+                     text: str) -> AgentThreadMessageReceivedEvent:
+    return {"id": new_id("sevt"), "type": "agent.thread_message_received",
+            "from_session_thread_id": thread_id, "from_agent_name": agent_name,
+            "content": _text(text), "processed_at": timestamp()}
 
 
 def threads_query_statuses(values: Sequence[str]) -> list[str]:

@@ -9,12 +9,17 @@ revision cycle.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import new_id, read_choice, timestamp
+from wisp.serve.shapes.event_types import (
+    SpanOutcomeEvaluationEndEvent,
+    SpanOutcomeEvaluationOngoingEvent,
+    SpanOutcomeEvaluationStartEvent,
+)
+from wisp.serve.shapes.server_events import model_usage
 
 RESULTS: Final = ("pending", "running", "evaluating", "satisfied", "needs_revision",
                   "max_iterations_reached", "failed", "interrupted")
@@ -53,26 +58,24 @@ def active_outcome(doc: Mapping[str, Any]) -> JSON | None:
                  if e.get("result") not in TERMINAL), None)
 
 
-def _span(kind: str, **fields: Any) -> JSON:
-    return {"id": new_id("sevt"), "type": kind, **fields, "processed_at": timestamp()}
+def outcome_evaluation_start(outcome_id: str, iteration: int
+                             ) -> SpanOutcomeEvaluationStartEvent:
+    return {"id": new_id("sevt"), "type": "span.outcome_evaluation_start",
+            "outcome_id": outcome_id, "iteration": iteration, "processed_at": timestamp()}
 
 
-def outcome_evaluation_start(outcome_id: str, iteration: int) -> JSON:
-    return _span("span.outcome_evaluation_start", outcome_id=outcome_id, iteration=iteration)
-
-
-def outcome_evaluation_ongoing(outcome_id: str, iteration: int) -> JSON:
-    return _span("span.outcome_evaluation_ongoing", outcome_id=outcome_id,
-                 iteration=iteration)
+def outcome_evaluation_ongoing(outcome_id: str, iteration: int
+                               ) -> SpanOutcomeEvaluationOngoingEvent:
+    return {"id": new_id("sevt"), "type": "span.outcome_evaluation_ongoing",
+            "outcome_id": outcome_id, "iteration": iteration, "processed_at": timestamp()}
 
 
 def outcome_evaluation_end(start: Mapping[str, Any], result: str, explanation: str,
-                           usage: Mapping[str, Any] | None = None) -> JSON:
+                           usage: Mapping[str, Any] | None = None
+                           ) -> SpanOutcomeEvaluationEndEvent:
     """The verdict of the cycle `start` opened, with the grader's summed usage."""
     read_choice(result, "result", RESULTS)
-    model_usage = {key: int((usage or {}).get(key) or 0)
-                   for key in ("input_tokens", "output_tokens", "cache_read_input_tokens",
-                               "cache_creation_input_tokens")}
-    return _span("span.outcome_evaluation_end", outcome_evaluation_start_id=start["id"],
-                 outcome_id=start["outcome_id"], iteration=start["iteration"],
-                 result=result, explanation=explanation, usage=copy.deepcopy(model_usage))
+    return {"id": new_id("sevt"), "type": "span.outcome_evaluation_end",
+            "outcome_evaluation_start_id": start["id"], "outcome_id": start["outcome_id"],
+            "iteration": start["iteration"], "result": result, "explanation": explanation,
+            "usage": model_usage(usage), "processed_at": timestamp()}

@@ -11,7 +11,7 @@ from typing import Any, Final, TypedDict
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import check_mcp_refs, read_mcp_servers, read_tools
 from wisp.serve.shapes.agents import read_model, read_skills
-from wisp.serve.shapes.client_events import client_event
+from wisp.serve.shapes.client_events import ClientEvent, client_events
 from wisp.serve.shapes.common import (
     ShapeError,
     child_path,
@@ -20,7 +20,6 @@ from wisp.serve.shapes.common import (
     patched_metadata,
     read_choice,
     read_int,
-    read_items,
     read_metadata,
     read_object,
     read_optional_str,
@@ -92,7 +91,7 @@ class SessionFields(TypedDict):
     vault_ids: list[str]
     budget: JSON | None
     resources: list[JSON]
-    initial_events: list[JSON]
+    initial_events: list[ClientEvent]
 
 
 def _agent_ref(value: object, path: str) -> AgentRef:
@@ -124,9 +123,8 @@ def read_budget(value: object, path: str) -> JSON:
     return {"type": "limit", "max_list_cost": {"amount": amount, "currency": "USD"}}
 
 
-def _initial_events(value: object, path: str) -> list[JSON]:
-    events = read_items(value, path, lambda v, p: client_event(
-        v, p, kinds=("user.message", "user.define_outcome")))
+def _initial_events(value: object, path: str) -> list[ClientEvent]:
+    events = client_events(value, path, kinds=("user.message", "user.define_outcome"))
     if len(events) > _MAX_INITIAL_EVENTS:
         raise ShapeError(path, f"more than {_MAX_INITIAL_EVENTS} events")
     return events

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import AGENT_TOOLSET
+from wisp.serve.shapes.client_events import ClientEvent
 from wisp.serve.shapes.common import ShapeError, child_path
 
 _NOT_HERE: Final = "is not supported by this server"
@@ -59,7 +60,7 @@ def check_session_fields(fields: Mapping[str, Any]) -> None:
     check_client_events(fields.get("initial_events") or [], "initial_events")
 
 
-def check_client_events(events: Sequence[JSON], path: str = "events") -> None:
+def check_client_events(events: Sequence[ClientEvent], path: str = "events") -> None:
     """Client events this server would log and never act on: none today (outcomes are
     graded: `wisp.serve.outcomes`)."""
     del events, path
