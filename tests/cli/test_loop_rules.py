@@ -86,7 +86,7 @@ def test_unknown_model_costs_nothing(wisp, server):
 
 
 def test_broken_tool_input_json_is_reported_to_the_model(wisp, server):
-    from wisp.testing.reply import RawReply, _encode
+    from wisp.testing.reply_kinds import RawReply, _encode
 
     events = [
         {"type": "content_block_start", "index": 0,

@@ -77,8 +77,8 @@ def test_raw_writes_to_the_terminal_happen_in_known_places_only() -> None:
     /clear's erase sequences (constants, no text in them), and /copy's clipboard sequence
     (its text base64-encoded: no escape can ride in it)."""
     assert terminal_writes() == {("terminal.py", "print_above"), ("trust_dialog.py", "settle"),
-                                 ("app.py", "_welcome"), ("app.py", "clear_screen"),
-                                 ("app.py", "copy_to_clipboard")}
+                                 ("screen.py", "_welcome"), ("screen.py", "clear_screen"),
+                                 ("screen.py", "copy_to_clipboard")}
 
 
 @pytest.mark.parametrize("item", [
