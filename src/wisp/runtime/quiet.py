@@ -56,12 +56,12 @@ class QuietTurn:
 
 
 class QuietTurns:
-    """A base class of `Runtime` (its turn machinery lives in `runtime.py`)."""
+    """A base class of `Runtime`, through `RuntimeTurns` (its turn machinery, `turns.py`)."""
 
     _quiet_stop: asyncio.Event | None = None  # the latest call's: set when it must end
     _quiet_lock: asyncio.Lock | None = None  # one turn at a time among the calls
 
-    if TYPE_CHECKING:  # what `Runtime` gives
+    if TYPE_CHECKING:  # what `RuntimeTurns` gives
         @property
         def tasks(self) -> TaskRegistry: ...
 

@@ -5,30 +5,21 @@ turns its input into calls here and renders the events its `EventSink` receives.
 the engine, built once from a `RuntimeConfig`. The runtime owns what is per session and
 must not leak into the process: the environment overlay (nothing writes os.environ), the
 cwd (nothing calls os.chdir), the child processes (killed on interrupt and close), the
-MCP servers, the session hooks and the transcript.
+MCP servers, the session hooks and the transcript. How it runs a turn (claim, prepare,
+run, interrupt) is its base class `RuntimeTurns` (`runtime/turns.py`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-import traceback
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from wisp import paths
-from wisp.diagnostics import warn
-from wisp.engine.events import (
-    ConversationReset,
-    EventSink,
-    LocalCommandOutput,
-    RunFinished,
-    StatusChanged,
-)
-from wisp.engine.outcome import Failed, Outcome, RunState, Success, run_stats
+from wisp.engine.events import ConversationReset, EventSink, StatusChanged
+from wisp.engine.outcome import Outcome
 from wisp.engine.session import Session
 from wisp.engine.tool_calls import AskHost
-from wisp.errors import UsageError
 from wisp.hooks.runner import CallbackTransport
 from wisp.jsontypes import JSON
 from wisp.models import catalog
@@ -37,15 +28,12 @@ from wisp.runtime.build import build_run
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.facts import checked_model, configured_mcp_servers, env_overlay, load_settings
 from wisp.runtime.project import open_project
-from wisp.runtime.quiet import QuietTurns
 from wisp.runtime.session_verbs import SessionStateVerbs
+from wisp.runtime.turns import RuntimeTurns, SessionPhase, TurnState
 from wisp.runtime.verbs import SessionVerbs
-from wisp.sessions.transcript import TranscriptWriter
 from wisp.stamps import new_uuid
 
 if TYPE_CHECKING:
-    from wisp.commands.prompts import LocalCommand
-    from wisp.engine.tasks import TaskRegistry
     from wisp.mcp.hub import McpHub
     from wisp.models.base import Model
     from wisp.project.context import ProjectContext
@@ -53,12 +41,9 @@ if TYPE_CHECKING:
     from wisp.tools.editor_files import EditorFiles, EditorTerminals
 
 McpSend = Callable[[str, JSON], Awaitable[JSON]]
-TurnState = Literal["idle", "claimed", "doomed"]
-SessionPhase = Literal["new", "started", "ended"]
-NOT_STARTED = "The turn was interrupted before it could end."
 
 
-class Runtime(SessionVerbs, SessionStateVerbs, QuietTurns):
+class Runtime(SessionVerbs, SessionStateVerbs, RuntimeTurns):
     def __init__(self, config: RuntimeConfig, sink: EventSink, *,
                  mcp_send: McpSend | None = None, model: Model | None = None) -> None:
         self.config = config
@@ -127,10 +112,6 @@ class Runtime(SessionVerbs, SessionStateVerbs, QuietTurns):
         """The MCP servers' status, without starting MCP support when there are none."""
         return self._mcp.status() if self._mcp is not None else []
 
-    @property
-    def running(self) -> bool:
-        return self._current is not None and not self._current.done()
-
     def connect_host(self, can_use_tool: AskHost | None,
                      hook_callback: CallbackTransport | None = None) -> None:
         """A host answers permission prompts (an SDK over its control channel, the
@@ -150,189 +131,6 @@ class Runtime(SessionVerbs, SessionStateVerbs, QuietTurns):
         """Bash runs its commands in the editor's terminals (`wisp acp` with a client that
         offers them), except those the OS sandbox holds; None: here again."""
         self.ctx.config.editor_terminals = terminals
-
-    # Running -------------------------------------------------------------------------
-
-    async def prepare(self) -> None:
-        """SessionStart hooks (once) and pending MCP servers: what a turn needs first. A
-        front end that reports something between that and the run calls it itself."""
-        if self._phase == "new":
-            from wisp.engine.hook_points import session_start
-
-            self._phase = "started"
-            source = self._start_source or ("resume" if self.config.resumed else "startup")
-            await session_start(self.ctx, source)
-        await self.connect_mcp()
-
-    def claim(self) -> None:
-        """A front end took a prompt that will run: an interrupt from now on ends it,
-        even one that comes before `run_prompt` starts its loop."""
-        if self._turn == "idle":
-            self._turn = "claimed"
-
-    async def run_prompt(self, content: str | list[JSON], *, uuid: str | None = None,
-                         announce: Callable[[], None] | None = None) -> Outcome:
-        """Runs one prompt to its end. Every run, however it ends, emits one
-        `RunFinished`; a configuration error found mid-run (UsageError) is raised after.
-
-        `uuid` names the prompt's message (a client's own, or a new one): its transcript
-        line and its file checkpoint. A prompt naming a built-in slash command (/compact,
-        /clear) runs that instead of the model; a custom command is expanded first
-        (`wisp.commands.prompts`). `announce` is called once the turn's session is known,
-        before anything else is reported (the duplex front end's `system/init`): after
-        /clear's reset, at the start otherwise."""
-        from wisp.commands.prompts import expand_prompt, local_command
-        from wisp.engine.loop import AgentLoop
-
-        uuid = uuid or new_uuid()
-        command = local_command(content)
-        if command is not None:
-            return await self._run_local(command, uuid, announce)
-        if announce is not None:
-            announce()
-        content = expand_prompt(content, self.config.cwd, paths.config_dir(self.env),
-                                self.project)
-        if self.checkpoints is not None:
-            self.checkpoints.snapshot(uuid)
-        started = time.monotonic()
-        recorder = self.session.recorder
-        if isinstance(recorder, TranscriptWriter):
-            recorder.begin_prompt(content)  # `last-prompt` lines for the SDKs' listings
-        try:
-            return await self._run_turn(
-                lambda: AgentLoop(self.ctx, self.tool_state).run(content, uuid), started)
-        finally:
-            if isinstance(recorder, TranscriptWriter):
-                recorder.end_turn()
-
-    @property
-    def tasks(self) -> TaskRegistry:
-        """The session's subagents and background commands (`wisp.engine.tasks`)."""
-        assert self.ctx.tasks is not None  # build_run makes it
-        return self.ctx.tasks
-
-    async def run_notifications(self, *, announce: Callable[[], None] | None = None
-                                ) -> Outcome | None:
-        """A turn for background tasks that ended while no prompt was running: the model
-        reads their notices (no UserPromptSubmit hooks) and the result says what started
-        it (`origin`). None when no notice is owed. Front ends call it when
-        `tasks.has_wake()`, between prompts and after the last one."""
-        from wisp.engine.loop import AgentLoop
-
-        notices = self.tasks.take_notices()
-        if not notices:
-            return None
-        if announce is not None:
-            announce()
-        text = "\n\n".join(n.text for n in notices)
-        origin = {"kind": "task-notification", "producer": "session-task",
-                  "runId": notices[-1].run_id}
-        return await self._run_turn(
-            lambda: AgentLoop(self.ctx, self.tool_state).run(text, origin=origin),
-            time.monotonic())
-
-    async def _run_local(self, command: LocalCommand, uuid: str,
-                         announce: Callable[[], None] | None) -> Outcome:
-        """A built-in slash command's turn: no model reply, a result of its own."""
-        started = time.monotonic()
-        return await self._run_turn(lambda: self._local(command, uuid, announce, started),
-                                    started)
-
-    async def _run_turn(self, work: Callable[[], Coroutine[Any, Any, Outcome]],
-                        started: float) -> Outcome:
-        """Every kind of turn starts here: claimed (an interrupt from now on ends it),
-        SessionStart hooks and MCP servers made ready, then `work()` as the running task,
-        cancelled before it begins when an interrupt came meanwhile ("doomed")."""
-        if self._turn == "idle":
-            self._turn = "claimed"
-        try:
-            await self.prepare()
-            task = self._current = asyncio.ensure_future(work())
-            if self._turn == "doomed":
-                task.cancel()  # never starts: it ends with an interrupted result
-            return await self._await(task, started)
-        finally:
-            self._current = None
-            self._turn = "idle"
-
-    async def _local(self, command: LocalCommand, uuid: str,
-                     announce: Callable[[], None] | None, started: float) -> Outcome:
-        from wisp.engine.usage import UsageLedger
-
-        if command.name == "clear":
-            await self.clear(uuid)
-            if announce is not None:
-                announce()
-        else:
-            if announce is not None:
-                announce()
-            await self._compact_command(command.args)
-        outcome = Success("")
-        stats = run_stats(RunState(started=started), UsageLedger(), self.session.usage)
-        self.sink.emit(RunFinished(outcome, stats, local_command=command.name))
-        return outcome
-
-    async def _compact_command(self, args: str) -> None:
-        """/compact [instructions]: reports "Compacted" or why it could not."""
-        from wisp.engine.compaction import attempt, context_tokens
-
-        last = self.session.last_usage
-        why = await attempt(self.ctx, "manual", args or None,
-                            context_tokens(last) if last else 0)
-        if why is None:
-            self.session.last_usage = None
-            self.sink.emit(LocalCommandOutput("compact", args, "Compacted"))
-        else:
-            self.sink.emit(LocalCommandOutput("compact", args, f"Error: {why}", failed=True))
-
-    async def _await(self, task: asyncio.Task[Outcome], started: float) -> Outcome:
-        try:
-            return await task
-        except asyncio.CancelledError:
-            if not task.cancelled():
-                raise  # the caller itself is being cancelled
-            return self._failed(NOT_STARTED, started)
-        except UsageError as exc:
-            self._failed(str(exc), started)
-            raise
-        except Exception as exc:  # a bug must not hang a session: it becomes this result
-            warn(traceback.format_exc())
-            return self._failed(f"Internal error: {exc!r}", started)
-
-    def _failed(self, message: str, started: float) -> Outcome:
-        outcome = Failed(message)
-        stats = run_stats(RunState(started=started), self.ctx.run_usage, self.session.usage)
-        self.sink.emit(RunFinished(outcome, stats))
-        return outcome
-
-    def interrupt(self, cancel_queued: bool = False) -> None:
-        """Ends the running turn: its processes die and it ends with an Aborted outcome.
-        Prompts queued behind it belong to the front end (`cancel_queued` is its
-        business); here it changes nothing. `run_until_quiet` runs no further turn."""
-        self._quiet_end()
-        task = self._current
-        if task is None or task.done():
-            # Still getting ready (initialize, MCP handshake): that turn must not run.
-            if self._turn == "claimed":
-                self._turn = "doomed"
-            return
-        self.session.abort.set()
-        self.session.processes.kill_all()
-        if asyncio.current_task() is not task:
-            task.cancel()
-        # From inside the turn (a host's deny with `interrupt`) the task can't cancel
-        # itself cleanly; the loop sees `abort` at its next tool boundary instead.
-
-    def hard_interrupt(self) -> bool:
-        """A signal's interrupt: every process of the session dies and background work
-        ends (no turn waits for it any more), then the turn ends as `interrupt` ends it.
-        Returns whether a turn was running (if not, nothing will end with a result)."""
-        running = self.running
-        self.session.abort.set()
-        self.session.processes.kill_all()
-        self.tasks.end_all()
-        self.interrupt()
-        return running
 
     # Controls ------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The verbs that change how a session's next turns run: thinking, effort, the system
 prompt, session hooks, structured output. A base class of `Runtime`, kept apart so that
-`runtime.py` is the turn machinery; front ends call these instead of editing the engine's
-configuration (`tests/architecture/test_runtime_seal.py` holds them to it).
+`runtime.py` is the session and `turns.py` its turn machinery; front ends call these
+instead of editing the engine's configuration (`tests/architecture/test_runtime_seal.py`
+holds them to it).
 """
 
 from __future__ import annotations
