@@ -72,7 +72,6 @@ class RuntimeTurns(QuietTurns):
     def running(self) -> bool:
         return self._current is not None and not self._current.done()
 
-
     async def prepare(self) -> None:
         """SessionStart hooks (once) and pending MCP servers: what a turn needs first. A
         front end that reports something between that and the run calls it itself."""
