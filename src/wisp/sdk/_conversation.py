@@ -8,7 +8,8 @@ agent's requests to us (`can_use_tool`, `hook_callback`, `mcp_message`) answered
 caller's Python callbacks, the message stream, and the end of a run.
 
 The in-process link calls `answer` directly instead of sending those requests as frames,
-so a tool function, hook or permission callback is a plain Python call.
+so a tool function, hook or permission callback is a plain Python call. What a link must
+do is `wisp.sdk.transport.Link`; what the `initialize` request carries, `_handshake`.
 """
 
 from __future__ import annotations
@@ -16,18 +17,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Awaitable
+from collections.abc import AsyncGenerator, AsyncIterable, Awaitable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from wisp import paths
 from wisp.jsontypes import JSON
+from wisp.sdk._handshake import OpeningHandshake, initialize_timeout
 from wisp.sdk._host import HostAnswers
 from wisp.sdk._launch import Launch, plan_launch
 from wisp.sdk._parse import parse_message
 from wisp.sdk._store_mirror import StoreMirror, discard, materialize
-from wisp.sdk.errors import ClaudeSDKError, CLIConnectionError, ProcessError, ResultError
-from wisp.sdk.transport import TransportLink
+from wisp.sdk.errors import (
+    ClaudeSDKError,
+    CLIConnectionError,
+    ProcessError,
+    ResultError,
+    result_error_text,
+)
+from wisp.sdk.transport import Link, TransportLink
 from wisp.sdk.types import (
     Message,
 )
@@ -35,35 +43,7 @@ from wisp.sdk.types import (
 END = object()  # the message stream is over
 
 
-class Link(Protocol):
-    """Carries frames between the SDK and one agent session."""
-
-    async def start(self) -> None: ...
-
-    async def send(self, frame: JSON) -> None: ...
-
-    async def end_input(self) -> None: ...
-
-    def frames(self) -> AsyncIterator[JSON]: ...
-
-    async def wait(self) -> int: ...
-
-    def stderr_text(self) -> str: ...
-
-    async def close(self, force: bool) -> None: ...
-
-
-def initialize_timeout(env: dict[str, str]) -> float:
-    """As the official SDK: CLAUDE_CODE_STREAM_CLOSE_TIMEOUT (ms), never under 60 s."""
-    raw = env.get("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT") or os.environ.get(
-        "CLAUDE_CODE_STREAM_CLOSE_TIMEOUT", "60000")
-    try:
-        return max(int(raw) / 1000.0, 60.0)
-    except ValueError:
-        return 60.0
-
-
-class Conversation:
+class Conversation(OpeningHandshake):
     def __init__(self, options: Any, transport: Any = None) -> None:
         if options.can_use_tool is not None and options.permission_prompt_tool_name:
             raise ValueError(
@@ -139,41 +119,6 @@ class Conversation:
         projects = paths.config_dir(self.launch.env) / "projects"
         self.mirror = StoreMirror(store, projects, options.session_store_flush == "eager",
                                   options.stderr)
-
-    def _initialize_request(self) -> JSON:
-        hooks: JSON = {}
-        for event, matchers in (self.options.hooks or {}).items():
-            entries = [self._hook_entry(m) for m in matchers or []]
-            if entries:
-                hooks[event] = entries
-        return {"subtype": "initialize", "hooks": hooks or None, **self.launch.initialize}
-
-    def _hook_entry(self, matcher: Any) -> JSON:
-        ids = []
-        for callback in matcher.hooks:
-            ids.append(self.host.register_hook(callback))
-        entry: JSON = {"matcher": matcher.matcher, "hookCallbackIds": ids}
-        if matcher.timeout is not None:
-            entry["timeout"] = matcher.timeout
-        on_failure = getattr(matcher, "on_failure", None)
-        if on_failure is not None:
-            entry["onFailure"] = on_failure
-        return entry
-
-    def _check_hook_failure_support(self, answer: JSON) -> None:
-        # A hook meant to block on failure must not silently fail open.
-        blocking = any(getattr(m, "on_failure", None) not in (None, "continue")
-                       for ms in (self.options.hooks or {}).values() for m in ms or [])
-        if not blocking:
-            return
-        if not answer.get("hook_on_failure_supported"):
-            raise CLIConnectionError(
-                'The agent does not support on_failure="block" on hook matchers, so a '
-                "failing hook would not block. Remove on_failure or update the CLI.")
-        if answer.get("hooks_applied") is False:
-            raise CLIConnectionError(
-                "The session was already running and did not register these hooks, so "
-                'a hook with on_failure="block" would never run.')
 
     # Requests to the agent -----------------------------------------------------------
 
@@ -276,7 +221,7 @@ class Conversation:
         """An exit that follows an error result is that result's failure (ResultError)."""
         result = self._last_error_result
         if isinstance(exc, ProcessError) and result is not None:
-            text = _result_error_text(result)
+            text = result_error_text(result)
             error = ResultError(f"Claude Code returned an error result: {text}",
                                 data=result, exit_code=exc.exit_code)
             error.__cause__ = exc
@@ -387,20 +332,3 @@ class Conversation:
     def _report(self, text: str) -> None:
         if self.options.stderr is not None:
             self.options.stderr(text.rstrip("\n"))
-
-
-def _result_error_text(result: JSON) -> str:
-    """The most telling text of an error result: its errors, its result text, a subtype
-    other than "success", its HTTP status."""
-    errors = [str(e) for e in result.get("errors") or [] if str(e).strip()] if isinstance(
-        result.get("errors"), list) else []
-    if errors:
-        return "; ".join(errors)
-    text = result.get("result")
-    if isinstance(text, str) and text.strip():
-        return text.strip()
-    subtype = result.get("subtype")
-    if isinstance(subtype, str) and subtype and subtype != "success":
-        return subtype
-    status = result.get("api_error_status")
-    return f"API error status {status}" if status is not None else "unknown error"

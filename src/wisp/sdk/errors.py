@@ -14,6 +14,8 @@ Messages are worded as the official ones, since programs sometimes match on them
 
 from typing import Any
 
+from wisp.jsontypes import JSON
+
 
 class ClaudeSDKError(Exception):
     """Base of every error this SDK raises."""
@@ -79,6 +81,23 @@ class ResultError(ProcessError):
 
 def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def result_error_text(result: JSON) -> str:
+    """The most telling text of an error result: its errors, its result text, a subtype
+    other than "success", its HTTP status."""
+    errors = [str(e) for e in result.get("errors") or [] if str(e).strip()] if isinstance(
+        result.get("errors"), list) else []
+    if errors:
+        return "; ".join(errors)
+    text = result.get("result")
+    if isinstance(text, str) and text.strip():
+        return text.strip()
+    subtype = result.get("subtype")
+    if isinstance(subtype, str) and subtype and subtype != "success":
+        return subtype
+    status = result.get("api_error_status")
+    return f"API error status {status}" if status is not None else "unknown error"
 
 
 class CLIJSONDecodeError(ClaudeSDKError):

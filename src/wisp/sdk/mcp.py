@@ -6,19 +6,21 @@ wisp must not need the `mcp` package, so `SdkMcpServer` speaks the small part of
 SDK server uses (initialize, ping, tools/list, tools/call, cancellation) itself, giving the
 same answers: a failing, unknown or badly-called tool is an `isError` result the model can
 read, never a protocol error.
+
+The JSON-RPC exchange itself is in `wisp.sdk._mcp_connection`, and the JSON Schema of a
+tool's declared input in `wisp.sdk._mcp_schema`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import types
-import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from wisp.jsontypes import JSON
+from wisp.sdk._mcp_connection import SdkMcpConnection
+from wisp.sdk._mcp_schema import input_json_schema
 from wisp.sdk.types import McpSdkServerConfig
 
 logger = logging.getLogger(__name__)
@@ -26,16 +28,8 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 V = TypeVar("V")
 
-# Protocol revisions an `initialize` can agree on; any other request gets the newest.
-HANDSHAKE_PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-LATEST_PROTOCOL_VERSION = HANDSHAKE_PROTOCOL_VERSIONS[-1]
 # The key under which a tool's result-size hint travels (clients drop unknown annotations).
 MAX_RESULT_SIZE_META = "anthropic/maxResultSizeChars"
-
-INVALID_PARAMS = -32602
-METHOD_NOT_FOUND = -32601
-INVALID_REQUEST = -32600
-REQUEST_CANCELLED = -32800
 
 _HINTS = ("title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 _SNAKE_HINTS = {
@@ -159,61 +153,7 @@ def tool(
     return wrap
 
 
-# Schemas ----------------------------------------------------------------------------------
-
-_QUALIFIERS = frozenset({"Required", "NotRequired", "ReadOnly"})
-_SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
-
-
-def _type_schema(py_type: Any) -> JSON:  # noqa: PLR0911 (one arm per kind of type)
-    """The JSON Schema of one Python annotation; anything unrecognised is a string."""
-    origin = typing.get_origin(py_type)
-    if getattr(origin, "_name", None) in _QUALIFIERS:
-        return _type_schema(typing.get_args(py_type)[0])
-    if origin is typing.Annotated:
-        base, *metadata = typing.get_args(py_type)
-        schema = _type_schema(base)
-        text = next((m for m in metadata if isinstance(m, str)), None)
-        if text is not None:
-            schema["description"] = text
-        return schema
-    if py_type in _SCALARS and isinstance(py_type, type):
-        return {"type": _SCALARS[py_type]}
-    if origin is typing.Union or isinstance(py_type, types.UnionType):
-        options = [a for a in typing.get_args(py_type) if a is not type(None)]
-        if len(options) == 1:
-            return _type_schema(options[0])
-        return {"anyOf": [_type_schema(a) for a in options]}
-    if origin is list or py_type is list:
-        items = typing.get_args(py_type)
-        return {"type": "array", "items": _type_schema(items[0])} if items else {"type": "array"}
-    if origin is dict or py_type is dict:
-        return {"type": "object"}
-    if typing.is_typeddict(py_type):
-        return _typeddict_schema(py_type)
-    return {"type": "string"}
-
-
-def _typeddict_schema(cls: Any) -> JSON:
-    hints = typing.get_type_hints(cls, include_extras=True)
-    properties = {field: _type_schema(hint) for field, hint in hints.items()}
-    schema: JSON = {"type": "object", "properties": properties}
-    required = getattr(cls, "__required_keys__", set(properties))
-    if required:
-        schema["required"] = sorted(required)
-    return schema
-
-
-def _input_json_schema(input_schema: Any) -> JSON:
-    """The `inputSchema` sent for a tool's declared `input_schema`."""
-    if isinstance(input_schema, dict):
-        if isinstance(input_schema.get("type"), str) and "properties" in input_schema:
-            return input_schema  # already JSON Schema
-        properties = {key: _type_schema(value) for key, value in input_schema.items()}
-        return {"type": "object", "properties": properties, "required": list(properties)}
-    if typing.is_typeddict(input_schema):
-        return _typeddict_schema(input_schema)
-    return {"type": "object", "properties": {}}
+# Annotations ------------------------------------------------------------------------------
 
 
 def _annotations_wire(annotations: Any) -> JSON | None:
@@ -268,28 +208,6 @@ def _mcp_content(items: list[dict[str, Any]]) -> list[JSON]:
     return content
 
 
-def _error(request_id: Any, code: int, message: str, data: Any = None) -> JSON:
-    error: JSON = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": error}
-
-
-def _invalid_params(request_id: Any) -> JSON:
-    return _error(request_id, INVALID_PARAMS, "Invalid request parameters", "")
-
-
-def _valid_initialize(params: JSON) -> bool:
-    client = params.get("clientInfo")
-    return (
-        isinstance(params.get("protocolVersion"), str)
-        and isinstance(params.get("capabilities"), dict)
-        and isinstance(client, dict)
-        and isinstance(client.get("name"), str)
-        and isinstance(client.get("version"), str)
-    )
-
-
 # The server -------------------------------------------------------------------------------
 
 
@@ -310,7 +228,7 @@ class SdkMcpServer:
         self.tools: dict[str, SdkMcpTool[Any]] = {t.name: t for t in tools or []}
         # Built up front, as the official SDK does, so a bad declaration fails here.
         self._schemas: dict[str, tuple[SdkMcpTool[Any], JSON]] = {
-            n: (t, _input_json_schema(t.input_schema)) for n, t in self.tools.items()
+            n: (t, input_json_schema(t.input_schema)) for n, t in self.tools.items()
         }
         self._shared = SdkMcpConnection(self)
 
@@ -320,7 +238,7 @@ class SdkMcpServer:
     def _schema(self, tool_def: SdkMcpTool[Any]) -> JSON:
         cached = self._schemas.get(tool_def.name)
         if cached is None or cached[0] is not tool_def:
-            cached = (tool_def, _input_json_schema(tool_def.input_schema))
+            cached = (tool_def, input_json_schema(tool_def.input_schema))
             self._schemas[tool_def.name] = cached
         return cached[1]
 
@@ -371,101 +289,6 @@ class SdkMcpServer:
         """Answers one JSON-RPC message on the connection every caller of this method
         shares: the response for a request, None for a notification or a response."""
         return await self._shared.handle(message)
-
-
-class SdkMcpConnection:
-    """One client's JSON-RPC exchange with an `SdkMcpServer`: its requests in flight, which
-    its `notifications/cancelled` may stop."""
-
-    def __init__(self, server: SdkMcpServer) -> None:
-        self.server = server
-        # Several calls may share an id on the shared connection (one per CLI session).
-        self._running: dict[Any, list[asyncio.Task[JSON]]] = {}
-        self._cancelled: set[asyncio.Task[JSON]] = set()
-
-    async def handle(self, message: dict[str, Any]) -> dict[str, Any] | None:
-        """The response for a request, None for a notification or a response (which
-        expect no reply)."""
-        if not isinstance(message, dict):
-            return _error(None, INVALID_REQUEST, "Invalid Request")
-        method = message.get("method")
-        request_id = message.get("id")
-        params = message.get("params")
-        if not isinstance(method, str):
-            return None  # a response to something we never send
-        if params is not None and not isinstance(params, dict):
-            return None if request_id is None else _invalid_params(request_id)
-        if request_id is None:
-            self._notified(method, params or {})
-            return None
-        if not isinstance(request_id, str | int):
-            return _error(None, INVALID_REQUEST, "Invalid Request")
-        return await self._request(request_id, method, params or {})
-
-    async def _request(  # noqa: PLR0911 (one arm per method)
-        self, request_id: Any, method: str, params: JSON
-    ) -> JSON:
-        server = self.server
-        if method == "initialize":
-            if not _valid_initialize(params):
-                return _invalid_params(request_id)
-            wanted = params["protocolVersion"]
-            agreed = wanted if wanted in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
-            return _result(request_id, {
-                "protocolVersion": agreed,
-                "capabilities": {"tools": {"listChanged": False}},
-                "serverInfo": {"name": server.name, "version": server.version},
-            })
-        if method == "ping":
-            return _result(request_id, {})
-        if method == "tools/list":
-            return _result(request_id, {"tools": server.list_tools()})
-        if method == "tools/call":
-            name, arguments = params.get("name"), params.get("arguments")
-            if not isinstance(name, str) or not isinstance(arguments, dict | None):
-                return _invalid_params(request_id)
-            return await self._tracked(request_id, server.call_tool(name, arguments))
-        return _error(request_id, METHOD_NOT_FOUND, "Method not found", method)
-
-    def _notified(self, method: str, params: JSON) -> None:
-        if method != "notifications/cancelled":
-            return  # initialized, progress, roots changes...: nothing to do
-        request_id = params.get("requestId")
-        if not isinstance(request_id, str | int):
-            return
-        for task in self._running.get(request_id, ()):
-            if not task.done():
-                self._cancelled.add(task)
-                task.cancel()
-
-    async def _tracked(self, request_id: Any, call: Awaitable[JSON]) -> JSON:
-        """Runs a tool call as a task that `notifications/cancelled` can stop; a stopped
-        call is answered "Request cancelled" (-32800), as the official SDK answers it."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # not asyncio (trio, say): no cancellation by request id
-            return _result(request_id, await call)
-        task = asyncio.ensure_future(call)
-        self._running.setdefault(request_id, []).append(task)
-        try:
-            return _result(request_id, await task)
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            caller_cancelled = current is not None and current.cancelling() > 0
-            if task in self._cancelled and task.cancelled() and not caller_cancelled:
-                return _error(request_id, REQUEST_CANCELLED, "Request cancelled")
-            raise
-        finally:
-            self._cancelled.discard(task)
-            running = self._running.get(request_id, [])
-            if task in running:
-                running.remove(task)
-            if not running:
-                self._running.pop(request_id, None)
-
-
-def _result(request_id: Any, result: JSON) -> JSON:
-    return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
 def create_sdk_mcp_server(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 
 from wisp.jsontypes import JSON
 
@@ -45,6 +45,24 @@ class Transport(ABC):
     @abstractmethod
     async def end_input(self) -> None:
         """No more input (stdin EOF for a process)."""
+
+
+class Link(Protocol):
+    """Carries frames between the SDK and one agent session."""
+
+    async def start(self) -> None: ...
+
+    async def send(self, frame: JSON) -> None: ...
+
+    async def end_input(self) -> None: ...
+
+    def frames(self) -> AsyncIterator[JSON]: ...
+
+    async def wait(self) -> int: ...
+
+    def stderr_text(self) -> str: ...
+
+    async def close(self, force: bool) -> None: ...
 
 
 class TransportLink:
