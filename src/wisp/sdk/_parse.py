@@ -19,8 +19,9 @@ is plain dict access and direct constructor calls.
 """
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import cast
 
+from wisp.jsontypes import JSON
 from wisp.sdk.errors import MessageParseError
 from wisp.sdk.types import (
     AssistantMessage,
@@ -48,10 +49,6 @@ from wisp.sdk.types import (
     ToolUseBlock,
     UserMessage,
 )
-
-# Its own alias: this module imports only light stdlib modules, as the official SDK's does
-# (tests/sdk_own/test_types.py).
-JSON = dict[str, Any]
 
 # A tuple, not a set: `in` must not hash the subtype, which may be any JSON value.
 _HOOK_SUBTYPES = ("hook_started", "hook_response")

@@ -7,10 +7,13 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from wisp.jsontypes import JSON
+
 if TYPE_CHECKING:
     from wisp.serve.http.sse import SseWriter
 
-JSON = dict[str, Any] | list[Any]
+# A body sent as JSON: an object or an array (wisp.jsontypes.JSON is the object alone).
+JsonBody = dict[str, Any] | list[Any]
 
 
 class HttpError(Exception):
@@ -128,7 +131,7 @@ class Response:
     def __init__(
         self,
         status: int = 200,
-        body: JSON | bytes | Any | None = None,
+        body: JsonBody | bytes | Any | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
         # body: dict/list (JSON), bytes, None, or a `FileBody` sent from its file.
