@@ -144,6 +144,7 @@ def memory_resource() -> docs.SessionResource:
 
 
 SAMPLES: dict[str, tuple[Callable[[], object], Any]] = {
+    "agent fields": (lambda: shapes.agent_create(AGENT_BODY), docs.AgentFields),
     "agent": (agent, docs.AgentDocument),
     "agent updated": (lambda: shapes.agent_updated(
         agent(), shapes.agent_update({"name": "b", "model": "claude-opus-4-1"})),

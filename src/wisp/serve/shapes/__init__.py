@@ -59,7 +59,6 @@ from wisp.serve.shapes.agent_tools import (
 from wisp.serve.shapes.agents import (
     DEFAULT_EFFORT,
     EFFORTS,
-    AgentFields,
     agent_create,
     agent_document,
     agent_update,
@@ -111,6 +110,7 @@ from wisp.serve.shapes.companions import (
 )
 from wisp.serve.shapes.documents import (
     AgentDocument,
+    AgentFields,
     EnvironmentDeleted,
     EnvironmentDocument,
     ErrorBody,

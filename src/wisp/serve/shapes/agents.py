@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypedDict, cast
+from typing import Any, Final, cast
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import check_mcp_refs, read_mcp_servers, read_tools
@@ -27,8 +27,8 @@ from wisp.serve.shapes.common import (
 )
 from wisp.serve.shapes.documents import (
     AgentDocument,
+    AgentFields,
     Effort,
-    Metadata,
     ModelConfig,
     as_agent,
     editable,
@@ -100,21 +100,6 @@ def _clearable_str(value: object, path: str) -> str | None:
 
 
 # Agents: requests and documents -------------------------------------------------------------
-
-class AgentFields(TypedDict):
-    """What `agent_create` returns: the agent document's own fields."""
-
-    name: str
-    model: ModelConfig
-    description: str | None
-    system: str | None
-    metadata: Metadata
-    tools: list[JSON]
-    mcp_servers: list[JSON]
-    skills: list[JSON]
-    execution_identity: JSON
-    multiagent: JSON | None
-
 
 def agent_create(body: object) -> AgentFields:
     """The body of `POST /v1/agents`, normalised to the agent document's own fields."""

@@ -39,12 +39,10 @@ class ModelConfig(TypedDict):
     inference_geo: str | None
 
 
-class AgentDocument(TypedDict):
-    """BetaManagedAgentsAgent. Older versions are stored as `agent_version` documents of
-    the same shape, whose id is `<agent id>@<version>`."""
+class AgentFields(TypedDict):
+    """What `agent_create` returns: the agent document's own fields (the agent document
+    inherits them, so a field added here is in both)."""
 
-    id: str
-    type: Literal["agent"]
     name: str
     model: ModelConfig
     description: str | None
@@ -55,6 +53,15 @@ class AgentDocument(TypedDict):
     skills: list[JSON]
     execution_identity: JSON
     multiagent: JSON | None
+
+
+class AgentDocument(AgentFields):
+    """BetaManagedAgentsAgent: `AgentFields` and what the server adds. Older versions are
+    stored as `agent_version` documents of the same shape, whose id is
+    `<agent id>@<version>`."""
+
+    id: str
+    type: Literal["agent"]
     version: int
     created_at: str
     updated_at: str
