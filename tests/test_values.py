@@ -181,3 +181,22 @@ def test_a_plain_default_is_a_class_attribute_as_on_a_dataclass() -> None:
     assert HookStopped.terminal_reason == DataHookStopped.terminal_reason == "hook_stopped"
     assert RetryPolicy.from_env({}) == RetryPolicy()
     assert RetryPolicy.from_env({"CLAUDE_CODE_MAX_RETRIES": "1"}).max_retries == 1
+
+
+def test_a_value_that_holds_itself_shows_dots_there_as_the_frozen_dataclass() -> None:
+    ours, theirs = Success("a", []), DataSuccess("a", [])
+    ours.structured_output.append(ours)
+    theirs.structured_output.append(theirs)
+    assert repr(ours) == repr(theirs).replace("DataSuccess", "Success")
+    assert repr(ours) == "Success(text='a', structured_output=[...])"
+
+
+def test_the_dataclasses_functions_do_not_apply_as_the_module_says() -> None:
+    # The documented limit: read the fields from `__match_args__`, copy with `replace`.
+    assert not dataclasses.is_dataclass(Success("a"))
+    with pytest.raises(TypeError):
+        dataclasses.fields(Success("a"))  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        dataclasses.asdict(Tally("a"))  # type: ignore[call-overload]
+    assert {name: getattr(Tally("a"), name) for name in Tally.__match_args__} == {
+        "name": "a", "counts": [], "label": "none"}
