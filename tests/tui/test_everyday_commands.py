@@ -4,10 +4,14 @@ tools into another folder, /usage, /skills and /doctor answer."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import sys
 
-from tests.tui.harness import Terminal, TuiSetup, message_requests
+from tests.mcp.conftest import mcp_config
+from tests.mcp.test_roots import SERVER as ROOTS_SERVER
+from tests.tui.harness import Terminal, TuiSetup, message_requests, wait_requests
 from wisp.testing import reply
 
 
@@ -72,6 +76,41 @@ def test_add_dir_lets_tools_work_in_another_folder(tui: TuiSetup) -> None:
     term.submit("read the other notes")
     term.wait_for("read it")
     assert "1. Yes" not in term.scrollback()  # not asked: the folder is a working one
+
+
+def roots_seen(tui: TuiSetup, nth: int) -> dict:
+    """What the roots server answered the `nth` call of its tool (the tool result the
+    next request carries): the roots it was given and the roots notifications it saw."""
+    request = message_requests(tui)[2 * nth + 1]
+    assert request.body is not None
+    result = request.body["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result", result
+    return dict(json.loads(result["content"][0]["text"]))
+
+
+def test_add_dir_tells_mcp_servers_the_roots_changed(tui: TuiSetup) -> None:
+    """As duplex's add_directory does: a connected server is sent
+    notifications/roots/list_changed, and lists the folder from then on."""
+    other = tui.cwd.parent / "other"
+    other.mkdir()
+    (tui.home / "mcp.json").write_text(mcp_config(
+        elicit={"command": sys.executable, "args": [str(ROOTS_SERVER)]}))
+    ask = reply.tool_use("mcp__elicit__ask", {"roots": True})
+    tui.server.script(ask, reply.text("first roots"), ask, reply.text("second roots"))
+    term = started(tui, "--mcp-config", str(tui.home / "mcp.json"),
+                   "--allowedTools", "mcp__elicit")
+    term.submit("roots?")  # the first turn connects the server
+    term.wait_for("first roots")
+    term.ready()
+    assert roots_seen(tui, 0)["notified"] == []
+    term.submit(f"/add-dir {other}")
+    term.wait_for(r"working\s+folder\s+for\s+this\s+session")
+    term.submit("and now?")
+    term.wait_for("second roots")
+    wait_requests(tui, 4)
+    after = roots_seen(tui, 1)
+    assert after["notified"] == ["notifications/roots/list_changed"]
+    assert {"uri": other.resolve().as_uri()} in after["roots"]["roots"]
 
 
 def test_usage_skills_and_doctor_answer(tui: TuiSetup) -> None:

@@ -103,8 +103,7 @@ class Workspace:
         directory = self._resolve(raw)
         if not directory.is_dir():
             raise ControlError(f"Not a directory: {raw}", "not_a_directory")
-        if self.server.runtime.add_working_dir(directory):
-            await self.server.runtime.mcp.roots_changed()
+        await self.server.runtime.add_working_dir(directory)
         return directory
 
     def _resolve(self, raw: str) -> Path:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from wisp.engine.context import RunContext
+    from wisp.mcp.hub import McpHub
     from wisp.permissions.engine import PermissionPolicy
     from wisp.permissions.modes import PermissionMode
     from wisp.rules import Rule
@@ -30,6 +31,7 @@ def _rules(policy: PermissionPolicy, kind: RuleKind) -> list[Rule]:
 class SessionStateVerbs:
     ctx: RunContext
     env: dict[str, str]
+    _mcp: McpHub | None  # the Runtime's MCP servers, once it has any
 
     @property
     def permission_mode(self) -> PermissionMode:
@@ -69,13 +71,17 @@ class SessionStateVerbs:
 
     # Where the session works ---------------------------------------------------------
 
-    def add_working_dir(self, folder: Path) -> bool:
-        """Tools may read and write in `folder` as in the cwd, for the rest of the session.
-        False when it already was a working folder (nothing to tell MCP servers)."""
+    async def add_working_dir(self, folder: Path) -> bool:
+        """Tools may read and write in `folder` as in the cwd, for the rest of the session,
+        and the connected MCP servers, which may list the session's roots, are told
+        (`notifications/roots/list_changed`): every front end adds a folder here, so none
+        forgets to tell them. False when it already was a working folder."""
         extra = self.ctx.session.policy.extra_dirs
         if folder in [d.resolve() for d in extra]:
             return False
         extra.append(folder)
+        if self._mcp is not None:  # no hub yet: no server connected, none to tell
+            await self._mcp.roots_changed()
         return True
 
     def move_to(self, target: Path) -> bool:

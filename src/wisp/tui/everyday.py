@@ -144,7 +144,7 @@ async def cmd_add_dir(app: TuiApp, args: str) -> None:
     if not folder.is_dir():
         app.view.print_text(f"Not a folder: {folder}", "red")
         return
-    app.runtime.add_working_dir(folder)
+    await app.runtime.add_working_dir(folder)  # MCP servers are told of the new root
     app.view.print_text(f"Added {folder} as a working folder for this session.")
 
 
