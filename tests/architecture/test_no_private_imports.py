@@ -61,14 +61,10 @@ def test_the_check_sees_private_imports() -> None:
 # that needs one should get a public name, so that what a module offers is what it exports.
 # Modules outside serve/ that still do it, each with why it is left for now:
 CROSS_MODULE_ALLOWED = {
-    ("wisp.mcp.stdio", "wisp.tools._bash_exec._wait_for_exit"):
-        "the stdio MCP client waits for its server process with the bash tool's helper",
     ("wisp.sdk._options_check", "wisp.sdk.types._SKILLS_ALL"):
         "the option checks of sdk.types, in a module of their own that types imports lazily",
     ("wisp.sdk._options_check", "wisp.sdk.types._FlushMode"):
         "the option checks of sdk.types, in a module of their own that types imports lazily",
-    ("wisp.sdk.store_sessions", "wisp.sdk.sessions._info"):
-        "sessions kept in a SessionStore are summarised as sdk.sessions summarises files",
 }
 
 

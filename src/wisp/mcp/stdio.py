@@ -31,7 +31,7 @@ from wisp.errors import McpError
 from wisp.mcp.client import DEFAULT_STARTUP_MS, DEFAULT_TOOL_MS, JSON, McpServer, timeout_s
 from wisp.mcp.jsonrpc import RpcChannel, ServerRequest
 from wisp.processes import SERVICE_PROCESSES, kill_group
-from wisp.tools._bash_exec import _wait_for_exit as wait_for_exit
+from wisp.tools._bash_exec import wait_for_exit
 from wisp.tools.reaper import become_subreaper
 
 CLOSE_GRACE_S = 0.5  # after its stdin closes, how long a server may take to exit itself

@@ -38,11 +38,6 @@ from wisp.sdk._session_files import (
 from wisp.sdk._session_fork import ForkSessionResult, fork_session
 from wisp.sessions.load import read_entries
 
-# How much of a file's head and of its tail a listing reads.
-LITE_READ_BUF_SIZE = 64 * 1024
-FIRST_PROMPT_MAX = 200
-GIT_TIMEOUT_SECONDS = 5
-
 
 @dataclass
 class SDKSessionInfo:
@@ -78,7 +73,7 @@ class SessionMessage:
 # Where sessions are --------------------------------------------------------------------------
 
 
-def _info(session_id: str, lite: Lite, project_path: str | None) -> SDKSessionInfo | None:
+def info_from_lite(session_id: str, lite: Lite, project_path: str | None) -> SDKSessionInfo | None:
     """None for a subagent's transcript and for one with nothing to call it by."""
     head, tail = lite.head, lite.tail
     first_line = head.split("\n", 1)[0]
@@ -122,7 +117,7 @@ def _sessions_in(project: Path, project_path: str | None) -> list[SDKSessionInfo
         if stem == path.name or not paths.is_uuid(stem):
             continue
         lite = read_lite(path)
-        info = _info(stem, lite, project_path) if lite is not None else None
+        info = info_from_lite(stem, lite, project_path) if lite is not None else None
         if info is not None:
             found.append(info)
     return found
@@ -206,7 +201,7 @@ def get_session_info(session_id: str, directory: str | None = None) -> SDKSessio
     for project, project_path in candidate_dirs(directory):
         lite = read_lite(project / f"{session_id}.jsonl")
         if lite is not None:
-            return _info(session_id, lite, project_path)
+            return info_from_lite(session_id, lite, project_path)
     return None
 
 

@@ -18,14 +18,13 @@ from typing import Any
 from wisp import paths
 from wisp.jsontypes import JSON
 from wisp.sdk._session_chain import CHAIN_TYPES, conversation_chain, is_visible
-from wisp.sdk._session_files import Lite, session_file
+from wisp.sdk._session_files import LITE_READ_BUF_SIZE, Lite, session_file
 from wisp.sdk.session_store import SessionKey, SessionStore, SessionStoreEntry
 from wisp.sdk.sessions import (
-    LITE_READ_BUF_SIZE,
     ForkSessionResult,
     SDKSessionInfo,
     SessionMessage,
-    _info,
+    info_from_lite,
 )
 from wisp.stamps import iso_now, new_uuid
 
@@ -104,7 +103,7 @@ async def list_sessions_from_store(store: SessionStore, directory: str | None = 
     for listed in await store.list_sessions(project_key):
         entries = await store.load({"project_key": project_key,
                                     "session_id": listed["session_id"]})
-        info = _info(listed["session_id"], _lite(entries, int(listed["mtime"])),
+        info = info_from_lite(listed["session_id"], _lite(entries, int(listed["mtime"])),
                      directory) if entries else None
         if info is not None:
             found.append(info)
@@ -124,7 +123,7 @@ async def get_session_info_from_store(store: SessionStore, session_id: str,
     if _implements(store, "list_sessions"):
         listed = await store.list_sessions(project_key_for_directory(directory))
         mtime = next((int(s["mtime"]) for s in listed if s["session_id"] == session_id), 0)
-    return _info(session_id, _lite(entries, mtime), directory)
+    return info_from_lite(session_id, _lite(entries, mtime), directory)
 
 
 async def get_session_messages_from_store(store: SessionStore, session_id: str,

@@ -94,7 +94,7 @@ async def _nap(watchers: set[asyncio.Future[Any]], seconds: float) -> bool:
     return bool(done)
 
 
-async def _wait_for_exit(
+async def wait_for_exit(
     proc: subprocess.Popen[bytes],
     abort: asyncio.Event | None,
     timeout_s: float,
@@ -143,7 +143,7 @@ async def _settle(proc: subprocess.Popen[bytes], pipes: list[_Pipe], kill: bool)
     """Kill if asked, make sure the child is reaped, read what is left in the pipes."""
     if kill or proc.poll() is None:
         kill_group(proc.pid)
-        await _wait_for_exit(proc, None, _REAP_WAIT_S)
+        await wait_for_exit(proc, None, _REAP_WAIT_S)
     await _drain(pipes, proc.pid)
 
 
@@ -193,7 +193,7 @@ async def run_supervised(
         for pipe, text in ((proc.stdout, stdout), (proc.stderr, stderr)):
             if pipe is not None:
                 pipes.append(await _attach(pipe, text))
-        ending = await _wait_for_exit(proc, abort, timeout_s, [p.closed for p in pipes])
+        ending = await wait_for_exit(proc, abort, timeout_s, [p.closed for p in pipes])
     finally:
         try:
             # Shielded so cleanup, once started, finishes even if we are cancelled again.
