@@ -74,8 +74,11 @@ def _shape_errors(handler: Route) -> Route:
 
 
 class Api:
+    """Made on the event loop it serves (`start_session` wakes sessions on it)."""
+
     def __init__(self, store: Store, fanout: Fanout, worker: Dispatch | None, *,
                  files_dir: Path | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
         self.store = store
         self.fanout = fanout
         self.worker = worker
@@ -269,10 +272,11 @@ class Api:
 
     def start_session(self, owner: str, body: Any,
                       deployment_id: str | None = None) -> shapes.SessionDocument:
-        """A session from a `POST /v1/sessions` body (a client's, or a deployment run's)."""
+        """A session from a `POST /v1/sessions` body (a deployment run's). Store work,
+        called off the loop (`off_loop`): the session is woken on the loop."""
         doc, queued = self.writes.new_session(owner, body, deployment_id)
         if queued:
-            self._woken(doc["id"])
+            self.loop.call_soon_threadsafe(self._woken, doc["id"])
         return doc
 
     async def list_sessions(self, request: Request) -> Response:
