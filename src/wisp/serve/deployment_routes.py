@@ -108,7 +108,8 @@ class _Routes:
         self._checked(owner, doc)
         return self._save(owner, doc)
 
-    def _created(self, owner: str, fields: JSON) -> common.DeploymentDocument:
+    def _created(self, owner: str, fields: shapes.DeploymentFields
+                 ) -> common.DeploymentDocument:
         self._checked(owner, fields)
         doc = shapes.deployment_document(fields)
         self.store.create(KIND, owner, doc)
