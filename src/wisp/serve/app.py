@@ -9,7 +9,7 @@ another key gets 404 for it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,6 +29,7 @@ from wisp.serve import (
     webhooks,
     work_routes,
 )
+from wisp.serve.api_checks import last_event_id, session_matches, shape_errors
 from wisp.serve.follow import follow, preview_filter, session_gone
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router, SseWriter
 from wisp.serve.session_log import Fanout, public
@@ -37,8 +38,6 @@ from wisp.serve.skills import Skills
 from wisp.serve.store.base import Store
 from wisp.serve.store.offload import off_loop
 from wisp.serve.work import WorkQueue
-
-Route = Callable[[Request], Awaitable[Response | EventStream]]
 
 
 class Dispatch(Protocol):
@@ -52,30 +51,12 @@ class Dispatch(Protocol):
         """The session was deleted: stop its turns."""
 
 
-def _shape_errors(handler: Route) -> Route:
-    """A ShapeError (a wrong type, a missing field) is a 400 naming the field."""
-    async def checked(request: Request) -> Response | EventStream:
-        if request.headers.get("anthropic-workspace-id"):
-            # The SDK's `workspace_id`: wisp has no workspaces, and would otherwise answer
-            # from the key's resources as if the workspace had been selected.
-            raise HttpError(400, "invalid_request_error",
-                            "workspace_id (anthropic-workspace-id): workspaces are not "
-                            "supported by this server")
-        if request.body and not _is_json(request.headers.get("content-type", "")):
-            raise HttpError(400, "invalid_request_error",
-                            "content-type: expected application/json")
-        try:
-            return await handler(request)
-        except shapes.ShapeError as exc:
-            raise HttpError(400, "invalid_request_error", str(exc)) from None
-        except ValueError as exc:  # a bad cursor or time in a query
-            raise HttpError(400, "invalid_request_error", str(exc)) from None
-    return checked
-
-
 class Api:
+    """Made on the event loop it serves (`start_session` wakes sessions on it)."""
+
     def __init__(self, store: Store, fanout: Fanout, worker: Dispatch | None, *,
                  files_dir: Path | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
         self.store = store
         self.fanout = fanout
         self.worker = worker
@@ -111,14 +92,14 @@ class Api:
             ("POST", "/v1/sessions/{session_id}/events", self.send_events),
             ("GET", "/v1/sessions/{session_id}/events/stream", self.stream_events),
         ):
-            add(method, path, _shape_errors(handler))
+            add(method, path, shape_errors(handler))
         for routes in (webhook_routes, resources, memory_routes, vault_routes, skill_routes):
-            routes.add_routes(self.router, self.store, _shape_errors)
-        thread_routes.add_routes(self.router, self.store, self.fanout, _shape_errors)
-        work_routes.add_routes(self.router, self.store, self.work, _shape_errors)
-        deployment_routes.add_routes(self.router, self.store, self.start_session, _shape_errors)
+            routes.add_routes(self.router, self.store, shape_errors)
+        thread_routes.add_routes(self.router, self.store, self.fanout, shape_errors)
+        work_routes.add_routes(self.router, self.store, self.work, shape_errors)
+        deployment_routes.add_routes(self.router, self.store, self.start_session, shape_errors)
         if self.files is not None:
-            files.add_routes(self.router, self.files, _shape_errors)
+            files.add_routes(self.router, self.files, shape_errors)
 
     # Common ---------------------------------------------------------------------------
     # Handlers make their store calls off the event loop (`off_loop`): on PostgreSQL each
@@ -269,10 +250,11 @@ class Api:
 
     def start_session(self, owner: str, body: Any,
                       deployment_id: str | None = None) -> shapes.SessionDocument:
-        """A session from a `POST /v1/sessions` body (a client's, or a deployment run's)."""
+        """A session from a `POST /v1/sessions` body (a deployment run's). Store work,
+        called off the loop (`off_loop`): the session is woken on the loop."""
         doc, queued = self.writes.new_session(owner, body, deployment_id)
         if queued:
-            self._woken(doc["id"])
+            self.loop.call_soon_threadsafe(self._woken, doc["id"])
         return doc
 
     async def list_sessions(self, request: Request) -> Response:
@@ -280,7 +262,7 @@ class Api:
         page = await off_loop(self.store, self.store.list, "session", request.owner,
                               limit=query["limit"], page=query["page"], order=query["order"],
                               include_archived=query["include_archived"])
-        items = [s for s in page.items if _session_matches(s, query)]
+        items = [s for s in page.items if session_matches(s, query)]
         return Response(200, shapes.session_list_page(items, page.next_page))
 
     async def get_session(self, request: Request) -> Response:
@@ -367,7 +349,7 @@ class Api:
         session = await self._found("session", request, "session_id")
         session_id = session["id"]
         previews = shapes.stream_query(request.query)
-        after = _last_event_id(request) if request.headers.get("last-event-id") else (
+        after = last_event_id(request) if request.headers.get("last-event-id") else (
             await off_loop(self.store, self.store.last_seq, session_id))
         wake = self.fanout.watch(session_id)  # before returning: nothing may be missed
         outbox: asyncio.Queue[JSON] = asyncio.Queue()
@@ -386,32 +368,7 @@ class Api:
         return EventStream(produce, on_close=closed)
 
 
-def _is_json(content_type: str) -> bool:
-    kind = content_type.split(";", 1)[0].strip().lower()
-    return kind == "application/json" or kind.endswith("+json")
-
-
-def _session_matches(session: JSON, query: JSON) -> bool:
-    agent = session.get("agent") or {}
-    stores = {str(r.get("memory_store_id")) for r in session.get("resources") or []
-              if r.get("type") == "memory_store"}
-    return ((not query["statuses"] or session.get("status") in query["statuses"])
-            and query["agent_id"] in (None, agent.get("id"))
-            and query["agent_version"] in (None, agent.get("version"))
-            and query["deployment_id"] in (None, session.get("deployment_id"))
-            and (query["memory_store_id"] is None or query["memory_store_id"] in stores)
-            and shapes.created_within(session, query))
-
-
 def _announced(changes: JSON) -> JSON:
     """What `session.updated` carries: metadata only when non-empty (the event's
     documented form; cleared metadata is absent)."""
     return {k: v for k, v in changes.items() if not (k == "metadata" and not v)}
-
-
-def _last_event_id(request: Request) -> int:
-    """`Last-Event-ID` (the seq of the last event a client saw): resume after it."""
-    raw = request.headers.get("last-event-id", "")
-    if not raw.isdigit():
-        raise HttpError(400, "invalid_request_error", "Last-Event-ID must be an event seq")
-    return int(raw)

@@ -19,6 +19,7 @@ from wisp.serve.deployments import KIND, RUNS, SessionStarter, fire, scheduled
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router
 from wisp.serve.shapes import deployments as shapes
 from wisp.serve.store.base import Store
+from wisp.serve.store.offload import off_loop
 from wisp.serve.vaults import Vaults
 
 Route = Callable[[Request], Awaitable[Response | EventStream]]
@@ -55,6 +56,9 @@ def _run_matches(run: JSON, query: JSON) -> bool:
 
 
 class _Routes:
+    """Store calls run off the event loop (`off_loop`): see `wisp.serve.app`. The
+    helpers below (`_found`, `_checked`, `_save`, …) are store work, each one hop."""
+
     def __init__(self, store: Store, start: SessionStarter) -> None:
         self.store = store
         self.start = start
@@ -100,18 +104,27 @@ class _Routes:
         scheduled(self.store, owner, doc)
         return Response(200, doc)
 
+    def _checked_save(self, owner: str, doc: common.DeploymentDocument) -> Response:
+        self._checked(owner, doc)
+        return self._save(owner, doc)
+
+    def _created(self, owner: str, fields: shapes.DeploymentFields
+                 ) -> common.DeploymentDocument:
+        self._checked(owner, fields)
+        doc = shapes.deployment_document(fields)
+        self.store.create(KIND, owner, doc)
+        scheduled(self.store, owner, doc)
+        return doc
+
     async def create(self, request: Request) -> Response:
         fields = shapes.deployment_create(request.json())
-        self._checked(request.owner, fields)
-        doc = shapes.deployment_document(fields)
-        self.store.create(KIND, request.owner, doc)
-        scheduled(self.store, request.owner, doc)
-        return Response(200, doc)
+        return Response(200, await off_loop(self.store, self._created, request.owner, fields))
 
     async def list(self, request: Request) -> Response:
         query = shapes.deployments_query(request.query)
-        page = self.store.list(KIND, request.owner, limit=query["limit"], page=query["page"],
-                               include_archived=query["include_archived"])
+        page = await off_loop(self.store, self.store.list, KIND, request.owner,
+                              limit=query["limit"], page=query["page"],
+                              include_archived=query["include_archived"])
         items = [shapes.with_schedule(common.as_deployment(d)) for d in page.items
                  if query["agent_id"] in (None, d["agent"]["id"])
                  and query["status"] in (None, d["status"])
@@ -119,49 +132,55 @@ class _Routes:
         return Response(200, common.list_page(items, page.next_page))
 
     async def retrieve(self, request: Request) -> Response:
-        return Response(200, shapes.with_schedule(self._found(request)))
+        return Response(200, shapes.with_schedule(await off_loop(self.store, self._found,
+                                                                 request)))
 
     async def update(self, request: Request) -> Response:
-        doc = self._live(request)
+        doc = await off_loop(self.store, self._live, request)
         new = shapes.deployment_updated(doc, shapes.deployment_update(request.json()))
-        self._checked(request.owner, new)
-        return self._save(request.owner, new)
+        return await off_loop(self.store, self._checked_save, request.owner, new)
 
     async def archive(self, request: Request) -> Response:
-        doc = self._found(request)
+        doc = await off_loop(self.store, self._found, request)
         if doc.get("archived_at"):
             return Response(200, shapes.with_schedule(doc))
         # Archived deployments report `active`, with `archived_at` set.
         doc = {**common.archived(doc), "status": "active", "paused_reason": None}
-        return self._save(request.owner, shapes.with_schedule(doc))
+        return await off_loop(self.store, self._save, request.owner,
+                              shapes.with_schedule(doc))
 
     async def pause(self, request: Request) -> Response:
-        doc = self._live(request)
+        doc = await off_loop(self.store, self._live, request)
         new: common.DeploymentDocument = {
             **doc, "status": "paused", "paused_reason": {"type": "manual"},
             "updated_at": common.timestamp()}
-        return self._save(request.owner, shapes.with_schedule(new))
+        return await off_loop(self.store, self._save, request.owner,
+                              shapes.with_schedule(new))
 
     async def unpause(self, request: Request) -> Response:
-        doc = self._live(request)
+        doc = await off_loop(self.store, self._live, request)
         new: common.DeploymentDocument = {**doc, "status": "active", "paused_reason": None,
                                           "updated_at": common.timestamp()}
-        return self._save(request.owner, shapes.with_schedule(new))
+        return await off_loop(self.store, self._save, request.owner,
+                              shapes.with_schedule(new))
 
     async def run(self, request: Request) -> Response:
         """Now, whether the deployment is paused or not (a pause stops its schedule)."""
-        doc = self._live(request)
-        return Response(200, fire(self.store, request.owner, doc, {"type": "manual"},
-                                  self.start))
+        doc = await off_loop(self.store, self._live, request)
+        # `start` may be called off the loop: the API's wakes the session on the loop.
+        return Response(200, await off_loop(self.store, fire, self.store, request.owner, doc,
+                                            {"type": "manual"}, self.start))
 
     async def list_runs(self, request: Request) -> Response:
         query = shapes.runs_query(request.query)
-        page = self.store.list(RUNS, request.owner, limit=query["limit"], page=query["page"])
+        page = await off_loop(self.store, self.store.list, RUNS, request.owner,
+                              limit=query["limit"], page=query["page"])
         items = [run for run in page.items if _run_matches(run, query)]
         return Response(200, common.list_page(items, page.next_page))
 
     async def retrieve_run(self, request: Request) -> Response:
-        run = self.store.get(RUNS, request.owner, request.params["deployment_run_id"])
+        run = await off_loop(self.store, self.store.get, RUNS, request.owner,
+                             request.params["deployment_run_id"])
         if run is None:
             raise HttpError(404, "not_found_error", "deployment run "
                             f"{request.params['deployment_run_id']} not found")

@@ -38,6 +38,7 @@ from wisp.serve.shapes import (
 from wisp.serve.shapes import deployments as shapes
 from wisp.serve.skills import Skills
 from wisp.serve.store.base import Store, every
+from wisp.serve.store.offload import off_loop
 
 KIND = "deployment"
 RUNS = "deployment_run"
@@ -45,6 +46,7 @@ SCHEDULE = "deployment_schedule"
 FIRE = "deployment_fire"
 SERVICE = "wisp-service"  # no API key's owner hash looks like this
 # (owner, POST /v1/sessions body, deployment id) -> the session; HttpError when refused.
+# Called off the event loop (a run is store work), so it must be safe on another thread.
 SessionStarter = Callable[[str, JSON, str], SessionDocument]
 # Run errors a scheduled run pauses its deployment for (the paused reasons the API has).
 _PAUSING = frozenset({"environment_archived_error", "agent_archived_error",
@@ -172,8 +174,8 @@ class Scheduler:
 
     async def _loop(self) -> None:
         while True:
-            try:
-                self.step()
+            try:  # off the event loop: a step is many store calls
+                await off_loop(self.store, self.step)
             except Exception as exc:  # the entries stay; the next look tries again
                 print(f"wisp serve: deployment scheduler error: {exc!r}", file=sys.stderr)
             await asyncio.sleep(self.poll_s)

@@ -22,6 +22,7 @@ from wisp.serve import shapes
 from wisp.serve.http import EventStream, FileBody, HttpError, Request, Response, Router
 from wisp.serve.multipart import Multipart, Part, boundary_of
 from wisp.serve.store.base import Store
+from wisp.serve.store.offload import off_loop
 
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 KIND = "file"
@@ -76,7 +77,7 @@ class Files:
         if received.part is None:
             target.unlink(missing_ok=True)
             raise shapes.ShapeError("file", "required")
-        return self._saved(owner, file_id, target, received)
+        return await off_loop(self.store, self._saved, owner, file_id, target, received)
 
     def _saved(self, owner: str, file_id: str, target: Path,
                received: _Received) -> shapes.FileDocument:
@@ -161,36 +162,48 @@ def add_routes(router: Router, files: Files, wrap: Callable[[Route], Route]) -> 
 
 
 class _Routes:
+    """Store calls run off the event loop (`off_loop`): see `wisp.serve.app`."""
+
     def __init__(self, files: Files) -> None:
         self.files = files
+        self.store = files.store
+
+    def _listed(self, owner: str, query: JSON) -> shapes.Page[JSON]:
+        """A page of the owner's files, or those `ids` names (off the loop)."""
+        if query["ids"] is not None:
+            docs = [self.store.get(KIND, owner, i) for i in query["ids"]]
+            items = [d for d in docs if d is not None and not expired(d)]
+            return shapes.list_page([public(d) for d in items])
+        page = self.store.list(KIND, owner, limit=query["limit"], page=query["page"])
+        now = shapes.timestamp()
+        items = [d for d in page.items if not expired(d, now)
+                 and (query["scope_id"] is None
+                      or (d.get("scope") or {}).get("id") == query["scope_id"])]
+        return shapes.list_page([public(d) for d in items], page.next_page)
+
+    def _removed(self, owner: str, file_id: str) -> str:
+        doc = self.files.found(owner, file_id)
+        self.files.remove(owner, doc)
+        return doc["id"]
 
     async def upload(self, request: Request) -> Response:
         return Response(200, public(await self.files.upload(request.owner, request)))
 
     async def list(self, request: Request) -> Response:
         query = shapes.files_query(request.query)
-        if query["ids"] is not None:
-            docs = [self.files.store.get(KIND, request.owner, i) for i in query["ids"]]
-            items = [d for d in docs if d is not None and not expired(d)]
-            return Response(200, shapes.list_page([public(d) for d in items]))
-        page = self.files.store.list(KIND, request.owner, limit=query["limit"],
-                                     page=query["page"])
-        now = shapes.timestamp()
-        items = [d for d in page.items if not expired(d, now)
-                 and (query["scope_id"] is None
-                      or (d.get("scope") or {}).get("id") == query["scope_id"])]
-        return Response(200, shapes.list_page([public(d) for d in items], page.next_page))
+        return Response(200, await off_loop(self.store, self._listed, request.owner, query))
 
     async def metadata(self, request: Request) -> Response:
-        return Response(200, public(self.files.found(request.owner,
-                                                     request.params["file_id"])))
+        return Response(200, public(await off_loop(self.store, self.files.found,
+                                                   request.owner, request.params["file_id"])))
 
     async def download(self, request: Request) -> Response:
-        doc = self.files.found(request.owner, request.params["file_id"])
+        doc = await off_loop(self.store, self.files.found, request.owner,
+                             request.params["file_id"])
         return Response(200, FileBody(Path(doc["path"]), int(doc["size_bytes"]),
                                       str(doc["mime_type"])))
 
     async def delete(self, request: Request) -> Response:
-        doc = self.files.found(request.owner, request.params["file_id"])
-        self.files.remove(request.owner, doc)
-        return Response(200, {"id": doc["id"], "type": "file_deleted"})
+        file_id = await off_loop(self.store, self._removed, request.owner,
+                                 request.params["file_id"])
+        return Response(200, {"id": file_id, "type": "file_deleted"})

@@ -10,6 +10,7 @@ from typing import Any
 
 from wisp.jsontypes import JSON
 from wisp.serve.session_mcp import build_server, egress_refusal
+from wisp.serve.store.offload import off_loop
 from wisp.serve.vaults import Vaults
 
 
@@ -18,7 +19,8 @@ async def probe(vaults: Vaults, credential: Mapping[str, Any]) -> tuple[str, JSO
     url = str(credential["auth"]["mcp_server_url"])
     failing: JSON = {"method": "initialize", "http_response": None}
     try:
-        token = vaults.bearer_for([str(credential["vault_id"])], url)
+        token = await off_loop(vaults.store, vaults.bearer_for,
+                               [str(credential["vault_id"])], url)
     except LookupError:
         return "invalid", None  # archived, expired, or no token stored: nothing to test
     if await egress_refusal(url, None, os.environ) is not None:

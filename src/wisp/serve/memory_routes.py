@@ -15,6 +15,7 @@ from wisp.serve.http import EventStream, HttpError, Request, Response, Router
 from wisp.serve.memory import STORE, MemoryStores, api_actor
 from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.store.base import Store
+from wisp.serve.store.offload import off_loop
 
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 _STORES = "/v1/memory_stores"
@@ -85,6 +86,9 @@ def _version_matches(version: Mapping[str, Any], query: JSON) -> bool:
 
 
 class _Routes:
+    """Store calls run off the event loop (`off_loop`): see `wisp.serve.app`. A
+    `MemoryStores` call is one hop, however many store calls it makes."""
+
     def __init__(self, store: Store) -> None:
         self.store = store
 
@@ -95,35 +99,39 @@ class _Routes:
 
     async def create_store(self, request: Request) -> Response:
         doc = memory_shapes.store_create(request.json())
-        self.store.create(STORE, request.owner, doc)
+        await off_loop(self.store, self.store.create, STORE, request.owner, doc)
         return Response(200, doc)
 
     async def list_stores(self, request: Request) -> Response:
         query = memory_shapes.stores_query(request.query)
-        page = self.store.list(STORE, request.owner, limit=query["limit"],
-                               page=query["page"], include_archived=query["include_archived"])
+        page = await off_loop(self.store, self.store.list, STORE, request.owner,
+                              limit=query["limit"], page=query["page"],
+                              include_archived=query["include_archived"])
         items = [doc for doc in page.items if shapes.created_within(doc, query)]
         return Response(200, shapes.list_page(items, page.next_page))
 
     async def retrieve_store(self, request: Request) -> Response:
-        return Response(200, self._stores(request).found(request.params["memory_store_id"]))
+        return Response(200, await off_loop(self.store, self._stores(request).found,
+                                            request.params["memory_store_id"]))
 
     async def update_store(self, request: Request) -> Response:
-        doc = self._stores(request).writable(request.params["memory_store_id"])
+        doc = await off_loop(self.store, self._stores(request).writable,
+                             request.params["memory_store_id"])
         new = memory_shapes.store_updated(doc, request.json())
-        self.store.update(STORE, request.owner, doc["id"], new)
+        await off_loop(self.store, self.store.update, STORE, request.owner, doc["id"], new)
         return Response(200, new)
 
     async def delete_store(self, request: Request) -> Response:
         store_id = request.params["memory_store_id"]
-        self._stores(request).delete_store(store_id)
+        await off_loop(self.store, self._stores(request).delete_store, store_id)
         return Response(200, {"id": store_id, "type": "memory_store_deleted"})
 
     async def archive_store(self, request: Request) -> Response:
-        doc = self._stores(request).found(request.params["memory_store_id"])
+        doc = await off_loop(self.store, self._stores(request).found,
+                             request.params["memory_store_id"])
         if not doc.get("archived_at"):  # archiving cannot be undone, nor redone
             doc = shapes.archived(doc)
-            self.store.update(STORE, request.owner, doc["id"], doc)
+            await off_loop(self.store, self.store.update, STORE, request.owner, doc["id"], doc)
         return Response(200, doc)
 
     # Memories -------------------------------------------------------------------------
@@ -131,14 +139,15 @@ class _Routes:
     async def create_memory(self, request: Request) -> Response:
         view = memory_shapes.view_query(request.query, "basic")
         fields = memory_shapes.memory_create(request.json())
-        doc = self._stores(request).create(request.params["memory_store_id"],
-                                           fields["path"], fields["content"],
-                                           api_actor(request.owner))
+        doc = await off_loop(self.store, self._stores(request).create,
+                             request.params["memory_store_id"], fields["path"],
+                             fields["content"], api_actor(request.owner))
         return Response(200, memory_shapes.viewed(doc, view))
 
     async def list_memories(self, request: Request) -> Response:
         query = memory_shapes.memories_query(request.query)
-        memories = self._stores(request).memories(request.params["memory_store_id"])
+        memories = await off_loop(self.store, self._stores(request).memories,
+                                  request.params["memory_store_id"])
         found = _depth_items(memories, query["path_prefix"], query["depth"])
         items: list[Mapping[str, Any]] = [
             memory_shapes.viewed(shapes.as_memory(m), query["view"])
@@ -147,42 +156,45 @@ class _Routes:
 
     async def retrieve_memory(self, request: Request) -> Response:
         view = memory_shapes.view_query(request.query, "full")
-        doc = self._stores(request).memory(request.params["memory_store_id"],
-                                           request.params["memory_id"])
+        doc = await off_loop(self.store, self._stores(request).memory,
+                             request.params["memory_store_id"], request.params["memory_id"])
         return Response(200, memory_shapes.viewed(doc, view))
 
     async def update_memory(self, request: Request) -> Response:
         view = memory_shapes.view_query(request.query, "basic")
         change = memory_shapes.memory_update(request.json())
-        doc = self._stores(request).update(request.params["memory_store_id"],
-                                           request.params["memory_id"], change,
-                                           api_actor(request.owner))
+        doc = await off_loop(self.store, self._stores(request).update,
+                             request.params["memory_store_id"], request.params["memory_id"],
+                             change, api_actor(request.owner))
         return Response(200, memory_shapes.viewed(doc, view))
 
     async def delete_memory(self, request: Request) -> Response:
         expected = memory_shapes.delete_query(request.query)
         memory_id = request.params["memory_id"]
-        self._stores(request).delete(request.params["memory_store_id"], memory_id,
-                                     expected, api_actor(request.owner))
+        await off_loop(self.store, self._stores(request).delete,
+                       request.params["memory_store_id"], memory_id, expected,
+                       api_actor(request.owner))
         return Response(200, {"id": memory_id, "type": "memory_deleted"})
 
     # Versions -------------------------------------------------------------------------
 
     async def list_versions(self, request: Request) -> Response:
         query = memory_shapes.versions_query(request.query)
-        versions = self._stores(request).versions(request.params["memory_store_id"])
+        versions = await off_loop(self.store, self._stores(request).versions,
+                                  request.params["memory_store_id"])
         items = [memory_shapes.viewed(v, query["view"]) for v in versions
                  if _version_matches(v, query)]
         return Response(200, _offset_page(items, query["page"], query["limit"]))
 
     async def retrieve_version(self, request: Request) -> Response:
         view = memory_shapes.view_query(request.query, "full")
-        doc = self._stores(request).version(request.params["memory_store_id"],
-                                            request.params["memory_version_id"])
+        doc = await off_loop(self.store, self._stores(request).version,
+                             request.params["memory_store_id"],
+                             request.params["memory_version_id"])
         return Response(200, memory_shapes.viewed(doc, view))
 
     async def redact_version(self, request: Request) -> Response:
-        doc = self._stores(request).redact(request.params["memory_store_id"],
-                                           request.params["memory_version_id"],
-                                           api_actor(request.owner))
+        doc = await off_loop(self.store, self._stores(request).redact,
+                             request.params["memory_store_id"],
+                             request.params["memory_version_id"], api_actor(request.owner))
         return Response(200, memory_shapes.viewed(doc, "full"))

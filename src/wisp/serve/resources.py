@@ -25,6 +25,7 @@ from wisp.serve.http import EventStream, HttpError, Request, Response, Router
 from wisp.serve.memory import STORE as MEMORY_STORE
 from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.store.base import Store
+from wisp.serve.store.offload import off_loop
 
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 _BASE = "/v1/sessions/{session_id}/resources"
@@ -100,12 +101,14 @@ def add_routes(router: Router, store: Store, wrap: Callable[[Route], Route]) -> 
 
 
 class _Routes:
+    """Store calls run off the event loop (`off_loop`): see `wisp.serve.app`."""
+
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def _session(self, request: Request) -> JSON:
+    async def _session(self, request: Request) -> JSON:
         session_id = request.params["session_id"]
-        doc = self.store.get("session", request.owner, session_id)
+        doc = await off_loop(self.store, self.store.get, "session", request.owner, session_id)
         if doc is None:
             raise HttpError(404, "not_found_error", f"session {session_id} not found")
         return doc
@@ -122,7 +125,7 @@ class _Routes:
         self.store.update("session", owner, session["id"], new)
 
     async def add(self, request: Request) -> Response:
-        session = self._session(request)
+        session = await self._session(request)
         if session.get("archived_at") or session.get("status") == "terminated":
             raise HttpError(400, "invalid_request_error",
                             "resources cannot be added to an archived or terminated session")
@@ -131,18 +134,18 @@ class _Routes:
             raise HttpError(400, "invalid_request_error",
                             f"type: {param['type']} resources are attached when the "
                             "session is created")
-        check_files(self.store, request.owner, [param], "body")
+        await off_loop(self.store, check_files, self.store, request.owner, [param], "body")
         current = list(session.get("resources") or [])
         if any(r["mount_path"] == param["mount_path"] for r in current):
             raise HttpError(409, "invalid_request_error",
                             f"mount_path: {param['mount_path']} is already mounted",
                             headers={"x-should-retry": "false"})
         doc = shapes.resource_document(param)
-        self._save(request.owner, session, [*current, doc])
+        await off_loop(self.store, self._save, request.owner, session, [*current, doc])
         return Response(200, doc)
 
     async def list(self, request: Request) -> Response:
-        session = self._session(request)
+        session = await self._session(request)
         query = shapes.resources_query(request.query, allowed=("limit", "page"))
         resources = list(session.get("resources") or [])
         start = int(query["page"]) if (query["page"] or "").isdigit() else 0
@@ -154,19 +157,19 @@ class _Routes:
                                               str(end) if more else None))
 
     async def retrieve(self, request: Request) -> Response:
-        return Response(200, self._resource(self._session(request), request))
+        return Response(200, self._resource(await self._session(request), request))
 
     async def update(self, request: Request) -> Response:
-        resource = self._resource(self._session(request), request)
+        resource = self._resource(await self._session(request), request)
         raise HttpError(400, "invalid_request_error",
                         f"authorization_token applies to github_repository resources; "
                         f"{resource_id_of(resource)} is a {resource['type']} resource")
 
     async def delete(self, request: Request) -> Response:
-        session = self._session(request)
+        session = await self._session(request)
         resource = self._resource(session, request)
-        self._save(request.owner, session, [r for r in session.get("resources") or []
-                                            if r != resource])
+        await off_loop(self.store, self._save, request.owner, session,
+                       [r for r in session.get("resources") or [] if r != resource])
         return Response(200, {"id": resource_id_of(resource),
                               "type": "session_resource_deleted"})
 

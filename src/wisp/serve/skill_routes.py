@@ -17,6 +17,7 @@ from wisp.serve.multipart import Multipart, Part, boundary_of
 from wisp.serve.shapes import skills as skill_shapes
 from wisp.serve.skills import SKILL, Skills, runnable, versions_kind
 from wisp.serve.store.base import Store
+from wisp.serve.store.offload import off_loop
 
 Route = Callable[[Request], Awaitable[Response | EventStream]]
 _SKILLS = "/v1/skills"
@@ -101,7 +102,23 @@ def _zip(name: str, files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
+def _archive(skills: Skills, skill_id: str, version_id: str) -> bytes:
+    """A version's files as a zip archive (off the loop: store reads, then zipping)."""
+    version = skills.version(skill_id, version_id)
+    return _zip(version["name"], skills.files(version["skill_id"], version["id"]))
+
+
+def _delete_version(skills: Skills, skill_id: str, version_id: str) -> str:
+    """Deletes the version (named by id or number); answers its id."""
+    version = skills.version(skill_id, version_id)
+    skills.delete_version(skill_id, version["id"])
+    return version["id"]
+
+
 class _Routes:
+    """Store calls run off the event loop (`off_loop`): see `wisp.serve.app`. A `Skills`
+    call is one hop, however many store calls it makes."""
+
     def __init__(self, store: Store) -> None:
         self.store = store
 
@@ -112,51 +129,54 @@ class _Routes:
         form = await _read_form(request, ("display_name",))
         display = skill_shapes.display_name(_text(form.fields.get("display_name")))
         upload = skill_shapes.upload(_files(form))
-        return Response(200, self._skills(request).create(display, upload))
+        return Response(200, await off_loop(self.store, self._skills(request).create,
+                                            display, upload))
 
     async def list_skills(self, request: Request) -> Response:
         query = skill_shapes.skills_query(request.query)
         if query["source"] not in (None, "custom"):
             return Response(200, shapes.list_page([]))  # only custom skills exist here
-        page = self.store.list(SKILL, request.owner, limit=query["limit"],
-                               page=query["page"])
+        page = await off_loop(self.store, self.store.list, SKILL, request.owner,
+                              limit=query["limit"], page=query["page"])
         return Response(200, shapes.list_page(page.items, page.next_page))
 
     async def retrieve(self, request: Request) -> Response:
-        return Response(200, self._skills(request).found(request.params["skill_id"]))
+        return Response(200, await off_loop(self.store, self._skills(request).found,
+                                            request.params["skill_id"]))
 
     async def delete(self, request: Request) -> Response:
         skill_id = request.params["skill_id"]
-        self._skills(request).delete(skill_id)
+        await off_loop(self.store, self._skills(request).delete, skill_id)
         return Response(200, {"id": skill_id, "type": "skill_deleted"})
 
     async def create_version(self, request: Request) -> Response:
         skills = self._skills(request)
-        skills.found(request.params["skill_id"])  # 404 before reading an upload
+        # 404 before reading an upload
+        await off_loop(self.store, skills.found, request.params["skill_id"])
         form = await _read_form(request, ())
         upload = skill_shapes.upload(_files(form))
-        return Response(200, skills.add_version(request.params["skill_id"], upload))
+        return Response(200, await off_loop(self.store, skills.add_version,
+                                            request.params["skill_id"], upload))
 
     async def list_versions(self, request: Request) -> Response:
         query = skill_shapes.versions_query(request.query)
         skill_id = request.params["skill_id"]
-        self._skills(request).found(skill_id)
-        page = self.store.list(versions_kind(skill_id), request.owner,
-                               limit=query["limit"], page=query["page"])
+        await off_loop(self.store, self._skills(request).found, skill_id)
+        page = await off_loop(self.store, self.store.list, versions_kind(skill_id),
+                              request.owner, limit=query["limit"], page=query["page"])
         return Response(200, shapes.list_page(page.items, page.next_page))
 
     async def retrieve_version(self, request: Request) -> Response:
-        return Response(200, self._skills(request).version(request.params["skill_id"],
-                                                           request.params["version"]))
+        return Response(200, await off_loop(self.store, self._skills(request).version,
+                                            request.params["skill_id"],
+                                            request.params["version"]))
 
     async def delete_version(self, request: Request) -> Response:
-        skills = self._skills(request)
-        version = skills.version(request.params["skill_id"], request.params["version"])
-        skills.delete_version(request.params["skill_id"], version["id"])
-        return Response(200, {"id": version["id"], "type": "skill_version_deleted"})
+        version_id = await off_loop(self.store, _delete_version, self._skills(request),
+                                    request.params["skill_id"], request.params["version"])
+        return Response(200, {"id": version_id, "type": "skill_version_deleted"})
 
     async def download(self, request: Request) -> Response:
-        skills = self._skills(request)
-        version = skills.version(request.params["skill_id"], request.params["version"])
-        archive = _zip(version["name"], skills.files(version["skill_id"], version["id"]))
+        archive = await off_loop(self.store, _archive, self._skills(request),
+                                 request.params["skill_id"], request.params["version"])
         return Response(200, archive, headers={"content-type": "application/zip"})

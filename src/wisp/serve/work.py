@@ -188,12 +188,13 @@ class WorkQueue:
     # Stats ------------------------------------------------------------------------------
 
     def stats(self, owner: str, environment_id: str) -> JSON:
+        # A copy first, made in one step: this runs off the loop while polls record theirs.
+        seen = list(self.pollers.get(environment_id, {}).values())
         waiting = [i for i in self.items(owner, environment_id) if i["state"] == "queued"]
         held = [i for i in waiting if i["claim"] is not None
                 and self.store.lease_holder(lease_key(i["id"])) == i["claim"]]
         recent = time.time() - POLLING_WINDOW_S
-        polling = sum(1 for seen in self.pollers.get(environment_id, {}).values()
-                      if seen >= recent)
+        polling = sum(1 for when in seen if when >= recent)
         return {"type": "work_queue_stats", "depth": len(waiting) - len(held),
                 "pending": len(held),
                 "oldest_queued_at": min((i["created_at"] for i in waiting), default=None),

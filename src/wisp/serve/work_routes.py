@@ -11,6 +11,7 @@ from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.http import EventStream, HttpError, Request, Response, Router
 from wisp.serve.store.base import Store
+from wisp.serve.store.offload import off_loop
 from wisp.serve.work import WorkQueue, public
 
 Route = Callable[[Request], Awaitable[Response | EventStream]]
@@ -50,31 +51,40 @@ def _only(request: Request, *keys: str) -> None:
 
 
 class _Routes:
+    """Store calls run off the event loop (`off_loop`): see `wisp.serve.app`."""
+
     def __init__(self, store: Store, queue: WorkQueue) -> None:
         self.store = store
         self.queue = queue
 
-    def _environment(self, request: Request) -> str:
-        environment_id = request.params["environment_id"]
-        if self.store.get("environment", request.owner, environment_id) is None:
+    def _known(self, owner: str, environment_id: str) -> str:
+        if self.store.get("environment", owner, environment_id) is None:
             raise HttpError(404, "not_found_error", f"environment {environment_id} not found")
         return environment_id
 
-    def _item(self, request: Request) -> JSON:
-        return self.queue.get(request.owner, self._environment(request),
-                              request.params["work_id"])
+    async def _environment(self, request: Request) -> str:
+        return await off_loop(self.store, self._known, request.owner,
+                              request.params["environment_id"])
+
+    def _found(self, owner: str, environment_id: str, work_id: str) -> JSON:
+        return self.queue.get(owner, self._known(owner, environment_id), work_id)
+
+    async def _item(self, request: Request) -> JSON:
+        return await off_loop(self.store, self._found, request.owner,
+                              request.params["environment_id"], request.params["work_id"])
 
     async def list(self, request: Request) -> Response:
         query = shapes.resources_query(request.query, allowed=("limit", "page"))
-        page = self.store.list(f"work:{self._environment(request)}", request.owner,
-                               limit=query["limit"], page=query["page"],
-                               include_archived=True)
+        environment_id = await self._environment(request)
+        page = await off_loop(self.store, self.store.list, f"work:{environment_id}",
+                              request.owner, limit=query["limit"], page=query["page"],
+                              include_archived=True)
         return Response(200, shapes.list_page([public(d) for d in page.items],
                                               page.next_page))
 
     async def poll(self, request: Request) -> Response:
         _only(request, "block_ms", "reclaim_older_than_ms")
-        environment_id = self._environment(request)
+        environment_id = await self._environment(request)
         item = await self.queue.poll(
             request.owner, environment_id,
             block_ms=_int_param(request, "block_ms", 1, 999),
@@ -86,32 +96,38 @@ class _Routes:
 
     async def stats(self, request: Request) -> Response:
         _only(request)
-        return Response(200, self.queue.stats(request.owner, self._environment(request)))
+        environment_id = await self._environment(request)
+        return Response(200, await off_loop(self.store, self.queue.stats, request.owner,
+                                            environment_id))
 
     async def retrieve(self, request: Request) -> Response:
-        return Response(200, public(self._item(request)))
+        return Response(200, public(await self._item(request)))
 
     async def update(self, request: Request) -> Response:
-        doc = self._item(request)
+        doc = await self._item(request)
         body = request.json()
         if not isinstance(body, dict) or body.get("metadata") is None:
             raise shapes.ShapeError("metadata", "required")
         patch = shapes.environment_update({"metadata": body["metadata"]})["metadata"]
         merged = {k: v for k, v in {**doc["metadata"], **patch}.items() if v not in (None, "")}
         doc = {**doc, "metadata": merged}
-        self.store.update(f"work:{doc['environment_id']}", request.owner, doc["id"], doc)
+        await off_loop(self.store, self.store.update, f"work:{doc['environment_id']}",
+                       request.owner, doc["id"], doc)
         return Response(200, public(doc))
 
     async def ack(self, request: Request) -> Response:
-        return Response(200, public(self.queue.ack(request.owner, self._item(request))))
+        doc = await self._item(request)
+        return Response(200, public(await off_loop(self.store, self.queue.ack,
+                                                   request.owner, doc)))
 
     async def heartbeat(self, request: Request) -> Response:
         _only(request, "desired_ttl_seconds", "expected_last_heartbeat")
         sent = request.query.get("expected_last_heartbeat") or []
         expected = sent[-1] if sent else None
-        answer = self.queue.heartbeat(
-            request.owner, self._item(request), expected,
-            _int_param(request, "desired_ttl_seconds", 1, 3600))
+        doc = await self._item(request)
+        ttl = _int_param(request, "desired_ttl_seconds", 1, 3600)
+        answer = await off_loop(self.store, self.queue.heartbeat, request.owner, doc,
+                                expected, ttl)
         return Response(200, answer)
 
     async def stop(self, request: Request) -> Response:
@@ -119,5 +135,6 @@ class _Routes:
         force = body.get("force") if isinstance(body, dict) else None
         if force is not None and not isinstance(force, bool):
             raise shapes.ShapeError("force", "expected a boolean")
-        doc = self.queue.stop(request.owner, self._item(request), force=bool(force))
+        doc = await off_loop(self.store, self.queue.stop, request.owner,
+                             await self._item(request), force=bool(force))
         return Response(200, public(doc))

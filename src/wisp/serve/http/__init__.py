@@ -79,7 +79,8 @@ Modules, each importing only those above it:
   parse     the request head, content-length and chunk sizes
   body      BodyStream (a request body read as it arrives), FileBody (a file answer)
   encode    the response head and a whole answer's bytes
-  server    Server, Limits: connections, reading, dispatch, streams
+  reading   Limits, RequestReader: a request's head and body read within the limits
+  server    Server: connections, dispatch, streams
 Import from this package: where a name lives inside it may change.
 """
 
@@ -87,8 +88,9 @@ from __future__ import annotations
 
 from wisp.serve.http.body import BodyStream, FileBody
 from wisp.serve.http.messages import EventStream, Handler, HttpError, Request, Response, error_body
+from wisp.serve.http.reading import Limits
 from wisp.serve.http.router import Router
-from wisp.serve.http.server import Limits, Server
+from wisp.serve.http.server import Server
 from wisp.serve.http.sse import Disconnected, SseWriter, format_event
 
 __all__ = [

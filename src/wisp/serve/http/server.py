@@ -1,5 +1,6 @@
-"""The Server: accepting connections, reading requests within the Limits, dispatching
-them to the router's handlers and writing the answers, streams included."""
+"""The Server: accepting connections, reading requests (`wisp.serve.http.reading`, within
+the Limits), dispatching them to the router's handlers and writing the answers, streams
+included."""
 
 from __future__ import annotations
 
@@ -8,55 +9,17 @@ import contextlib
 import secrets
 import sys
 import traceback
-from collections.abc import Awaitable
-from dataclasses import dataclass
 
 from wisp.serve.auth import ApiKeys, presented_key, refuse_open
-from wisp.serve.http.body import CHUNK, BodyStream, FileBody
+from wisp.serve.http.body import CHUNK, FileBody
 from wisp.serve.http.encode import RESERVED_HEADERS, encode_response, error_response, response_head
-from wisp.serve.http.messages import (
-    EventStream,
-    HttpError,
-    Request,
-    Response,
-    bad_request,
-    error_body,
-)
-from wisp.serve.http.parse import parse_chunk_size, parse_content_length, parse_head
+from wisp.serve.http.messages import EventStream, HttpError, Request, Response, error_body
+from wisp.serve.http.parse import parse_head
+from wisp.serve.http.reading import Connection, Gone, Limits, RequestReader
 from wisp.serve.http.router import Router
 from wisp.serve.http.sse import LAST_CHUNK, Disconnected, SseWriter, drain, pump, watch_client
 
 _INTERNAL = "Internal server error"
-
-
-class _Gone(Exception):
-    """The client closed the connection mid-request: there is no one to answer."""
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    max_header_bytes: int = 64 * 1024
-    max_body_bytes: int = 32 * 1024 * 1024
-    max_upload_bytes: int = 500 * 1024 * 1024  # a streamed body (`stream_body` routes)
-    max_query_fields: int = 1000
-    header_timeout_s: float = 10.0  # from a request's first byte to its blank line
-    body_timeout_s: float = 60.0  # for the whole body
-    idle_timeout_s: float = 60.0  # a kept-alive connection with no request
-    write_timeout_s: float = 30.0  # a write blocked on a client that does not read
-    ping_s: float = 15.0  # SSE `: ping` after this long without a write; 0: none
-    linger_s: float = 2.0  # reading what a refused client still sends before closing
-
-
-class _Conn:
-    __slots__ = ("idle", "peer", "reader", "stream_task", "writer")
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-        peer = writer.get_extra_info("peername")
-        self.peer: tuple[str, int] | None = (peer[0], peer[1]) if peer else None
-        self.idle = False  # waiting for a request's first byte: safe to close at shutdown
-        self.stream_task: asyncio.Task[None] | None = None
 
 
 def _request_id() -> str:
@@ -82,9 +45,10 @@ class Server:
         self.host = host
         self.auth = auth if auth is not None else ApiKeys()
         self.limits = limits or Limits()
+        self.reading = RequestReader(self.limits)
         self._port = port
         self._server: asyncio.Server | None = None
-        self._conns: dict[asyncio.Task[None], _Conn] = {}
+        self._conns: dict[asyncio.Task[None], Connection] = {}
         self._closing = False
 
     @property
@@ -144,7 +108,7 @@ class Server:
         if self._closing:
             writer.close()
             return
-        conn = _Conn(reader, writer)
+        conn = Connection(reader, writer)
         task = asyncio.get_running_loop().create_task(self._serve(conn))
         self._conns[task] = conn
         task.add_done_callback(self._forget)
@@ -152,7 +116,7 @@ class Server:
     def _forget(self, task: asyncio.Task[None]) -> None:
         self._conns.pop(task, None)
 
-    async def _serve(self, conn: _Conn) -> None:
+    async def _serve(self, conn: Connection) -> None:
         try:
             while not self._closing and await self._one(conn):
                 pass
@@ -163,129 +127,28 @@ class Server:
         finally:
             await _close_writer(conn.writer)
 
-    async def _one(self, conn: _Conn) -> bool:
+    async def _one(self, conn: Connection) -> bool:
         """Serves one request; True when the connection may carry another."""
         request_id = _request_id()
         try:
-            head = await self._read_head(conn)
+            head = await self.reading.read_head(conn)
             if head is None:
                 return False
             request = parse_head(head, self.limits.max_query_fields)
             request.request_id = request_id
             request.client = conn.peer
             if self.router.streams_body(request.method, request.segments):
-                request.body_stream = self._body_stream(conn, request)
+                request.body_stream = self.reading.body_stream(conn, request)
             else:
-                request.body = await self._read_body(conn, request)
-        except _Gone:
+                request.body = await self.reading.read_body(conn, request)
+        except Gone:
             return False
         except HttpError as err:
             await self._refuse(conn, err, request_id)
             return False
         return await self._dispatch(conn, request)
 
-    async def _read_head(self, conn: _Conn) -> bytes | None:
-        """The request's bytes up to its blank line; None when the client leaves (or idles
-        out) before sending one."""
-        while True:
-            first, rest = await self._head_bytes(conn)
-            if not first:
-                return None
-            # Blank lines before a request line are to be ignored (RFC 9112 §2.2).
-            head = (first + rest).lstrip(b"\r\n")
-            if head:
-                return head
-
-    async def _head_bytes(self, conn: _Conn) -> tuple[bytes, bytes]:
-        # Waiting for the first byte is idling (idle_timeout_s); once it came, the rest of
-        # the headers must follow within header_timeout_s, so a slow drip is cut. One
-        # timeout, moved, as entering one costs more than the rest of the parse.
-        reader = conn.reader
-        conn.idle = True
-        try:
-            async with asyncio.timeout(self.limits.idle_timeout_s) as deadline:
-                first = await reader.read(1)
-                conn.idle = False
-                if not first:
-                    return b"", b""
-                loop = asyncio.get_running_loop()
-                deadline.reschedule(loop.time() + self.limits.header_timeout_s)
-                return first, await reader.readuntil(b"\r\n\r\n")
-        except TimeoutError:
-            if conn.idle:
-                return b"", b""
-            raise HttpError(408, "invalid_request_error", "timed out reading headers") from None
-        except asyncio.LimitOverrunError:
-            raise HttpError(
-                431,
-                "invalid_request_error",
-                f"request headers exceed {self.limits.max_header_bytes} bytes",
-            ) from None
-        except (asyncio.IncompleteReadError, ConnectionError):
-            return b"", b""
-        finally:
-            conn.idle = False
-
-    def _body_stream(self, conn: _Conn, request: Request) -> BodyStream:
-        headers = request.headers
-        return BodyStream(conn.reader, headers, max_bytes=self.limits.max_upload_bytes,
-                          read_timeout_s=self.limits.body_timeout_s,
-                          on_first_read=lambda: self._continue(conn, headers))
-
-    async def _read_body(self, conn: _Conn, request: Request) -> bytes:
-        headers = request.headers
-        te = headers.get("transfer-encoding")
-        cl = headers.get("content-length")
-        if te is not None:
-            if cl is not None or te.lower() != "chunked":
-                raise bad_request("unsupported transfer-encoding / content-length")
-            self._continue(conn, headers)
-            return await self._timed_body(self._read_chunked(conn.reader))
-        if cl is None:
-            return b""
-        size = parse_content_length(cl)
-        if size > self.limits.max_body_bytes:
-            raise self._too_large()
-        if size == 0:
-            return b""
-        self._continue(conn, headers)
-        return await self._timed_body(conn.reader.readexactly(size))
-
-    async def _timed_body(self, read: Awaitable[bytes]) -> bytes:
-        try:
-            async with asyncio.timeout(self.limits.body_timeout_s):
-                return await read
-        except TimeoutError:
-            raise HttpError(408, "invalid_request_error", "timed out reading the body") from None
-        except asyncio.LimitOverrunError:
-            raise bad_request("chunk header line too long") from None
-        except (asyncio.IncompleteReadError, ConnectionError):
-            raise _Gone from None
-
-    async def _read_chunked(self, reader: asyncio.StreamReader) -> bytes:
-        parts: list[bytes] = []
-        total = 0
-        while size := parse_chunk_size(await reader.readuntil(b"\r\n")):
-            total += size
-            if total > self.limits.max_body_bytes:
-                raise self._too_large()
-            parts.append(await reader.readexactly(size))
-            if await reader.readexactly(2) != b"\r\n":
-                raise bad_request("bad chunk framing")
-        while await reader.readuntil(b"\r\n") != b"\r\n":
-            pass  # trailer fields: not used
-        return b"".join(parts)
-
-    def _too_large(self) -> HttpError:
-        limit = self.limits.max_body_bytes
-        return HttpError(413, "request_too_large", f"request body exceeds {limit} bytes")
-
-    @staticmethod
-    def _continue(conn: _Conn, headers: dict[str, str]) -> None:
-        if headers.get("expect", "").lower() == "100-continue":
-            conn.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-
-    async def _refuse(self, conn: _Conn, err: HttpError, request_id: str) -> None:
+    async def _refuse(self, conn: Connection, err: HttpError, request_id: str) -> None:
         """Answers a request that broke framing, then closes: lingering to read what the
         client still sends, since closing with unread data resets the connection and the
         client may lose the answer."""
@@ -300,7 +163,7 @@ class Server:
 
     # Dispatch ---------------------------------------------------------------------------
 
-    async def _dispatch(self, conn: _Conn, request: Request) -> bool:
+    async def _dispatch(self, conn: Connection, request: Request) -> bool:
         result = await self._handle(request)
         if isinstance(result, EventStream):
             return await self._stream(conn, request, result)
@@ -325,7 +188,7 @@ class Server:
             return False
         return keep
 
-    async def _refuse_after(self, conn: _Conn, data: bytes) -> None:
+    async def _refuse_after(self, conn: Connection, data: bytes) -> None:
         conn.writer.write(data)
         with contextlib.suppress(ConnectionError, TimeoutError, OSError):
             async with asyncio.timeout(self.limits.linger_s):
@@ -335,7 +198,7 @@ class Server:
                 while await conn.reader.read(65536):
                     pass
 
-    async def _send_file(self, conn: _Conn, request: Request, response: Response,
+    async def _send_file(self, conn: Connection, request: Request, response: Response,
                          body: FileBody, keep: bool) -> bool:
         """A file body, read and written a piece at a time (never whole in memory)."""
         headers = {"content-type": body.content_type,
@@ -373,7 +236,7 @@ class Server:
             _log_exception(f"{request.method} {request.path} ({request.request_id}) failed")
             return error_response(HttpError(500, "api_error", _INTERNAL), request.request_id)
 
-    async def _stream(self, conn: _Conn, request: Request, stream: EventStream) -> bool:
+    async def _stream(self, conn: Connection, request: Request, stream: EventStream) -> bool:
         try:
             return await self._run_stream(conn, request, stream)
         finally:
@@ -383,7 +246,7 @@ class Server:
                 except Exception:
                     _log_exception(f"on_close of {request.path} failed")
 
-    async def _run_stream(self, conn: _Conn, request: Request, stream: EventStream) -> bool:
+    async def _run_stream(self, conn: Connection, request: Request, stream: EventStream) -> bool:
         headers = {
             "content-type": "text/event-stream; charset=utf-8",
             "cache-control": "no-cache",

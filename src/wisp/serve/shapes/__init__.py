@@ -5,9 +5,10 @@ Requests: `agent_create`, `agent_update`, `environment_create`, `environment_upd
 `session_create`, `session_update` and `send_events` take a decoded JSON body and return
 it normalised (defaults filled in, unknown keys dropped), or raise `ShapeError` naming the
 field at fault (`tools[0].type: expected one of ...`); a create returns a TypedDict of the
-normalised body (`AgentFields`, `EnvironmentFields`, `SessionFields`), an update the patch
-as JSON. The `*_query` functions do the same for the query strings of the list and stream
-endpoints.
+normalised body (`AgentFields`, `EnvironmentFields`, `SessionFields`), an update one of
+its patch (`AgentPatch`, `EnvironmentPatch`, `SessionPatch`; deployments' in
+`deployments`). The `*_query` functions do the same for the query strings of the list and
+stream endpoints.
 
 Responses: `agent_document`, `environment_document` and `session_document` add the
 server's fields (id, `type`, timestamps, `version`, ...); `agent_updated`,
@@ -59,6 +60,7 @@ from wisp.serve.shapes.agent_tools import (
 from wisp.serve.shapes.agents import (
     DEFAULT_EFFORT,
     EFFORTS,
+    AgentPatch,
     agent_create,
     agent_document,
     agent_update,
@@ -135,6 +137,7 @@ from wisp.serve.shapes.documents import (
 )
 from wisp.serve.shapes.environments import (
     EnvironmentFields,
+    EnvironmentPatch,
     deleted_environment,
     environment_create,
     environment_document,
@@ -188,6 +191,7 @@ from wisp.serve.shapes.sessions import (
     SESSION_STATUSES,
     AgentRef,
     SessionFields,
+    SessionPatch,
     deleted_session,
     session_agent,
     session_create,
@@ -220,6 +224,7 @@ __all__ = [
     "STOP_REASONS",
     "AgentDocument",
     "AgentFields",
+    "AgentPatch",
     "AgentRef",
     "AgentReference",
     "ClientEvent",
@@ -231,6 +236,7 @@ __all__ = [
     "EnvironmentDeleted",
     "EnvironmentDocument",
     "EnvironmentFields",
+    "EnvironmentPatch",
     "ErrorBody",
     "FileDocument",
     "MemoryDocument",
@@ -249,6 +255,7 @@ __all__ = [
     "SessionDocument",
     "SessionFields",
     "SessionPage",
+    "SessionPatch",
     "SessionResource",
     "SessionStatus",
     "ShapeError",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any, Final, cast
+from typing import Any, Final, TypedDict, cast
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.agent_tools import check_mcp_refs, read_mcp_servers, read_tools
@@ -121,6 +121,23 @@ def agent_create(body: object) -> AgentFields:
     return fields
 
 
+class AgentPatch(TypedDict, total=False):
+    """What `agent_update` returns: the fields the body sends, normalised (a cleared one
+    None, a reset list empty); `version` is the version the client expects to replace."""
+
+    name: str
+    model: ModelConfig  # `effort` None when the body leaves it out: the stored one stays
+    description: str | None
+    system: str | None
+    tools: list[JSON]
+    mcp_servers: list[JSON]
+    skills: list[JSON]
+    execution_identity: JSON
+    metadata: dict[str, str | None]  # a None value deletes its key
+    multiagent: JSON | None
+    version: int
+
+
 # How each field of `POST /v1/agents/{id}` reads, and what its null means: None, refused;
 # "clear", stored as null; "skip", ignored; anything else, that value.
 _AGENT_PATCH: Final[Mapping[str, tuple[Callable[[Any, str], Any], Any]]] = {
@@ -146,7 +163,7 @@ def _patch_field(obj: JSON, key: str, read: Callable[[Any, str], Any], if_null: 
     return None if if_null == "clear" else copy.deepcopy(if_null)
 
 
-def agent_update(body: object) -> JSON:
+def agent_update(body: object) -> AgentPatch:
     """The body of `POST /v1/agents/{id}`: only the fields it sends, normalised. `version`,
     when present, is the version the client expects to replace (the caller compares)."""
     obj = read_object(body, "")
@@ -154,7 +171,7 @@ def agent_update(body: object) -> JSON:
     for key, (read, if_null) in _AGENT_PATCH.items():
         if key in obj and not (obj[key] is None and if_null == "skip"):
             patch[key] = _patch_field(obj, key, read, if_null)
-    return patch
+    return cast(AgentPatch, patch)  # `_AGENT_PATCH`'s readers: tests/serve/test_body_types.py
 
 
 def agent_document(fields: AgentFields, *, agent_id: str | None = None,
@@ -165,11 +182,12 @@ def agent_document(fields: AgentFields, *, agent_id: str | None = None,
             "version": 1, "created_at": now, "updated_at": now, "archived_at": None}
 
 
-def agent_updated(doc: AgentDocument, patch: JSON, *,
+def agent_updated(doc: AgentDocument, patch: AgentPatch, *,
                   now: str | None = None) -> AgentDocument:
     """`doc` with `agent_update`'s patch applied: a new version when anything changed."""
     new = editable(doc)
-    for key, value in patch.items():
+    fields: Mapping[str, Any] = patch
+    for key, value in fields.items():
         if key == "metadata":
             new[key] = patched_metadata(doc.get("metadata") or {}, value)
         elif key == "model" and value["effort"] is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, Literal, TypedDict, cast
 
 from wisp.jsontypes import JSON
 from wisp.serve.cron import Cron, CronError
@@ -35,7 +35,7 @@ from wisp.serve.shapes.companions import (
     DeploymentRunDocument,
     as_deployment,
 )
-from wisp.serve.shapes.documents import editable
+from wisp.serve.shapes.documents import Metadata, editable
 from wisp.serve.shapes.queries import (
     check_known_params,
     created_bounds,
@@ -53,7 +53,15 @@ SESSION_FIELDS: Final = ("environment_id", "initial_events", "resources", "budge
                          "vault_ids")
 
 
-def _agent(value: object, path: str) -> JSON:
+class AgentPin(TypedDict):
+    """A deployment body's `agent`; version None: its latest, which the caller pins."""
+
+    type: Literal["agent"]
+    id: str
+    version: int | None
+
+
+def _agent(value: object, path: str) -> AgentPin:
     """An agent id (its latest version, resolved by the caller: version None) or
     `{"type": "agent", "id", "version"}`."""
     if isinstance(value, str):
@@ -91,7 +99,38 @@ _READ: Final = {"name": lambda v, p: read_str(v, p, empty=False), "description":
                 "budget": read_budget, "schedule": _schedule, "vault_ids": read_strs}
 
 
-def deployment_create(body: object) -> JSON:
+class DeploymentFields(TypedDict):
+    """What `deployment_create` returns: the deployment document's own fields."""
+
+    name: str
+    description: str | None
+    agent: AgentPin
+    environment_id: str
+    initial_events: list[Any]  # checked as a session's (`session_body`)
+    resources: list[JSON]
+    budget: JSON | None
+    schedule: JSON | None
+    vault_ids: list[str]
+    metadata: Metadata
+
+
+class DeploymentPatch(TypedDict, total=False):
+    """What `deployment_update` returns: the fields the body sets, normalised (a cleared
+    one None, or empty for the lists)."""
+
+    name: str
+    description: str | None
+    agent: AgentPin
+    environment_id: str
+    initial_events: list[Any]
+    resources: list[JSON]
+    budget: JSON | None
+    schedule: JSON | None
+    vault_ids: list[str]
+    metadata: dict[str, str | None] | None  # None: cleared; a None value deletes its key
+
+
+def deployment_create(body: object) -> DeploymentFields:
     obj = read_object(body, "")
     fields = {key: optional_field(obj, key, "", read) for key, read in _READ.items()}
     for key in ("name", "agent", "environment_id", "initial_events"):
@@ -100,10 +139,10 @@ def deployment_create(body: object) -> JSON:
     fields["metadata"] = optional_field(obj, "metadata", "", read_metadata, {})
     fields["resources"] = fields["resources"] or []
     fields["vault_ids"] = fields["vault_ids"] or []
-    return fields
+    return cast(DeploymentFields, fields)  # `_READ`'s readers: tests/serve/test_body_types.py
 
 
-def deployment_update(body: object) -> JSON:
+def deployment_update(body: object) -> DeploymentPatch:
     """Only the fields the body sets; null clears `description`, `budget`, `schedule`,
     `resources`, `vault_ids` and `metadata`, and is refused for the others."""
     obj = read_object(body, "")
@@ -119,7 +158,7 @@ def deployment_update(body: object) -> JSON:
     if "metadata" in obj:
         patch["metadata"] = (None if obj["metadata"] is None
                              else read_metadata(obj["metadata"], "metadata", patch=True))
-    return patch
+    return cast(DeploymentPatch, patch)
 
 
 def session_body(deployment: Mapping[str, Any]) -> JSON:
@@ -131,11 +170,16 @@ def session_body(deployment: Mapping[str, Any]) -> JSON:
     return body
 
 
-def deployment_document(fields: JSON) -> DeploymentDocument:
+def deployment_document(fields: DeploymentFields) -> DeploymentDocument:
+    """A new deployment from `deployment_create`'s fields, its agent pinned by then."""
     now = timestamp()
+    agent = fields["agent"]
+    if agent["version"] is None:
+        raise ValueError("a deployment's agent version is pinned before it is made")
     return with_schedule({
         "id": new_id("depl"), "type": "deployment", "name": fields["name"],
-        "description": fields["description"], "agent": fields["agent"],
+        "description": fields["description"],
+        "agent": {"type": "agent", "id": agent["id"], "version": agent["version"]},
         "environment_id": fields["environment_id"],
         "initial_events": fields["initial_events"], "resources": fields["resources"],
         "budget": fields["budget"], "schedule": fields["schedule"],
@@ -144,8 +188,9 @@ def deployment_document(fields: JSON) -> DeploymentDocument:
         "archived_at": None})
 
 
-def deployment_updated(doc: DeploymentDocument, patch: JSON) -> DeploymentDocument:
-    new = {**editable(doc), **{k: v for k, v in patch.items() if k != "metadata"},
+def deployment_updated(doc: DeploymentDocument, patch: DeploymentPatch) -> DeploymentDocument:
+    fields: Mapping[str, Any] = patch
+    new = {**editable(doc), **{k: v for k, v in fields.items() if k != "metadata"},
            "updated_at": timestamp()}
     if "metadata" in patch:
         new["metadata"] = ({} if patch["metadata"] is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal, TypedDict
+from typing import Any, Final, Literal, TypedDict, cast
 
 from wisp.jsontypes import JSON
 from wisp.serve.shapes.common import (
@@ -98,7 +98,17 @@ def environment_create(body: object) -> EnvironmentFields:
     }
 
 
-def environment_update(body: object) -> JSON:
+class EnvironmentPatch(TypedDict, total=False):
+    """What `environment_update` returns: the fields the body sets, normalised."""
+
+    name: str
+    config: JSON
+    description: str | None
+    metadata: dict[str, str | None]  # a None or "" value deletes its key
+    scope: Literal["organization", "account"]
+
+
+def environment_update(body: object) -> EnvironmentPatch:
     """The body of `POST /v1/environments/{id}`: only the fields it sets. A null name,
     config or scope keeps the stored one; a null description clears it."""
     obj = read_object(body, "")
@@ -111,7 +121,7 @@ def environment_update(body: object) -> JSON:
             patch[key] = read(obj[key], key)
     if "description" in obj:
         patch["description"] = read_optional_str(obj["description"], "description")
-    return patch
+    return cast(EnvironmentPatch, patch)  # the readers': tests/serve/test_body_types.py
 
 
 def environment_document(fields: EnvironmentFields, *, environment_id: str | None = None,
@@ -122,12 +132,13 @@ def environment_document(fields: EnvironmentFields, *, environment_id: str | Non
             **copy.deepcopy(fields), "created_at": now, "updated_at": now, "archived_at": None}
 
 
-def environment_updated(doc: EnvironmentDocument, patch: JSON, *,
+def environment_updated(doc: EnvironmentDocument, patch: EnvironmentPatch, *,
                         now: str | None = None) -> EnvironmentDocument:
     """`doc` with `environment_update`'s patch applied (a metadata value of null or ""
     deletes its key, as the API documents for environments)."""
     new = editable(doc)
-    for key, value in patch.items():
+    fields: Mapping[str, Any] = patch
+    for key, value in fields.items():
         new[key] = (patched_metadata(doc.get("metadata") or {}, value, empty_deletes=True)
                     if key == "metadata" else copy.deepcopy(value))
     new["updated_at"] = now or timestamp()

@@ -147,18 +147,39 @@ def session_create(body: object) -> SessionFields:
     }
 
 
-def _session_agent_patch(value: object, path: str) -> JSON:
+class SessionAgentPatch(TypedDict, total=False):
+    """A session update's `agent`: the snapshot's tools and MCP servers it replaces."""
+
+    tools: list[JSON]
+    mcp_servers: list[JSON]
+
+
+class SessionPatch(TypedDict, total=False):
+    """What `session_update` returns: the fields the body sets, normalised (no
+    `vault_ids`: they cannot change)."""
+
+    agent: SessionAgentPatch
+    budget: JSON | None  # None: the budget is removed
+    metadata: dict[str, str | None]  # a None value deletes its key
+    title: str | None
+
+
+def _session_agent_patch(value: object, path: str) -> SessionAgentPatch:
     obj = read_object(value, path)
-    return {key: read(obj[key], child_path(path, key))
-            for key, read in (("tools", read_tools), ("mcp_servers", read_mcp_servers))
-            if obj.get(key) is not None}
+    patch: SessionAgentPatch = {}
+    if obj.get("tools") is not None:
+        patch["tools"] = read_tools(obj["tools"], child_path(path, "tools"))
+    if obj.get("mcp_servers") is not None:
+        patch["mcp_servers"] = read_mcp_servers(obj["mcp_servers"],
+                                                child_path(path, "mcp_servers"))
+    return patch
 
 
-def session_update(body: object) -> JSON:
+def session_update(body: object) -> SessionPatch:
     """The body of `POST /v1/sessions/{id}`: only the fields it sets. A null budget removes
     it; a null title clears it; `vault_ids` is refused, as the API refuses it."""
     obj = read_object(body, "")
-    patch: JSON = {}
+    patch: SessionPatch = {}
     if obj.get("agent") is not None:
         patch["agent"] = _session_agent_patch(obj["agent"], "agent")
     if "budget" in obj:
@@ -197,11 +218,12 @@ def session_document(fields: SessionFields, agent: SessionAgent, *,
     }
 
 
-def session_updated(doc: SessionDocument, patch: JSON, *,
+def session_updated(doc: SessionDocument, patch: SessionPatch, *,
                     now: str | None = None) -> SessionDocument:
     """`doc` with `session_update`'s patch applied."""
     new = editable(doc)
-    for key, value in patch.items():
+    fields: Mapping[str, Any] = patch
+    for key, value in fields.items():
         if key == "metadata":
             new[key] = patched_metadata(doc.get("metadata") or {}, value)
         elif key == "agent":
