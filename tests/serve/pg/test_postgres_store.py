@@ -21,7 +21,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from wisp.serve.store.postgres import SCHEMA_VERSION, PostgresStore
+from wisp.serve.store.pg_schema import SCHEMA_VERSION
+from wisp.serve.store.postgres import PostgresStore
 
 JSON = dict[str, Any]
 A, B = "owner-a", "owner-b"
