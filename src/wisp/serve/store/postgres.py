@@ -83,7 +83,8 @@ _NOW = "extract(epoch FROM clock_timestamp())"
 
 POSTGRES = Dialect(placeholder="%s", true="TRUE", false="FALSE", now=_NOW,
                    session_tables=("log", "latest", "leases", "conversation", "counters"),
-                   outbox_order="n", for_share="FOR SHARE")
+                   outbox_order="n", for_share="FOR SHARE",
+                   for_update="FOR UPDATE")
 
 # Rows locked by another claim in flight are skipped, not waited for; a row whose claim
 # committed meanwhile is re-checked against `next_at` and dropped.
