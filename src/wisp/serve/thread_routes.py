@@ -73,9 +73,12 @@ class _Routes:
     async def archive(self, request: Request) -> Response:
         doc = await self._thread(request)
         if not doc.get("archived_at"):
-            doc = shapes.archived(doc)
-            await off_loop(self.store, self.store.update, kind(doc["session_id"]),
-                           request.owner, doc["id"], doc)
+            # Merged into the thread as stored (the worker writes its status meanwhile).
+            stored = await off_loop(self.store, self.store.modify, kind(doc["session_id"]),
+                                    request.owner, doc["id"], _archived)
+            if stored is None:  # deleted (with its session) since it was read
+                raise HttpError(404, "not_found_error", f"thread {doc['id']} not found")
+            doc = stored
         return Response(200, doc)
 
     async def events(self, request: Request) -> Response:
@@ -99,3 +102,8 @@ class _Routes:
                          gone=session_gone(self.store, session_id))
 
         return EventStream(produce, on_close=lambda: self.fanout.unwatch(thread_id, wake))
+
+
+def _archived(doc: JSON) -> JSON | None:
+    """The thread archived, unless it already is (archiving is done once)."""
+    return None if doc.get("archived_at") else shapes.archived(doc)
