@@ -75,7 +75,7 @@ class _Routes:
         if not doc.get("archived_at"):
             # Merged into the thread as stored (the worker writes its status meanwhile).
             stored = await off_loop(self.store, self.store.modify, kind(doc["session_id"]),
-                                    request.owner, doc["id"], _archived)
+                                    request.owner, doc["id"], shapes.archived_once)
             if stored is None:  # deleted (with its session) since it was read
                 raise HttpError(404, "not_found_error", f"thread {doc['id']} not found")
             doc = stored
@@ -102,8 +102,3 @@ class _Routes:
                          gone=session_gone(self.store, session_id))
 
         return EventStream(produce, on_close=lambda: self.fanout.unwatch(thread_id, wake))
-
-
-def _archived(doc: JSON) -> JSON | None:
-    """The thread archived, unless it already is (archiving is done once)."""
-    return None if doc.get("archived_at") else shapes.archived(doc)
