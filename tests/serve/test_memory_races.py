@@ -1,7 +1,6 @@
 """Memory updates racing another writer (tests/serve/memory_scenarios.py covers the rest
 through the SDK). Another writer's change is made to land between this update's read and
-its write, deterministically: the store is the real one (SQLite), and only the moment of
-the other write is arranged, just before this update's first write of the memory."""
+its write, deterministically (`tests.serve.interleave`), on a real SQLite store."""
 
 from __future__ import annotations
 
@@ -11,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.serve.interleave import OtherWriteFirst
 from wisp.serve import memory
 from wisp.serve.http import HttpError
 from wisp.serve.memory import MemoryStores, api_actor, memories_kind
@@ -20,32 +20,6 @@ from wisp.serve.store.sqlite import SqliteStore
 from wisp.tools.base import ToolContext
 
 OWNER = "owner-a"
-
-
-class AnotherWriterFirst:
-    """The store, where `change` is made by another writer just before the first write
-    (`update` or `modify`) of a memory document."""
-
-    def __init__(self, store: SqliteStore, other: MemoryStores, change: Any) -> None:
-        self.store = store
-        self.other = other
-        self.pending: Any = change
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.store, name)
-
-    def _first_write(self, kind: str) -> None:
-        if kind.startswith("memory:") and self.pending is not None:
-            change, self.pending = self.pending, None
-            change(self.other)
-
-    def update(self, kind: str, *args: Any) -> Any:
-        self._first_write(kind)
-        return self.store.update(kind, *args)
-
-    def modify(self, kind: str, *args: Any) -> Any:
-        self._first_write(kind)
-        return self.store.modify(kind, *args)
 
 
 @pytest.fixture
@@ -67,11 +41,12 @@ def test_an_update_keeps_the_change_that_landed_after_its_read(store: SqliteStor
     store_id, memory_id = made(store)
     other = MemoryStores(store, OWNER)
 
-    def write_two(writer: MemoryStores) -> None:
-        writer.update(store_id, memory_id, {"content": "two"}, api_actor(OWNER))
-
-    racing = MemoryStores(AnotherWriterFirst(store, other, write_two), OWNER)  # type: ignore[arg-type]
+    racing_store = OtherWriteFirst(store, "memory:")
+    racing_store.arm(lambda: other.update(store_id, memory_id, {"content": "two"},
+                                          api_actor(OWNER)))
+    racing = MemoryStores(racing_store, OWNER)  # type: ignore[arg-type]
     moved = racing.update(store_id, memory_id, {"path": "/b.md"}, api_actor(OWNER))
+    assert racing_store.fired
     stored = store.get(memories_kind(store_id), OWNER, memory_id) or {}
     assert (stored["path"], stored["content"]) == ("/b.md", "two")  # both changes kept
     assert moved == stored
@@ -88,15 +63,15 @@ def test_a_precondition_is_checked_against_what_would_be_overwritten(
     store_id, memory_id = made(store)
     other = MemoryStores(store, OWNER)
 
-    def write_two(writer: MemoryStores) -> None:
-        writer.update(store_id, memory_id, {"content": "two"}, api_actor(OWNER))
-
-    racing = MemoryStores(AnotherWriterFirst(store, other, write_two), OWNER)  # type: ignore[arg-type]
+    racing_store = OtherWriteFirst(store, "memory:")
+    racing_store.arm(lambda: other.update(store_id, memory_id, {"content": "two"},
+                                          api_actor(OWNER)))
+    racing = MemoryStores(racing_store, OWNER)  # type: ignore[arg-type]
     with pytest.raises(HttpError, match="precondition") as refused:
         racing.update(store_id, memory_id, {"content": "three",
                                             "precondition": memory_shapes.digest("one")},
                       api_actor(OWNER))
-    assert refused.value.status == 409
+    assert racing_store.fired and refused.value.status == 409
     stored = store.get(memories_kind(store_id), OWNER, memory_id) or {}
     assert stored["content"] == "two"
     assert [v["content"] for v in other.versions(store_id)] == ["two", "one"]
@@ -110,17 +85,16 @@ def test_the_memory_tool_refuses_an_edit_of_content_changed_since_it_read_it(
     store_id, memory_id = made(store)
     other = MemoryStores(store, OWNER)
 
-    def write_two(writer: MemoryStores) -> None:
-        writer.update(store_id, memory_id, {"content": "one and two"}, api_actor(OWNER))
-
-    racing = AnotherWriterFirst(store, other, write_two)
+    racing = OtherWriteFirst(store, "memory:")
+    racing.arm(lambda: other.update(store_id, memory_id, {"content": "one and two"},
+                                    api_actor(OWNER)))
     attached = [{"type": "memory_store", "memory_store_id": store_id, "name": "notes",
                  "mount_path": "/mnt/memory/notes", "access": "read_write"}]
     tool = MemoryTool(racing, OWNER, "sesn_1", attached)  # type: ignore[arg-type]
     edit = {"command": "str_replace", "path": "/mnt/memory/notes/a.md",
             "old_str": "one", "new_str": "uno"}
     refused = asyncio.run(tool.run(edit, ToolContext(tmp_path)))
-    assert refused.is_error and "changed by another writer" in str(refused.content)
+    assert racing.fired and refused.is_error and "changed by another writer" in str(refused.content)
     assert (store.get(memories_kind(store_id), OWNER, memory_id) or {})["content"] == (
         "one and two")
     done = asyncio.run(tool.run(edit, ToolContext(tmp_path)))  # read again: it applies
