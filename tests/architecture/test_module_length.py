@@ -12,9 +12,8 @@ from tests.architecture.test_import_graph import SRC, modules
 
 BUDGET = 400
 MIRRORS = {"sdk/types.py"}
-OVER_BUDGET = {
-    "serve/store/postgres.py": 530,
-}
+# Paid off in issue 29 (the last, serve/store/postgres.py, split in two); keep it empty.
+OVER_BUDGET: dict[str, int] = {}
 
 
 def lengths() -> dict[str, int]:

@@ -35,7 +35,7 @@ from wisp.serve.http import EventStream, HttpError, Request, Response, Router, S
 from wisp.serve.session_log import Fanout, public
 from wisp.serve.session_writes import SessionWrites
 from wisp.serve.skills import Skills
-from wisp.serve.store.base import Store
+from wisp.serve.store.base import Change, Store
 from wisp.serve.store.offload import off_loop
 from wisp.serve.work import WorkQueue
 
@@ -121,10 +121,17 @@ class Api:
         items = [doc for doc in page.items if shapes.created_within(doc, query)]
         return Response(200, shapes.list_page(items, page.next_page))
 
+    async def _modify(self, kind: str, request: Request, key: str, change: Change) -> JSON:
+        """`Store.modify` (one locked read-modify-write: a concurrent write to the
+        document is never lost); 404 when there is no such resource."""
+        doc = await off_loop(self.store, self.store.modify, kind, request.owner,
+                             request.params[key], change)
+        if doc is None:
+            raise HttpError(404, "not_found_error", f"{kind} {request.params[key]} not found")
+        return doc
+
     async def _archive(self, kind: str, request: Request, key: str) -> Response:
-        doc = shapes.archived(await self._found(kind, request, key))
-        await off_loop(self.store, self.store.update, kind, request.owner, doc["id"], doc)
-        return Response(200, doc)
+        return Response(200, await self._modify(kind, request, key, shapes.archived))
 
     # Agents ---------------------------------------------------------------------------
 
@@ -141,17 +148,13 @@ class Api:
         threads.resolve_roster(self.store, owner, fields)
         Skills(self.store, owner).resolve(fields)
 
-    def _save_agent(self, owner: str, doc: shapes.AgentDocument, *, new: bool,
-                    versioned: bool = True) -> None:
-        """The agent and, when `versioned`, its version: sessions may name an older
-        version, so each one is kept (off the loop)."""
+    def _save_agent(self, owner: str, doc: shapes.AgentDocument, *, new: bool) -> None:
+        """The agent (when `new`) and its version: sessions may name an older version, so
+        each one is kept (off the loop)."""
         if new:
             self.store.create("agent", owner, doc)
-        else:
-            self.store.update("agent", owner, doc["id"], doc)
-        if versioned:
-            self.store.create("agent_version", owner,
-                              {**doc, "id": f"{doc['id']}@{doc['version']}"})
+        self.store.create("agent_version", owner,
+                          {**doc, "id": f"{doc['id']}@{doc['version']}"})
 
     async def list_agents(self, request: Request) -> Response:
         return await self._listing("agent", request, shapes.agents_query(request.query))
@@ -188,19 +191,30 @@ class Api:
         return [self.store.get("agent_version", owner, f"{agent_id}@{n}") for n in numbers]
 
     async def update_agent(self, request: Request) -> Response:
-        doc = shapes.as_agent(await self._found("agent", request, "agent_id"))
         patch = shapes.agent_update(request.json())
         await off_loop(self.store, self._resolve, request.owner, patch)
         expected = patch.pop("version", None)
-        if expected is not None and expected != doc["version"]:
-            raise HttpError(409, "invalid_request_error",
-                            f"agent is at version {doc['version']}, not {expected}",
-                            headers={"x-should-retry": "false"})
-        new = shapes.agent_updated(doc, patch)
-        shapes.check_agent_fields(new)
-        await off_loop(self.store, self._save_agent, request.owner, new, new=False,
-                       versioned=new["version"] != doc["version"])
-        return Response(200, new)
+        changed: list[shapes.AgentDocument] = []  # the new version, when there is one
+
+        def change(stored: JSON) -> shapes.AgentDocument | None:
+            # The version check runs under the row lock: two updates that both expect
+            # version N cannot both succeed.
+            doc = shapes.as_agent(stored)
+            if expected is not None and expected != doc["version"]:
+                raise HttpError(409, "invalid_request_error",
+                                f"agent is at version {doc['version']}, not {expected}",
+                                headers={"x-should-retry": "false"})
+            new = shapes.agent_updated(doc, patch)
+            shapes.check_agent_fields(new)
+            if new == doc:
+                return None  # nothing changed: no write, no new version
+            changed.append(new)
+            return new
+
+        stored = await self._modify("agent", request, "agent_id", change)
+        if changed:
+            await off_loop(self.store, self._save_agent, request.owner, changed[0], new=False)
+        return Response(200, stored)
 
     async def archive_agent(self, request: Request) -> Response:
         return await self._archive("agent", request, "agent_id")
@@ -219,17 +233,18 @@ class Api:
         return Response(200, await self._found("environment", request, "environment_id"))
 
     async def update_environment(self, request: Request) -> Response:
-        doc = shapes.as_environment(await self._found("environment", request,
-                                                      "environment_id"))
         patch = shapes.environment_update(request.json())
-        if "config" in patch and patch["config"]["type"] != doc["config"]["type"]:
-            # Its sessions' tools run where the type says: switching would strand them.
-            raise HttpError(400, "invalid_request_error", "config.type: an environment's "
-                            f"type cannot change (it is {doc['config']['type']})")
-        new = shapes.environment_updated(doc, patch)
-        await off_loop(self.store, self.store.update, "environment", request.owner,
-                       doc["id"], new)
-        return Response(200, new)
+
+        def change(stored: JSON) -> shapes.EnvironmentDocument:
+            doc = shapes.as_environment(stored)
+            if "config" in patch and patch["config"]["type"] != doc["config"]["type"]:
+                # Its sessions' tools run where the type says: switching would strand them.
+                raise HttpError(400, "invalid_request_error", "config.type: an environment's "
+                                f"type cannot change (it is {doc['config']['type']})")
+            return shapes.environment_updated(doc, patch)
+
+        return Response(200, await self._modify("environment", request, "environment_id",
+                                                change))
 
     async def archive_environment(self, request: Request) -> Response:
         return await self._archive("environment", request, "environment_id")
@@ -269,11 +284,17 @@ class Api:
         return Response(200, await self._found("session", request, "session_id"))
 
     async def update_session(self, request: Request) -> Response:
-        doc = shapes.as_session(await self._found("session", request, "session_id"))
         patch = shapes.session_update(request.json())
-        new = shapes.session_updated(doc, patch)
-        shapes.check_agent_fields(new["agent"], "agent")
-        await off_loop(self.store, self.store.update, "session", request.owner, doc["id"], new)
+        seen: list[shapes.SessionDocument] = []  # the document the patch was applied to
+
+        def change(stored: JSON) -> shapes.SessionDocument:
+            seen.append(shapes.as_session(stored))
+            new = shapes.session_updated(seen[-1], patch)
+            shapes.check_agent_fields(new["agent"], "agent")
+            return new
+
+        new = shapes.as_session(await self._modify("session", request, "session_id", change))
+        doc = seen[-1]
         fields: Mapping[str, Any] = new  # read by the patch's keys
         changes = {key: fields[key] for key in patch if fields.get(key) != doc.get(key)}
         if changes:

@@ -92,11 +92,19 @@ def account(driver: SessionDriver, model: str) -> None:
         return
     usages, projection.usages = projection.usages, []
     owner = driver.store.owner_of("session", driver.billed_to)
-    doc = billed(driver)
-    if doc is None or owner is None:
+    if owner is None:
         return
-    for usage in usages:
-        doc = shapes.session_usage_added(doc, usage)
-    doc = with_cost(doc, model, usages)
-    driver.store.update("session", owner, driver.billed_to, doc)
+
+    def added(stored: JSON) -> SessionDocument:
+        doc = shapes.as_session(stored)
+        for usage in usages:
+            doc = shapes.session_usage_added(doc, usage)
+        return with_cost(doc, model, usages)
+
+    # One locked read-modify-write: the session's other writers (a status change, the
+    # API's update, a thread billed to it) cannot slip in between and be overwritten.
+    stored = driver.store.modify("session", owner, driver.billed_to, added)
+    if stored is None:
+        return
+    doc = shapes.as_session(stored)
     driver.log.emit(shapes.session_usage(doc["usage"], doc.get("budget")))

@@ -23,7 +23,6 @@ import contextlib
 import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 from wisp.jsontypes import JSON
 from wisp.serve.cron import Cron
@@ -193,8 +192,13 @@ class Scheduler:
         owner, due_at = str(entry["owner"]), str(entry["due_at"])
         cron = Cron.parse(*entry["cron"])
         following = cron.after(now)
-        self.store.update(SCHEDULE, SERVICE, entry["id"], {
-            **entry, "due_at": None if following is None else shapes.stamp(following)})
+
+        def advanced(current: JSON) -> JSON | None:
+            if current.get("due_at") != due_at:
+                return None  # moved on since it was read (a new cron, another scheduler)
+            return {**current, "due_at": None if following is None else shapes.stamp(following)}
+
+        self.store.modify(SCHEDULE, SERVICE, entry["id"], advanced)
         stored = self.store.get(KIND, owner, entry["id"])
         deployment = None if stored is None else as_deployment(stored)
         if deployment is None or deployment.get("archived_at"):
@@ -210,10 +214,14 @@ class Scheduler:
 
     def _after_run(self, owner: str, deployment: DeploymentDocument,
                    run: DeploymentRunDocument) -> None:
-        current: Mapping[str, Any] = self.store.get(KIND, owner, deployment["id"]) or deployment
-        new = {**current, "schedule": {**current["schedule"],
-                                       "last_run_at": run["created_at"]}}
-        if run["error"] is not None and run["error"]["type"] in _PAUSING:
-            new.update(status="paused", paused_reason={"type": "error",
-                                                       "error": run["error"]})
-        self.store.update(KIND, owner, deployment["id"], new)
+        def ran(current: JSON) -> JSON:
+            new = dict(current)
+            if current.get("schedule"):  # (the API may have unscheduled it meanwhile)
+                new["schedule"] = {**current["schedule"], "last_run_at": run["created_at"]}
+            if run["error"] is not None and run["error"]["type"] in _PAUSING:
+                new.update(status="paused", paused_reason={"type": "error",
+                                                           "error": run["error"]})
+            return new
+
+        # Merged into the deployment as stored: an update the API made meanwhile is kept.
+        self.store.modify(KIND, owner, deployment["id"], ran)

@@ -22,6 +22,8 @@ from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.store.base import Store, every
 
 STORE = "memory_store"
+# Tries of an update that finds the memory changed by another since it read it.
+UPDATE_ATTEMPTS = 5
 
 
 def api_actor(owner: str) -> JSON:
@@ -105,9 +107,36 @@ class MemoryStores:
 
     def update(self, store_id: str, memory_id: str, change: memory_shapes.MemoryChange,
                actor: JSON) -> shapes.MemoryDocument:
-        """`change` holds `content` and/or `path`, and `precondition` (a sha or None)."""
+        """`change` holds `content` and/or `path`, and `precondition` (a sha or None).
+        Made to the memory as it is when the write locks it (`Store.modify`): when
+        another change landed since it was read, this one is worked out again (its
+        version, written first, never became current and is dropped), so neither is lost
+        and a precondition is checked against what is really overwritten."""
         self.writable(store_id)
-        doc = self.memory(store_id, memory_id)
+        for _ in range(UPDATE_ATTEMPTS):
+            doc = self.memory(store_id, memory_id)
+            new = self._updated(store_id, doc, change)
+            if new is None:
+                return doc  # nothing changes: no new version
+            self._record(new, "modified", actor)
+            if self._replaced(doc, new):
+                return new
+            self.store.delete(versions_kind(store_id), self.owner, new["memory_version_id"])
+        raise _conflict(f"memory {memory_id} kept changing under this update: try again")
+
+    def _replaced(self, doc: shapes.MemoryDocument, new: shapes.MemoryDocument) -> bool:
+        """`doc` replaced by `new`, unless another change landed since `doc` was read."""
+        def swap(now: JSON) -> shapes.MemoryDocument | None:
+            return new if now["memory_version_id"] == doc["memory_version_id"] else None
+
+        stored = self.store.modify(memories_kind(doc["memory_store_id"]), self.owner,
+                                   doc["id"], swap)
+        return stored is not None and stored["memory_version_id"] == new["memory_version_id"]
+
+    def _updated(self, store_id: str, doc: shapes.MemoryDocument,
+                 change: memory_shapes.MemoryChange) -> shapes.MemoryDocument | None:
+        """The memory with `change` made, None when it changes nothing; 409 for a failed
+        precondition or a path another memory has."""
         expected = change.get("precondition")
         if expected is not None and expected != doc["content_sha256"]:
             raise _conflict("precondition: the memory's content_sha256 is "
@@ -115,16 +144,13 @@ class MemoryStores:
         path = str(change.get("path", doc["path"]))
         text = str(change.get("content", doc["content"]))
         if path == doc["path"] and text == doc["content"]:
-            return doc  # nothing changes: no new version
+            return None
         if path != doc["path"] and self.at_path(store_id, path) is not None:
             raise _conflict(f"path: a memory already exists at {path}")
-        new: shapes.MemoryDocument = {
+        return {
             **doc, "path": path, "content": text, "content_sha256": memory_shapes.digest(text),
             "content_size_bytes": len(text.encode()),
             "memory_version_id": memory_shapes.version_id(), "updated_at": shapes.timestamp()}
-        self._record(new, "modified", actor)
-        self.store.update(memories_kind(store_id), self.owner, memory_id, new)
-        return new
 
     def delete(self, store_id: str, memory_id: str, expected: str | None,
                actor: JSON) -> None:

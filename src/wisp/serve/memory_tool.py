@@ -116,7 +116,8 @@ class MemoryTool(Tool):
         if current is None:
             raise ValueError(f"{tool_input['path']}: no such memory")
         text = _edited(command, str(current["content"]), tool_input)
-        self._write(store_id, path, current, memory_shapes.content(text, "content"))
+        self._edit(store_id, current, memory_shapes.content(text, "content"),
+                   str(tool_input["path"]))
         return f"{tool_input['path']} edited"
 
     def _where(self, given: str, writing: bool) -> tuple[JSON, str]:
@@ -147,6 +148,19 @@ class MemoryTool(Tool):
             self.memory.create(store_id, path, text, self.actor)
         else:
             self.memory.update(store_id, current["id"], {"content": text}, self.actor)
+
+    def _edit(self, store_id: str, current: JSON, text: str, shown: str) -> None:
+        """An edit of the content as read: refused when another writer (another session,
+        the API) changed it since, rather than overwriting that change."""
+        change: memory_shapes.MemoryChange = {"content": text,
+                                              "precondition": current["content_sha256"]}
+        try:
+            self.memory.update(store_id, current["id"], change, self.actor)
+        except HttpError as exc:
+            if exc.status == 409 and exc.message.startswith("precondition"):
+                raise ValueError(f"{shown}: changed by another writer since it was read; "
+                                 "view it and edit again") from None
+            raise
 
     def _delete(self, store_id: str, path: str) -> str:
         self.memory.writable(store_id)

@@ -211,10 +211,9 @@ class Outcomes:
     def _change(self, outcome_id: str, **fields: Any) -> None:
         store, session_id = self.driver.store, self.driver.session_id
         owner = store.owner_of("session", session_id)
-        doc = store.get("session", owner, session_id) if owner else None
-        if owner is not None and doc is not None:
-            store.update("session", owner, session_id,
-                         outcome_shapes.outcome_changed(doc, outcome_id, **fields))
+        if owner is not None:  # one locked read-modify-write: no other write is lost
+            store.modify("session", owner, session_id,
+                         lambda doc: outcome_shapes.outcome_changed(doc, outcome_id, **fields))
 
     def _event(self, outcome_id: str) -> JSON:
         """The outcome's `user.define_outcome` as logged (its rubric, max_iterations)."""
@@ -262,9 +261,13 @@ def record(store: Store, owner: str, session_id: str, stored: list[JSON]) -> Non
     """The session's `outcome_evaluations` entries (`pending`) for outcomes just logged."""
     defined = [e for e in shapes.stored_client_events(stored)
                if e["type"] == "user.define_outcome"]
-    doc = store.get("session", owner, session_id) if defined else None
-    if doc is None:
+    if not defined:
         return
-    for event in defined:
-        doc = outcome_shapes.outcome_added(doc, event)
-    store.update("session", owner, session_id, doc)
+
+    def added(doc: JSON) -> JSON:
+        for event in defined:
+            doc = outcome_shapes.outcome_added(doc, event)
+        return doc
+
+    # One locked read-modify-write: the worker's usage and status writes are kept.
+    store.modify("session", owner, session_id, added)

@@ -121,8 +121,21 @@ class _Routes:
         raise HttpError(404, "not_found_error", f"resource {resource_id} not found")
 
     def _save(self, owner: str, session: JSON, resources: list[Mapping[str, Any]]) -> None:
-        new = {**session, "resources": resources, "updated_at": shapes.timestamp()}
-        self.store.update("session", owner, session["id"], new)
+        """The change from `session`'s resources to `resources`, made to the session as
+        it is now, in one locked read-modify-write: what another request (or the worker:
+        status, usage) wrote since `session` was read is kept."""
+        before = list(session.get("resources") or [])
+        added = [r for r in resources if r not in before]
+        removed = [r for r in before if r not in resources]
+
+        def change(current: JSON) -> JSON:
+            kept = [r for r in current.get("resources") or [] if r not in removed]
+            if added:
+                _check_additions(current, kept, added)
+            return {**current, "resources": [*kept, *added], "updated_at": shapes.timestamp()}
+
+        if self.store.modify("session", owner, session["id"], change) is None:
+            raise HttpError(404, "not_found_error", f"session {session['id']} not found")
 
     async def add(self, request: Request) -> Response:
         session = await self._session(request)
@@ -172,6 +185,22 @@ class _Routes:
                        [r for r in session.get("resources") or [] if r != resource])
         return Response(200, {"id": resource_id_of(resource),
                               "type": "session_resource_deleted"})
+
+
+def _check_additions(session: JSON, kept: list[Any], added: list[Mapping[str, Any]]
+                     ) -> None:
+    """What `add` checked on the session it read, checked again on the session as it is
+    when the write locks it (a request in between may have archived it, or taken the
+    mount path)."""
+    if session.get("archived_at") or session.get("status") == "terminated":
+        raise HttpError(400, "invalid_request_error",
+                        "resources cannot be added to an archived or terminated session")
+    taken = {r.get("mount_path") for r in kept}
+    for resource in added:
+        if resource.get("mount_path") in taken:
+            raise HttpError(409, "invalid_request_error",
+                            f"mount_path: {resource['mount_path']} is already mounted",
+                            headers={"x-should-retry": "false"})
 
 
 # Mounting -----------------------------------------------------------------------------

@@ -89,8 +89,11 @@ class Skills:
                            f"{upload.name!r}, and the skill is {first['name']!r} (a "
                            "skill's name cannot change)")
         version = self._store_version(skill_id, upload)
-        self.store.update(SKILL, self.owner, skill_id, {
-            **skill, "latest_version_id": version["id"], "updated_at": shapes.timestamp()})
+        now = shapes.timestamp()
+        # Merged into the skill as stored (one locked read-modify-write): a change made
+        # since it was read is kept.
+        self.store.modify(SKILL, self.owner, skill_id, lambda stored: {
+            **stored, "latest_version_id": version["id"], "updated_at": now})
         return version
 
     def _store_version(self, skill_id: str,
@@ -116,7 +119,7 @@ class Skills:
         """A skill keeps at least one version (its `latest_version_id` is always set):
         its last one goes with the skill. Deleting the latest makes the one before it
         the latest."""
-        skill = self.found(skill_id)
+        self.found(skill_id)  # 404 for another key's skill
         doc = self.version(skill_id, version_id)
         rest = [v for v in self._all(versions_kind(skill_id)) if v["id"] != doc["id"]]
         if not rest:
@@ -124,10 +127,14 @@ class Skills:
                            f"{skill_id}: delete the skill instead")
         self.store.delete(versions_kind(skill_id), self.owner, doc["id"])
         self.store.delete(files_kind(skill_id), self.owner, doc["id"])
-        if skill["latest_version_id"] == doc["id"]:
-            self.store.update(SKILL, self.owner, skill_id, {
-                **skill, "latest_version_id": rest[0]["id"],
-                "updated_at": shapes.timestamp()})
+        now = shapes.timestamp()
+
+        def next_latest(stored: JSON) -> JSON | None:
+            if stored["latest_version_id"] != doc["id"]:
+                return None  # not the latest (any more): the skill stays as it is
+            return {**stored, "latest_version_id": rest[0]["id"], "updated_at": now}
+
+        self.store.modify(SKILL, self.owner, skill_id, next_latest)
 
     def files(self, skill_id: str, version_id: str) -> dict[str, bytes]:
         doc = self.store.get(files_kind(skill_id), self.owner, version_id)

@@ -73,9 +73,12 @@ class _Routes:
     async def archive(self, request: Request) -> Response:
         doc = await self._thread(request)
         if not doc.get("archived_at"):
-            doc = shapes.archived(doc)
-            await off_loop(self.store, self.store.update, kind(doc["session_id"]),
-                           request.owner, doc["id"], doc)
+            # Merged into the thread as stored (the worker writes its status meanwhile).
+            stored = await off_loop(self.store, self.store.modify, kind(doc["session_id"]),
+                                    request.owner, doc["id"], shapes.archived_once)
+            if stored is None:  # deleted (with its session) since it was read
+                raise HttpError(404, "not_found_error", f"thread {doc['id']} not found")
+            doc = stored
         return Response(200, doc)
 
     async def events(self, request: Request) -> Response:

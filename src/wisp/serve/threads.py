@@ -147,10 +147,13 @@ class DelegateTool(Tool):
     def _set(self, thread: ThreadDocument, status: SessionStatus) -> None:
         from wisp.serve import shapes
 
+        now = shapes.timestamp()
         thread["status"] = status
-        thread["updated_at"] = shapes.timestamp()
-        self.parent.store.update(kind(self.parent.session_id), self.owner, thread["id"],
-                                 thread)
+        thread["updated_at"] = now
+        # Only the status, merged into the thread as stored: the API may have archived
+        # it meanwhile, and that is kept.
+        self.parent.store.modify(kind(self.parent.session_id), self.owner, thread["id"],
+                                 lambda doc: {**doc, "status": status, "updated_at": now})
         self.parent.log.emit(thread_shapes.thread_status(thread["id"],
                                                          thread["agent"]["name"], status))
 

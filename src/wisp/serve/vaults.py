@@ -69,9 +69,11 @@ class Vaults:
         for credential in list(self._all(credentials_kind(vault_id))):
             if not credential.get("archived_at"):
                 self.archive_credential(vault_id, credential["id"])
-        doc = shapes.archived(doc)
-        self.store.update(VAULT, self.owner, vault_id, doc)
-        return doc
+        # Archived as stored (an update made meanwhile is kept).
+        stored = self.store.modify(VAULT, self.owner, vault_id, shapes.archived_once)
+        if stored is None:
+            raise HttpError(404, "not_found_error", f"vault {vault_id} not found")
+        return shapes.as_vault(stored)
 
     def delete(self, vault_id: str) -> None:
         self.found(vault_id)
@@ -136,10 +138,12 @@ class Vaults:
         doc = self.credential(vault_id, credential_id)
         if doc.get("archived_at"):
             return doc
-        doc = shapes.archived(doc)
-        self.store.update(credentials_kind(vault_id), self.owner, credential_id, doc)
+        stored = self.store.modify(credentials_kind(vault_id), self.owner, credential_id,
+                                   shapes.archived_once)  # as stored: an update is kept
+        if stored is None:
+            raise HttpError(404, "not_found_error", f"credential {credential_id} not found")
         self.store.delete(secrets_kind(vault_id), self.owner, credential_id)
-        return doc
+        return shapes.as_credential(stored)
 
     def delete_credential(self, vault_id: str, credential_id: str) -> None:
         self.credential(vault_id, credential_id)

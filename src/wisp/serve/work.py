@@ -43,6 +43,8 @@ NO_HEARTBEAT = "NO_HEARTBEAT"
 POLLING_WINDOW_S = 30.0  # `workers_polling`: workers seen polling this recently
 LIVE = ("queued", "starting", "active")
 _INTERNAL = ("claim", "polled_by", "ttl")
+# What a worker's step is worked out from: when another changed them, the step is void.
+_STEP_KEYS = ("state", "claim", "latest_heartbeat_at", "stop_requested_at")
 
 
 def kind(environment_id: str) -> str:
@@ -97,9 +99,20 @@ class WorkQueue:
             raise HttpError(404, "not_found_error", f"work {work_id} not found")
         return doc
 
-    def _save(self, owner: str, doc: JSON) -> JSON:
-        self.store.update(kind(doc["environment_id"]), owner, doc["id"], doc)
-        return doc
+    def _save(self, owner: str, read: JSON, changes: JSON) -> JSON:
+        """A worker's step (claim, ack, heartbeat): `changes` made to the item as stored,
+        if it is still where they were worked out from (`read`'s state, claim and
+        heartbeat), in one locked read-modify-write. Otherwise the item as it is now,
+        unchanged: what came between (a stop, another claim) is not overwritten."""
+        def change(current: JSON) -> JSON | None:
+            if any(current[key] != read[key] for key in _STEP_KEYS):
+                return None
+            return {**current, **changes}
+
+        stored = self.store.modify(kind(read["environment_id"]), owner, read["id"], change)
+        if stored is None:
+            raise HttpError(404, "not_found_error", f"work {read['id']} not found")
+        return stored
 
     def offer(self, owner: str, environment_id: str, session_id: str) -> JSON | None:
         """Queues an item for the session unless one is live already."""
@@ -140,9 +153,12 @@ class WorkQueue:
             claim = shapes.new_id("claim")
             if self.store.acquire_lease(lease_key(item["id"]), claim, reclaim_ms / 1000):
                 # Free: never polled, or its last holder let the lease lapse. It starts over.
-                return self._save(owner, {
-                    **item, "state": "queued", "claim": claim, "polled_by": worker_id,
+                saved = self._save(owner, item, {
+                    "state": "queued", "claim": claim, "polled_by": worker_id,
                     "acknowledged_at": None, "latest_heartbeat_at": None})
+                if saved["claim"] == claim:
+                    return saved
+                self.store.release_lease(lease_key(item["id"]), claim)  # stopped meanwhile
         return None
 
     def ack(self, owner: str, doc: JSON) -> JSON:
@@ -151,8 +167,8 @@ class WorkQueue:
                             f"work {doc['id']} is {doc['state']}, not claimed by a poll",
                             headers={"x-should-retry": "false"})
         self.store.renew_lease(lease_key(doc["id"]), doc["claim"], doc["ttl"])
-        return self._save(owner, {**doc, "state": "starting",
-                                  "acknowledged_at": shapes.timestamp()})
+        return self._save(owner, doc, {"state": "starting",
+                                       "acknowledged_at": shapes.timestamp()})
 
     # Heartbeats and stops -----------------------------------------------------------------
 
@@ -166,9 +182,10 @@ class WorkQueue:
                 or not self.store.renew_lease(lease_key(doc["id"]), doc["claim"], ttl)):
             raise _precondition_failed(doc)
         now = _precise_now()
-        doc = self._save(owner, {**doc, "state": "active", "latest_heartbeat_at": now,
-                                 "started_at": doc["started_at"] or now, "ttl": ttl})
-        return _heartbeat_answer(doc, extended=True)
+        doc = self._save(owner, doc, {"state": "active", "latest_heartbeat_at": now,
+                                      "started_at": doc["started_at"] or now, "ttl": ttl})
+        # Not extended when a stop (or another holder) came first: that reaches the worker.
+        return _heartbeat_answer(doc, extended=doc["latest_heartbeat_at"] == now)
 
     def stop(self, owner: str, doc: JSON, *, force: bool) -> JSON:
         if doc["state"] == "stopped":
@@ -177,13 +194,24 @@ class WorkQueue:
         return self._stop(owner, doc, force=force)
 
     def _stop(self, owner: str, doc: JSON, *, force: bool) -> JSON:
+        """A stop is made to the item as stored (one locked read-modify-write), whatever
+        step a worker took since it was read."""
         now = shapes.timestamp()
-        if force or doc["claim"] is None:  # nobody to tell: it just ends
-            if doc["claim"] is not None:
-                self.store.release_lease(lease_key(doc["id"]), doc["claim"])
-            return self._save(owner, {**doc, "state": "stopped", "stopped_at": now,
-                                      "stop_requested_at": doc["stop_requested_at"] or now})
-        return self._save(owner, {**doc, "state": "stopping", "stop_requested_at": now})
+
+        def stopped(current: JSON) -> JSON | None:
+            if current["state"] == "stopped":
+                return None
+            if force or current["claim"] is None:  # nobody to tell: it just ends
+                return {**current, "state": "stopped", "stopped_at": now,
+                        "stop_requested_at": current["stop_requested_at"] or now}
+            return {**current, "state": "stopping", "stop_requested_at": now}
+
+        stored = self.store.modify(kind(doc["environment_id"]), owner, doc["id"], stopped)
+        if stored is None:
+            raise HttpError(404, "not_found_error", f"work {doc['id']} not found")
+        if stored["state"] == "stopped" and stored["claim"] is not None:
+            self.store.release_lease(lease_key(stored["id"]), stored["claim"])
+        return stored
 
     # Stats ------------------------------------------------------------------------------
 

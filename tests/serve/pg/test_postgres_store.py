@@ -2,8 +2,8 @@
 tests/serve/test_store_contract.py checks on both stores: a failed append leaving no
 trace, schemas and reconnecting, the promises that need other processes to check (gap-
 free seqs under concurrent writers, followers never seeing a gap, exclusive leases and
-claims, an acknowledged append surviving `kill -9`), and LISTEN/NOTIFY wake-ups across
-connections."""
+claims, an acknowledged append surviving `kill -9`, a status change waiting on a
+document's `modify`), and LISTEN/NOTIFY wake-ups across connections."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from wisp.serve.store.postgres import SCHEMA_VERSION, PostgresStore
+from tests.waits import wait_until
+from wisp.serve.store.pg_schema import SCHEMA_VERSION
+from wisp.serve.store.postgres import PostgresStore
 
 JSON = dict[str, Any]
 A, B = "owner-a", "owner-b"
@@ -75,6 +77,51 @@ def test_a_failed_append_writes_nothing(store: PostgresStore,
     assert store.last_seq("sesn_1") == 1
     assert store.append("sesn_1", [event("e5")])[0]["seq"] == 2  # no gap left behind
 
+
+
+def test_a_status_change_waits_for_a_usage_write_and_both_are_kept(
+        store: PostgresStore, dsn: str) -> None:
+    """The worker's status change (`append(..., status=...)`) and a usage write to the
+    same session document (`modify`, as `budget.account` makes it) from two connections:
+    the status change waits on the row lock the usage write holds, so neither document
+    write overwrites the other. Deterministic: the usage write is held open until the
+    status change is seen waiting for its lock."""
+    import psycopg
+
+    store.create("session", A, resource("sesn_1", status="idle", usage={"input_tokens": 0}))
+    worker = PostgresStore(dsn)  # another process's connections
+    inside, release = threading.Event(), threading.Event()
+
+    def add_usage(doc: JSON) -> JSON:
+        inside.set()
+        assert release.wait(30)
+        return {**doc, "usage": {"input_tokens": doc["usage"]["input_tokens"] + 5}}
+
+    usage = threading.Thread(target=store.modify, args=("session", A, "sesn_1", add_usage))
+    usage.start()
+    try:
+        assert inside.wait(30)
+        status = threading.Thread(target=worker.append, args=(
+            "sesn_1", [event("e1", "session.status_running")]), kwargs={"status": "running"})
+        status.start()
+        with psycopg.connect(dsn, autocommit=True) as watcher:
+            def waiting_on_a_lock() -> bool:
+                row = watcher.execute("SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                                      " current_database() AND wait_event_type = 'Lock'"
+                                      ).fetchone()
+                return row is not None and row[0] > 0
+            # (Had the usage write taken no lock, the status change would just finish.)
+            wait_until(lambda: waiting_on_a_lock() or not status.is_alive(),
+                       "the status change to wait on the session's row lock")
+    finally:
+        release.set()
+        usage.join(30)
+    status.join(30)
+    worker.close()
+    assert not usage.is_alive() and not status.is_alive()
+    got = store.get("session", A, "sesn_1") or {}
+    assert (got["status"], got["usage"]) == ("running", {"input_tokens": 5})
+    assert [e["type"] for e in store.log("sesn_1")] == ["session.status_running"]
 
 CLAIMER = """
     import json, sys, time

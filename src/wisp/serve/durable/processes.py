@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from wisp.serve.deployments import Scheduler
     from wisp.serve.durable.dispatch import TurnDispatch
     from wisp.serve.http import Server
-    from wisp.serve.store.postgres import Listener
+    from wisp.serve.store.pg_listener import Listener
     from wisp.serve.webhooks import Deliverer
 
 

@@ -192,3 +192,9 @@ def archived(doc: Doc, *, now: str | None = None) -> Doc:
     that can be archived has `archived_at` and `updated_at`."""
     now = now or timestamp()
     return cast(Doc, {**doc, "archived_at": now, "updated_at": now})
+
+
+def archived_once(doc: Doc) -> Doc | None:
+    """`archived(doc)`, or None when it is archived already (archiving is done once, its
+    time kept): a `Store.modify` change."""
+    return None if doc.get("archived_at") else archived(doc)

@@ -136,7 +136,7 @@ class MemoryCreate(TypedDict):
 class MemoryChange(TypedDict, total=False):
     """The body of `POST .../memories/{id}`: what it sets, and the `content_sha256` the
     client expects the memory to have (None or absent: no precondition; the agent's memory
-    tool sends none)."""
+    tool sends the one it read with an edit, none with a whole-file create)."""
 
     precondition: str | None
     content: str

@@ -31,7 +31,7 @@ does not send them meanwhile, and one that died mid-send is retried once it expi
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar
 
 from wisp.jsontypes import JSON
@@ -39,6 +39,8 @@ from wisp.jsontypes import JSON
 # (owner, endpoint id, payload): one webhook delivery to write with the events it reports.
 Delivery = tuple[str, str, JSON]
 Doc = TypeVar("Doc", bound=Mapping[str, Any])  # a resource document, typed or JSON
+# What `Store.modify` does to a document: the new one, or None to leave it as it is.
+Change = Callable[[JSON], Mapping[str, Any] | None]
 UNTAKEN = "_untaken"  # on a processed client event a worker has still to take up
 
 
@@ -71,7 +73,22 @@ class Store(Protocol):
     def list(self, kind: str, owner: str, *, limit: int, page: str | None,
              order: str = "desc", include_archived: bool = False) -> Page: ...
     def update(self, kind: str, owner: str, resource_id: str, doc: Doc) -> Doc | None:
-        """Replaces the document; None when there is no such resource for this owner."""
+        """Replaces the document; None when there is no such resource for this owner.
+        A blind write: to change a document by what it holds now, `modify` it."""
+    def modify(self, kind: str, owner: str, resource_id: str, change: Change
+               ) -> JSON | None:
+        """A read-modify-write of one document as one transaction: `change` gets the
+        document as stored and returns the new one, or None to write nothing. The row is
+        locked from the read to the commit (PostgreSQL `SELECT … FOR UPDATE`, SQLite's
+        write lock), so concurrent modifies of a document, and `append`'s status change,
+        take turns instead of losing each other's writes.
+
+        Returns the document as stored afterwards (the unchanged one when `change`
+        returned None); None, without calling `change`, when there is no such resource
+        for this owner. Like `update`, the new document is stored as `change` returned it:
+        setting `updated_at` is `change`'s business. An exception from `change` rolls back
+        and propagates. `change` runs inside the transaction, holding the lock: it must
+        be quick and must not call the store (on SQLite that would deadlock)."""
     def delete(self, kind: str, owner: str, resource_id: str) -> bool: ...
     def owner_of(self, kind: str, resource_id: str) -> str | None:
         """The owner of a resource (workers act for whoever created the session)."""

@@ -26,10 +26,10 @@ Waking followers in other processes (what SQLite leaves to polling): an append t
 writes events also sends `NOTIFY wisp_log, '<session_id> <last seq> <queued>'` in its
 transaction (delivered at commit, in commit order, never for a rolled-back append);
 `queued` is 1 when a client event was queued (what a worker wants to hear).
-Deliveries send `NOTIFY wisp_outbox`. `PostgresStore.listen` starts a `Listener`: a
-thread with its own connection that calls back for each notification, and calls `on_lost`
-when its connection broke (notifications may have been missed: followers re-read the log,
-which is what the polling fallback does anyway).
+Deliveries send `NOTIFY wisp_outbox`. `PostgresStore.listen` starts a
+`pg_listener.Listener`: a thread with its own connection that calls back for each
+notification, and calls `on_lost` when its connection broke (notifications may have been
+missed: followers re-read the log, which is what the polling fallback does anyway).
 
 A small pool of connections per store object (`pg_connections.Connections`), each used by
 one thread at a time, and a thread pool (`blocking_executor`) that async code runs its
@@ -37,18 +37,17 @@ calls on (`wisp.serve.store.offload`), so a slow query never stalls the event lo
 `SqliteStore`, a store refuses to be used in a forked child. A broken connection is
 replaced at the next call (the call that saw it break raises).
 
-Schema (`wisp_schema.version`, in the `wisp` schema unless told otherwise): the same
-tables as SQLite's (resources, log, latest, conversation, leases, outbox) plus `counters`
-(last seq per session). JSON documents are `text`, not `jsonb`, so they come back with
-their keys in the order they were written. Text that is compared as time is `COLLATE
-"C"` (byte order, whatever the database's locale).
+Schema (`pg_schema`: `wisp_schema.version`, in the `wisp` schema unless told otherwise):
+the same tables as SQLite's (resources, log, latest, conversation, leases, outbox) plus
+`counters` (last seq per session). JSON documents are `text`, not `jsonb`, so they come
+back with their keys in the order they were written. Text that is compared as time is
+`COLLATE "C"` (byte order, whatever the database's locale).
 """
 
 from __future__ import annotations
 
 import builtins
 import os
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -59,6 +58,8 @@ from typing import TYPE_CHECKING, Any
 from wisp.jsontypes import JSON
 from wisp.serve.store.base import Delivery, LeaseLost
 from wisp.serve.store.pg_connections import Connections, connect
+from wisp.serve.store.pg_listener import LOG_CHANNEL, OUTBOX_CHANNEL, PREVIEW_CHANNEL, Listener
+from wisp.serve.store.pg_schema import migrate
 from wisp.serve.store.rows import is_queued, loads, stored_time
 from wisp.serve.store.sql import (
     LATEST_COLUMNS,
@@ -74,94 +75,7 @@ from wisp.serve.store.sql import (
 if TYPE_CHECKING:
     import psycopg
 
-SCHEMA_VERSION = 1
-LOG_CHANNEL = "wisp_log"
-OUTBOX_CHANNEL = "wisp_outbox"
-PREVIEW_CHANNEL = "wisp_preview"
 PREVIEW_PAYLOAD_MAX = 7900  # NOTIFY's payload limit is 8000 bytes
-# Which processes stream previews of which session, so the worker running its turn
-# publishes them (`wisp.serve.durable.previews`). Created by every start: it came after
-# schema version 1, and IF NOT EXISTS keeps that version.
-_PREVIEW_WATCH = """
-CREATE TABLE IF NOT EXISTS preview_watch (
-    session_id TEXT NOT NULL,
-    watcher TEXT NOT NULL,
-    expires_at DOUBLE PRECISION NOT NULL,
-    PRIMARY KEY (session_id, watcher)
-)"""
-# Any constant: the advisory lock that keeps two processes from migrating at once.
-_MIGRATION_LOCK = 0x77697370  # "wisp"
-
-_SCHEMA = """
-CREATE TABLE resources (
-    n BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    kind TEXT NOT NULL,
-    id TEXT NOT NULL,
-    owner TEXT NOT NULL,
-    created_at TEXT,
-    archived BOOLEAN NOT NULL,
-    status TEXT,
-    doc TEXT NOT NULL,
-    UNIQUE (kind, id)
-);
-CREATE INDEX resources_by_owner ON resources (kind, owner, n);
-CREATE INDEX resources_running ON resources (id) WHERE kind = 'session' AND status = 'running';
-
-CREATE TABLE counters (
-    session_id TEXT PRIMARY KEY,
-    last_seq BIGINT NOT NULL
-);
-
-CREATE TABLE log (
-    session_id TEXT NOT NULL,
-    seq BIGINT NOT NULL,
-    event_id TEXT NOT NULL,
-    type TEXT NOT NULL,
-    processed_at TEXT,
-    body TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-);
-
-CREATE TABLE latest (
-    session_id TEXT NOT NULL,
-    first_seq BIGINT NOT NULL,
-    event_id TEXT NOT NULL,
-    seq BIGINT NOT NULL,
-    type TEXT NOT NULL,
-    processed_at TEXT COLLATE "C",
-    queued BOOLEAN NOT NULL,
-    PRIMARY KEY (session_id, first_seq)
-);
-CREATE UNIQUE INDEX latest_by_id ON latest (session_id, event_id);
-CREATE INDEX latest_queued ON latest (session_id) WHERE queued;
-
-CREATE TABLE conversation (
-    session_id TEXT NOT NULL,
-    n INTEGER NOT NULL,
-    message TEXT NOT NULL,
-    PRIMARY KEY (session_id, n)
-);
-
-CREATE TABLE leases (
-    session_id TEXT PRIMARY KEY,
-    worker TEXT NOT NULL,
-    expires_at DOUBLE PRECISION NOT NULL
-);
-
-CREATE TABLE outbox (
-    n BIGINT GENERATED ALWAYS AS IDENTITY,
-    id TEXT PRIMARY KEY,
-    owner TEXT NOT NULL,
-    endpoint_id TEXT NOT NULL,
-    payload TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    next_at DOUBLE PRECISION NOT NULL,
-    last_error TEXT,
-    done BOOLEAN NOT NULL DEFAULT FALSE,
-    created_at DOUBLE PRECISION NOT NULL
-);
-CREATE INDEX outbox_due ON outbox (next_at, n) WHERE NOT done
-"""
 
 THREADS = 8  # calls from async code at once (`offload`), each on its own connection
 LOOP_CONNECTIONS = 4  # connections beyond those, for calls still made on the event loop
@@ -169,7 +83,8 @@ _NOW = "extract(epoch FROM clock_timestamp())"
 
 POSTGRES = Dialect(placeholder="%s", true="TRUE", false="FALSE", now=_NOW,
                    session_tables=("log", "latest", "leases", "conversation", "counters"),
-                   outbox_order="n", for_share="FOR SHARE")
+                   outbox_order="n", for_share="FOR SHARE",
+                   for_update="FOR UPDATE")
 
 # Rows locked by another claim in flight are skipped, not waited for; a row whose claim
 # committed meanwhile is re-checked against `next_at` and dropped.
@@ -234,22 +149,7 @@ class PostgresStore(SqlStore):
 
     def _migrate(self) -> None:
         conn = connect(self.dsn, self._connect_timeout)
-        with conn.transaction(), conn.cursor() as cur:
-            cur.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-            cur.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
-            cur.execute(f"SET LOCAL search_path TO {self.schema}")
-            cur.execute("CREATE TABLE IF NOT EXISTS wisp_schema (version INTEGER NOT NULL)")
-            row = cur.execute("SELECT version FROM wisp_schema").fetchone()
-            version = 0 if row is None else int(row[0])
-            if version > SCHEMA_VERSION:
-                raise RuntimeError(f"store schema {version} is newer than this wisp "
-                                   f"({SCHEMA_VERSION})")
-            if version == 0:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        cur.execute(statement)
-                cur.execute("INSERT INTO wisp_schema VALUES (%s)", (SCHEMA_VERSION,))
-            cur.execute(_PREVIEW_WATCH)
+        migrate(conn, self.schema)
         conn.execute(f"SET search_path TO {self.schema}")
         self._pool.add(conn)
 
@@ -366,82 +266,6 @@ class PostgresStore(SqlStore):
         # ends, and the pool closes it then.
         self.blocking_executor.shutdown(wait=False, cancel_futures=True)
         self._pool.close()
-
-
-class Listener:
-    """A thread with its own connection, LISTENing on the store's channels."""
-
-    def __init__(self, dsn: str, on_append: Callable[[str, int, bool], None], *,
-                 session_ids: set[str] | None = None,
-                 on_outbox: Callable[[], None] | None = None,
-                 on_lost: Callable[[], None] | None = None,
-                 on_preview: Callable[[str, str, JSON], None] | None = None,
-                 reconnect_s: float = 0.5) -> None:
-        self.dsn = dsn
-        self.on_append = on_append
-        self.on_preview = on_preview
-        self.session_ids = session_ids
-        self.on_outbox = on_outbox
-        self.on_lost = on_lost
-        self.reconnect_s = reconnect_s
-        self.ready = threading.Event()  # set once LISTEN is in force (again)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="wisp-pg-listener",
-                                        daemon=True)
-        self._conn: psycopg.Connection[Any] | None = None
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def _run(self) -> None:
-        first = True
-        while not self._stop.is_set():
-            try:
-                self._conn = conn = connect(self.dsn, 10.0)
-                conn.execute(f"LISTEN {LOG_CHANNEL}")
-                conn.execute(f"LISTEN {OUTBOX_CHANNEL}")
-                if self.on_preview is not None:
-                    conn.execute(f"LISTEN {PREVIEW_CHANNEL}")
-                if not first and self.on_lost is not None:
-                    # Listening again: whatever was sent while away is unknown, so
-                    # followers re-read now (this covers the whole gap).
-                    self.on_lost()
-                first = False
-                self.ready.set()
-                while not self._stop.is_set():
-                    for note in conn.notifies(timeout=0.5):
-                        self._dispatch(note.channel, note.payload)
-            except Exception:
-                self.ready.clear()
-                if self._stop.is_set():
-                    return
-                self._stop.wait(self.reconnect_s)
-            finally:
-                if self._conn is not None:
-                    self._conn.close()
-                    self._conn = None
-
-    def _dispatch(self, channel: str, payload: str) -> None:
-        if channel == OUTBOX_CHANNEL:
-            if self.on_outbox is not None:
-                self.on_outbox()
-            return
-        if channel == PREVIEW_CHANNEL:
-            session_id, _, rest = payload.partition(" ")
-            sender, _, body = rest.partition(" ")
-            if self.on_preview is not None:
-                self.on_preview(session_id, sender, loads(body))
-            return
-        session_id, _, rest = payload.partition(" ")
-        seq, _, queued = rest.partition(" ")
-        wanted = self.session_ids
-        if wanted is None or session_id in wanted:
-            self.on_append(session_id, int(seq or 0), queued == "1")
-
-    def close(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        self._thread.join(timeout)
-
 
 # Helpers ------------------------------------------------------------------------------
 def _bump(cur: psycopg.Cursor[Any], session_id: str, n: int) -> int:

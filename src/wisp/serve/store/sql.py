@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wisp.jsontypes import JSON
-from wisp.serve.store.base import Doc, Page
+from wisp.serve.store.base import Change, Doc, Page
 from wisp.serve.store.rows import checked, cursor, descending, loads, position, time_key
 
 dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -41,6 +41,7 @@ class Dialect:
     outbox_order: str
     # Row locks taken for a write decision (SQLite's write lock covers the whole file).
     for_share: str = ""
+    for_update: str = ""
 
     def sql(self, text: str) -> str:
         return text if self.placeholder == "?" else text.replace("?", self.placeholder)
@@ -143,6 +144,24 @@ class SqlStore:
                                 "WHERE kind = ? AND owner = ? AND id = ?",
                                 (*derived(doc), dumps(doc), kind, owner, resource_id))
         return doc if changed else None
+
+    def modify(self, kind: str, owner: str, resource_id: str, change: Change
+               ) -> JSON | None:
+        d = self.dialect
+        with self._write() as db:
+            row = db.execute(d.sql("SELECT doc FROM resources WHERE kind = ? AND owner = ? "
+                                   f"AND id = ? {d.for_update}"),
+                             (kind, owner, resource_id)).fetchone()
+            if row is None:
+                return None
+            new = change(loads(row[0]))
+            if new is None:
+                return loads(row[0])
+            text = dumps(new)
+            db.execute(d.sql("UPDATE resources SET archived = ?, status = ?, doc = ? "
+                             "WHERE kind = ? AND owner = ? AND id = ?"),
+                       (*derived(new), text, kind, owner, resource_id))
+        return loads(text)
 
     def delete(self, kind: str, owner: str, resource_id: str) -> bool:
         sql = self.dialect.sql
