@@ -22,7 +22,7 @@ calls = []
 real = builtins.compile
 def watched(source, filename, mode, *args, **kwargs):
     caller = sys._getframe(1).f_globals.get("__name__", "")
-    if not caller.startswith("importlib"):
+    if not caller.startswith(("importlib", "_frozen_importlib")):
         calls.append(f"{caller}: compile({str(source)[:40]!r}, {mode!r})")
     return real(source, filename, mode, *args, **kwargs)
 builtins.compile = watched
