@@ -6,8 +6,9 @@ import os
 import re
 import time
 
-_CANONICAL_UUID = re.compile(
-    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
+# Compiled on first use (re caches it), not at import: this module loads before the first
+# frame, which never needs it.
+_CANONICAL_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z"
 
 
 def new_uuid() -> str:
@@ -22,7 +23,7 @@ def new_uuid() -> str:
 
 def is_canonical_uuid(value: str) -> bool:
     """`value` is a UUID in its hyphenated form (either case)."""
-    return _CANONICAL_UUID.match(value) is not None
+    return re.match(_CANONICAL_UUID, value) is not None
 
 
 def iso_now() -> str:

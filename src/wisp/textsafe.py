@@ -30,7 +30,8 @@ _INVISIBLE = (0x061C, 0x180E, 0x200B, 0x200E, 0x200F, *range(0x202A, 0x202F),
 _TABLE.update({c: f"⟨U+{c:04X}⟩" for c in _INVISIBLE})
 _LINE_TABLE = {**_TABLE, 9: " ", 10: " ⏎ "}
 # One SGR sequence (colours, bold, ...): the only escape rich and pygments write for us.
-_SGR = re.compile(r"\x1b\[[0-9;:]*m")
+# Compiled on first use (re caches it): print mode loads this module before its first frame.
+_SGR = r"\x1b\[[0-9;:]*m"
 
 
 def safe(text: str) -> str:
@@ -51,7 +52,7 @@ def terminal_safe(ansi: str) -> str:
         return safe(ansi)
     out: list[str] = []
     start = 0
-    for match in _SGR.finditer(ansi):
+    for match in re.finditer(_SGR, ansi):
         out.append(safe(ansi[start:match.start()]))
         out.append(match.group())
         start = match.end()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from pathlib import Path
 
 
 def _version_line() -> str:
@@ -119,6 +118,8 @@ def _serve(argv: list[str]) -> int:
 
 def _probe(spec: str | None, settings_flag: str | None) -> int:
     """`wisp --probe --model <spec>`: what an OpenAI-compatible server can do."""
+    from pathlib import Path
+
     from wisp.errors import UsageError
     from wisp.models.openai.probe import run_probe
     from wisp.runtime.facts import env_overlay

@@ -10,7 +10,6 @@ not have gone out sooner anyway.
 from __future__ import annotations
 
 import os
-import signal
 import sys
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING
@@ -349,6 +348,7 @@ def _install_interrupt(runtime: Runtime) -> list[int]:
     A second signal, or one before the run has started (MCP servers connecting), exits
     at once. Returns the signals received (empty, and so false, until one comes)."""
     import asyncio
+    import signal  # here, not at the top: a first frame does not need its ~0.7 ms
 
     loop = asyncio.get_running_loop()
     received: list[int] = []

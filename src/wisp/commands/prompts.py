@@ -13,8 +13,9 @@ A built-in wins over a custom command of the same name, as in the reference. The
 for `initialize` (`commands`) and `system/init` (`slash_commands`) come from here too.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: the command list is built before the first frame, and a
+# NamedTuple's string annotations cost a compile() each; the first compile() of a process
+# also builds the AST types (~2 ms). See wisp.runtime.config.
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -73,15 +74,15 @@ def local_command(content: str | list[JSON]) -> LocalCommand | None:
     return LocalCommand(_BY_NAME[parsed[0]], parsed[1])
 
 
-def plugin_roots(project: ProjectContext | None) -> list[tuple[str, Path]]:
+def plugin_roots(project: "ProjectContext | None") -> list[tuple[str, Path]]:
     """(plugin, folder) of each plugin's commands."""
     if project is None:
         return []
     return [(ns or "", folder) for _, folder, ns in project.roots("commands") if ns]
 
 
-def commands_of(cwd: Path, config_dir: Path, project: ProjectContext | None = None
-                ) -> dict[str, CustomCommand]:
+def commands_of(cwd: Path, config_dir: Path, project: "ProjectContext | None" = None
+                ) -> "dict[str, CustomCommand]":
     """The custom commands. The parser loads only when a commands folder exists: this
     runs before print mode's first frame, and most projects have none."""
     plugins = plugin_roots(project)
@@ -98,7 +99,7 @@ def commands_of(cwd: Path, config_dir: Path, project: ProjectContext | None = No
 
 
 def expand_prompt(content: str | list[JSON], cwd: Path, config_dir: Path,
-                  project: ProjectContext | None = None) -> str | list[JSON]:
+                  project: "ProjectContext | None" = None) -> str | list[JSON]:
     """The prompt the model sees: a custom command or a skill named after `/` expanded,
     anything else unchanged."""
     text = prompt_text(content)
@@ -119,7 +120,7 @@ def expand_prompt(content: str | list[JSON], cwd: Path, config_dir: Path,
     return content
 
 
-def invocation(command: CustomCommand, args: str) -> list[JSON]:
+def invocation(command: "CustomCommand", args: str) -> list[JSON]:
     """What the reference sends for `/name args`: which command ran, then its body."""
     from wisp.commands.custom import expand
 
@@ -138,7 +139,7 @@ def skill_invocation(name: str, body: str, args: str) -> list[JSON]:
     return [{"type": "text", "text": header}, {"type": "text", "text": text}]
 
 
-def listing(cwd: Path, config_dir: Path, project: ProjectContext | None = None
+def listing(cwd: Path, config_dir: Path, project: "ProjectContext | None" = None
             ) -> list[JSON]:
     """`initialize`'s `commands` (the SDKs' `supportedCommands()`): the skills, the custom
     commands by name, then the built-ins, in the reference's shape."""
@@ -157,7 +158,7 @@ def listing(cwd: Path, config_dir: Path, project: ProjectContext | None = None
     return rows
 
 
-def names(cwd: Path, config_dir: Path, project: ProjectContext | None = None) -> list[str]:
+def names(cwd: Path, config_dir: Path, project: "ProjectContext | None" = None) -> list[str]:
     """`system/init`'s `slash_commands`: skills, custom commands, built-ins."""
     skills = list(project.skills) if project is not None else []
     return list(dict.fromkeys([*skills, *commands_of(cwd, config_dir, project),

@@ -7,9 +7,11 @@ resolution (`wisp.sessions.resume`) read it.
 
 # No `from __future__ import annotations` here, and a NamedTuple rather than a dataclass:
 # argv builds one before the first frame (and before duplex answers `initialize`), where
-# importing `dataclasses` alone costs tens of milliseconds; NamedTuple checks each field's
-# annotation, and a string annotation costs a compile(), so only the types that would
-# load half of wisp are strings.
+# importing `dataclasses` alone costs tens of milliseconds. NamedTuple checks each field's
+# annotation, and a string annotation costs a compile(); the first compile() of a process
+# also builds the interpreter's AST types (~2 ms, ~10M instructions), which nothing else
+# needs before the first frame. So no field's annotation is a string: the types that would
+# load half of wisp are `object` at run time (below) and themselves only for mypy.
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
     from wisp.sessions.resume import SessionStart
     from wisp.settings.loader import Settings
     from wisp.tools.base import Tool
+else:  # nothing checks these annotations at run time: any class will do
+    TranscriptRecorder = ProjectContext = CommandSandbox = SessionStart = Settings = Tool = object
 
 _NO_ENV: Mapping[str, str] = MappingProxyType({})
 
@@ -75,17 +79,17 @@ class RuntimeConfig(NamedTuple):
     settings: str | None = None  # --settings: a file or JSON text
     setting_sources: tuple[str, ...] | None = None
     # Worked out already by a front end that needed them early (print mode's init).
-    loaded_settings: "Settings | None" = None
-    project: "ProjectContext | None" = None
-    start: "SessionStart | None" = None
+    loaded_settings: Settings | None = None
+    project: ProjectContext | None = None
+    start: SessionStart | None = None
     # A host that keeps the session itself (`wisp serve`) hands these in: the conversation
     # so far (the very list the session then extends), who records it instead of a
     # transcript, the tools the model is offered instead of the built-ins, and the OS
     # sandbox every command runs in instead of one the settings ask for.
     history: list[JSON] | None = None
-    recorder: "TranscriptRecorder | None" = None
-    host_tools: "Mapping[str, Tool] | None" = None
-    sandbox: "CommandSandbox | None" = None
+    recorder: TranscriptRecorder | None = None
+    host_tools: Mapping[str, Tool] | None = None
+    sandbox: CommandSandbox | None = None
 
     @property
     def resumed(self) -> bool:

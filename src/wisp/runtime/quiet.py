@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from wisp.jsontypes import JSON
+from wisp.values import Value
 
 if TYPE_CHECKING:
     from wisp.engine.outcome import Outcome
@@ -42,8 +42,7 @@ if TYPE_CHECKING:
 Announce = Callable[[], None]
 
 
-@dataclass(frozen=True)
-class QuietTurn:
+class QuietTurn(Value):
     """One turn of `run_until_quiet`, as it ended."""
 
     outcome: Outcome

@@ -8,7 +8,6 @@ place that makes it and says why.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -88,6 +87,8 @@ class SessionStateVerbs:
         """The session (tools, permission rules) works in `target` from now on; its
         transcript moves to that folder's project, where `--resume` from there looks.
         True when a transcript moved."""
+        import shutil  # here: it imports bz2 and lzma, ~2 ms a `-p` run would pay for nothing
+
         from wisp.paths import transcript_file
         from wisp.sessions.transcript import TranscriptWriter
 

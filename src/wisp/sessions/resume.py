@@ -6,8 +6,9 @@ Resuming restores history only. Nothing of the old process comes back: not its t
 processes, permission grants, model switches or cost.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: SessionStart is built before the first frame, and a
+# NamedTuple's string annotations cost a compile() each; the first compile() of a process
+# also builds the AST types (~2 ms). See wisp.runtime.config.
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -205,7 +206,7 @@ def title_of(path: Path) -> str | None:
     return None
 
 
-def _load(path: Path, session_id: str, at_uuid: str | None, shown_id: str) -> Conversation:
+def _load(path: Path, session_id: str, at_uuid: str | None, shown_id: str) -> "Conversation":
     from wisp.sessions.load import load_conversation  # not needed by a fresh session
 
     try:
@@ -304,7 +305,7 @@ def last_activity(path: Path) -> float:
     return path.stat().st_mtime
 
 
-def _relinked(conversation: Conversation, session_id: str) -> list[JSON]:
+def _relinked(conversation: "Conversation", session_id: str) -> list[JSON]:
     """A fork's copy of the chain, as the SDKs' `fork_session` writes one: every line gets
     a new uuid (one uuid must never name lines of two files), parents re-linked (lines off
     the message chain, attachments and the like, are not copied), a compaction's

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -57,6 +56,8 @@ def kill_descendants(rounds: int = 5) -> int:
     its own children onto us, so this repeats a few rounds. Returns how many it killed."""
     if not _enabled:
         return 0
+    import signal  # here: print mode loads this module before its first frame
+
     me, killed = os.getpid(), 0
     for _ in range(rounds):
         children = _children(me)
