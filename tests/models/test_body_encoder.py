@@ -141,7 +141,7 @@ def test_an_equal_history_in_new_objects_is_sent_as_the_same_bytes() -> None:
     history: list[JSON] = [{"role": "user", "content": "a"},
                            {"role": "assistant", "content": [{"type": "text", "text": "b"}]}]
     encoder.encode(request(history))
-    copied = json.loads(json.dumps(history)) + [{"role": "user", "content": "c"}]
+    copied = [*json.loads(json.dumps(history)), {"role": "user", "content": "c"}]
     assert encoder.encode(request(copied)) == plain(request(copied))
     changed = [{"role": "user", "content": "A"}, *copied[1:]]
     assert encoder.encode(request(changed)) == plain(request(changed))
