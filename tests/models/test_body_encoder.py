@@ -115,3 +115,33 @@ def test_a_changed_tool_description_or_schema_is_encoded_again() -> None:
         tools = [{"name": "T", "description": description, "input_schema": input_schema}]
         body = ModelRequest(model="m", messages=[], max_tokens=1, tools=tools).body()
         assert encoder.encode(body) == plain(body)
+
+
+def test_a_first_message_rebuilt_equal_each_turn_keeps_the_cache(counted: list[object]) -> None:
+    """with_context puts the CLAUDE.md blocks in front of the first user message as a new
+    dict on every request: the history after it must not be encoded again each turn."""
+    from wisp.engine.next_request import with_context
+
+    blocks = [{"type": "text", "text": "# CLAUDE.md\nbe brief"}]
+    encoder = BodyEncoder()
+    history: list[JSON] = []
+    for i in range(20):
+        history.append({"role": "user", "content": f"turn {i}"})
+        messages = with_context(history, blocks)
+        assert encoder.encode(request(messages)) == plain(request(messages))
+        history.append({"role": "assistant", "content": [{"type": "text", "text": "ok"}]})
+    encoded = [v for v in counted if isinstance(v, dict) and "role" in v]
+    assert len(encoded) == len(history) - 1  # each message once, the last reply never sent
+
+
+def test_an_equal_history_in_new_objects_is_sent_as_the_same_bytes() -> None:
+    """Messages are matched by value: a history rebuilt from the same JSON (a resumed
+    session, say) gives the bytes json.dumps gives, whichever objects hold it."""
+    encoder = BodyEncoder()
+    history: list[JSON] = [{"role": "user", "content": "a"},
+                           {"role": "assistant", "content": [{"type": "text", "text": "b"}]}]
+    encoder.encode(request(history))
+    copied = [*json.loads(json.dumps(history)), {"role": "user", "content": "c"}]
+    assert encoder.encode(request(copied)) == plain(request(copied))
+    changed = [{"role": "user", "content": "A"}, *copied[1:]]
+    assert encoder.encode(request(changed)) == plain(request(changed))

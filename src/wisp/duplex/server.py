@@ -141,6 +141,7 @@ class DuplexServer:
         reader.start()
         worker = asyncio.ensure_future(self.turns.work(self.prompts))
         keepalive = asyncio.ensure_future(self._keepalive())
+        warming = asyncio.ensure_future(self._warm_up())
         reading = asyncio.ensure_future(self._read(reader))
         await asyncio.wait({reading, worker}, return_when=asyncio.FIRST_COMPLETED)
         if reading.done():
@@ -152,7 +153,18 @@ class DuplexServer:
         else:
             reading.cancel()  # the worker stopped on a fatal error
         keepalive.cancel()
+        warming.cancel()
         return self.turns.exit_code()
+
+    async def _warm_up(self) -> None:
+        """While the host has not sent a prompt yet (SDK clients connect first and prompt
+        later), pay the first turn's one-off costs (`Runtime.warm_up`): once initialize is
+        applied, so the request built is the one the turn will send, and only if no prompt
+        has come meanwhile, which would pay them itself."""
+        await self.ready.wait()
+        await asyncio.sleep(0)  # stdin lines already read are routed first
+        if not self.prompts and not self.turns.busy:
+            self.runtime.warm_up()
 
     def _mirror_transcripts(self) -> None:
         """`--session-mirror` (the SDKs' `session_store`): every transcript line this

@@ -166,6 +166,11 @@ class AnthropicModel:
     def stream(self, request: ModelRequest) -> AnthropicStream:
         return AnthropicStream(self.config, request, self.pool, self.encoder)
 
+    def warm(self, request: ModelRequest) -> None:
+        """Encode `request` without sending it: its system blocks, tool definitions and
+        history are then kept encoded for the request that follows (`BodyEncoder`)."""
+        self.encoder.encode(request.body())
+
     async def aclose(self) -> None:
         """Close idle connections now (optional: loop shutdown does it too)."""
         await self.pool.aclose()

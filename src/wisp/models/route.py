@@ -187,6 +187,21 @@ class RoutingModel:
             return self._anthropic.stream(bare)
         return self._other(provider).stream(replace(request, model=name))
 
+    def warm(self, request: ModelRequest) -> None:
+        """Get ready to send `request` (the session's next one, less its prompt) without
+        sending it: the Anthropic provider made and the request's body encoded once, so
+        the first turn does not pay for either. Other providers are left alone."""
+        if missing_credentials(request.model, self.environ, self._named) is not None:
+            return
+        provider, name = split_spec(request.model, self.entries)
+        if provider != "anthropic":
+            return
+        if self._anthropic is None:
+            self._anthropic = self._make_anthropic()
+        warm = getattr(self._anthropic, "warm", None)  # a test double may not have it
+        if callable(warm):
+            warm(request if name == request.model else replace(request, model=name))
+
     def environment_changed(self) -> None:
         """The session's environment changed (a host's `update_environment_variables`):
         the Anthropic provider is made again on the next request, from the new key, token,

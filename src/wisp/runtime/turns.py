@@ -83,6 +83,22 @@ class RuntimeTurns(QuietTurns):
             await session_start(self.ctx, source)
         await self.connect_mcp()
 
+    def warm_up(self) -> None:
+        """Pays, while the session waits for its first prompt, what that prompt would pay
+        once: the provider's modules, the tool definitions' and system blocks' JSON, the
+        device id. The request the next turn would send (less its prompt) is built and
+        encoded, not sent. Never raises: what fails here fails again in the turn, which
+        reports it."""
+        from contextlib import suppress
+
+        with suppress(Exception):
+            from wisp.engine.next_request import build_request
+
+            request = build_request(self.ctx)
+            warm = getattr(self.ctx.model, "warm", None)  # providers that can get ready
+            if callable(warm):
+                warm(request)
+
     def claim(self) -> None:
         """A front end took a prompt that will run: an interrupt from now on ends it,
         even one that comes before `run_prompt` starts its loop."""
