@@ -38,6 +38,13 @@ def _no_key(exc: sealing.SealingError) -> HttpError:
     return HttpError(400, "invalid_request_error", str(exc))
 
 
+def _not_archived(doc: shapes.VaultDocument) -> shapes.VaultDocument:
+    if doc.get("archived_at"):
+        raise HttpError(400, "invalid_request_error", f"vault {doc['id']} is archived: "
+                        "its credentials cannot be created or changed")
+    return doc
+
+
 class Vaults:
     def __init__(self, store: Store, owner: str) -> None:
         self.store = store
@@ -55,11 +62,18 @@ class Vaults:
         return shapes.as_vault(doc)
 
     def writable(self, vault_id: str) -> shapes.VaultDocument:
-        doc = self.found(vault_id)
-        if doc.get("archived_at"):
-            raise HttpError(400, "invalid_request_error", f"vault {vault_id} is archived: "
-                            "its credentials cannot be created or changed")
-        return doc
+        return _not_archived(self.found(vault_id))
+
+    def update(self, vault_id: str, body: object) -> shapes.VaultDocument:
+        """`POST /v1/vaults/{id}`, made to the vault as stored (`Store.modify`): a
+        concurrent update or archive is neither lost nor undone."""
+        def change(stored: JSON) -> shapes.VaultDocument:
+            return vault_shapes.vault_updated(_not_archived(shapes.as_vault(stored)), body)
+
+        stored = self.store.modify(VAULT, self.owner, vault_id, change)
+        if stored is None:
+            raise HttpError(404, "not_found_error", f"vault {vault_id} not found")
+        return shapes.as_vault(stored)
 
     def archive(self, vault_id: str) -> shapes.VaultDocument:
         """The vault and every credential in it (archiving cannot be undone)."""

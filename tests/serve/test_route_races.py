@@ -1,0 +1,169 @@
+"""Route handlers racing another writer: a change that lands between a handler's read of
+a document and its write is neither lost nor undone. The request goes through the real
+router and handler (`tests.serve.interleave.call_route`) on a real SQLite store, and the
+other write is made to land just before the handler's first write of the document's kind
+(`tests.serve.interleave.OtherWriteFirst`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.serve.interleave import OtherWriteFirst, call_route
+from wisp.serve import memory_routes, shapes, vault_routes
+from wisp.serve.http import Router
+from wisp.serve.memory import STORE, MemoryStores, api_actor, memories_kind
+from wisp.serve.shapes import memory as memory_shapes
+from wisp.serve.shapes import vaults as vault_shapes
+from wisp.serve.store.sqlite import SqliteStore
+from wisp.serve.vaults import VAULT
+
+OWNER = "owner-a"
+JSON = dict[str, Any]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    opened = SqliteStore(tmp_path / "store.db")
+    yield opened
+    opened.close()
+
+
+def unwrapped(route: Any) -> Any:
+    return route
+
+
+def renamed(name: str) -> Any:
+    """Another writer's change: the document's name, as an update as stored makes it."""
+    return lambda doc: {**doc, "name": name, "updated_at": shapes.timestamp()}
+
+
+# Memory stores ----------------------------------------------------------------------------
+
+
+def memory_router(store: Any) -> Router:
+    router = Router()
+    memory_routes.add_routes(router, store, unwrapped)
+    return router
+
+
+def memory_store(store: SqliteStore) -> str:
+    doc = memory_shapes.store_create({"name": "notes"})
+    store.create(STORE, OWNER, doc)
+    return doc["id"]
+
+
+def test_a_memory_store_update_keeps_a_rename_that_landed_after_its_read(
+        store: SqliteStore) -> None:
+    store_id = memory_store(store)
+    racing = OtherWriteFirst(store, STORE)
+    racing.arm(lambda: store.modify(STORE, OWNER, store_id, renamed("renamed")))
+    status, body = call_route(memory_router(racing), OWNER, "POST",
+                              f"/v1/memory_stores/{store_id}",
+                              {"metadata": {"team": "a"}})
+    assert racing.fired and status == 200
+    stored = store.get(STORE, OWNER, store_id) or {}
+    assert (stored["name"], stored["metadata"]) == ("renamed", {"team": "a"})
+    assert body == stored
+
+
+def test_a_memory_store_update_does_not_undo_an_archive(store: SqliteStore) -> None:
+    store_id = memory_store(store)
+    racing = OtherWriteFirst(store, STORE)
+    racing.arm(lambda: store.modify(STORE, OWNER, store_id, shapes.archived))
+    status, _ = call_route(memory_router(racing), OWNER, "POST",
+                           f"/v1/memory_stores/{store_id}", {"name": "late"})
+    assert racing.fired and status == 400  # refused: the store is archived now
+    stored = store.get(STORE, OWNER, store_id) or {}
+    assert stored["archived_at"] is not None and stored["name"] == "notes"
+
+
+def test_archiving_a_memory_store_keeps_an_update_made_after_its_read(
+        store: SqliteStore) -> None:
+    store_id = memory_store(store)
+    racing = OtherWriteFirst(store, STORE)
+    racing.arm(lambda: store.modify(STORE, OWNER, store_id, renamed("renamed")))
+    status, body = call_route(memory_router(racing), OWNER, "POST",
+                              f"/v1/memory_stores/{store_id}/archive")
+    assert racing.fired and status == 200
+    stored = store.get(STORE, OWNER, store_id) or {}
+    assert stored["name"] == "renamed" and stored["archived_at"] is not None
+    assert body == stored
+
+
+def test_a_checked_memory_delete_refuses_content_changed_after_its_check(
+        store: SqliteStore) -> None:
+    store_id = memory_store(store)
+    memories = MemoryStores(store, OWNER)
+    note = memories.create(store_id, "/a.md", "one", api_actor(OWNER))
+    racing = OtherWriteFirst(store, "memory:")
+    racing.arm(lambda: memories.update(store_id, note["id"], {"content": "two"},
+                                       api_actor(OWNER)))
+    status, _ = call_route(
+        memory_router(racing), OWNER, "DELETE",
+        f"/v1/memory_stores/{store_id}/memories/{note['id']}"
+        f"?expected_content_sha256={memory_shapes.digest('one')}")
+    assert racing.fired and status == 409
+    stored = store.get(memories_kind(store_id), OWNER, note["id"]) or {}
+    assert stored["content"] == "two"  # the change the delete did not expect is kept
+    # No "deleted" version for a deletion that did not happen.
+    assert [v["operation"] for v in memories.versions(store_id)] == ["modified", "created"]
+
+
+def test_an_unchecked_memory_delete_records_what_it_deleted(store: SqliteStore) -> None:
+    store_id = memory_store(store)
+    memories = MemoryStores(store, OWNER)
+    note = memories.create(store_id, "/a.md", "one", api_actor(OWNER))
+    racing = OtherWriteFirst(store, "memory:")
+    racing.arm(lambda: memories.update(store_id, note["id"], {"path": "/b.md"},
+                                       api_actor(OWNER)))
+    status, _ = call_route(memory_router(racing), OWNER, "DELETE",
+                           f"/v1/memory_stores/{store_id}/memories/{note['id']}")
+    assert racing.fired and status == 200
+    assert store.get(memories_kind(store_id), OWNER, note["id"]) is None
+    versions = memories.versions(store_id)  # the path that was really deleted is recorded
+    assert [(v["operation"], v["path"]) for v in versions] == [
+        ("deleted", "/b.md"), ("modified", "/b.md"), ("created", "/a.md")]
+
+
+# Vaults ---------------------------------------------------------------------------------
+
+
+def vault_router(store: Any) -> Router:
+    router = Router()
+    vault_routes.add_routes(router, store, unwrapped)
+    return router
+
+
+def vault(store: SqliteStore) -> str:
+    doc = vault_shapes.vault_create({"display_name": "keys"})
+    store.create(VAULT, OWNER, doc)
+    return doc["id"]
+
+
+def test_a_vault_update_does_not_undo_an_archive(store: SqliteStore) -> None:
+    vault_id = vault(store)
+    racing = OtherWriteFirst(store, VAULT)
+    racing.arm(lambda: store.modify(VAULT, OWNER, vault_id, shapes.archived))
+    status, _ = call_route(vault_router(racing), OWNER, "POST", f"/v1/vaults/{vault_id}",
+                           {"metadata": {"team": "a"}})
+    assert racing.fired and status == 400
+    stored = store.get(VAULT, OWNER, vault_id) or {}
+    assert stored["archived_at"] is not None and stored["metadata"] == {}
+
+
+def test_a_vault_update_keeps_a_change_that_landed_after_its_read(
+        store: SqliteStore) -> None:
+    vault_id = vault(store)
+    racing = OtherWriteFirst(store, VAULT)
+    racing.arm(lambda: store.modify(VAULT, OWNER, vault_id, lambda doc: {
+        **doc, "metadata": {"team": "b"}, "updated_at": shapes.timestamp()}))
+    status, body = call_route(vault_router(racing), OWNER, "POST", f"/v1/vaults/{vault_id}",
+                              {"display_name": "renamed"})
+    assert racing.fired and status == 200
+    stored = store.get(VAULT, OWNER, vault_id) or {}
+    assert (stored["display_name"], stored["metadata"]) == ("renamed", {"team": "b"})
+    assert body == stored
