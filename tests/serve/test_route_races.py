@@ -13,13 +13,14 @@ from typing import Any
 import pytest
 
 from tests.serve.interleave import OtherWriteFirst, call_route
-from wisp.serve import memory_routes, shapes, vault_routes
+from wisp.serve import memory_routes, shapes, vault_routes, work_routes
 from wisp.serve.http import Router
 from wisp.serve.memory import STORE, MemoryStores, api_actor, memories_kind
 from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.shapes import vaults as vault_shapes
 from wisp.serve.store.sqlite import SqliteStore
 from wisp.serve.vaults import VAULT
+from wisp.serve.work import WorkQueue
 
 OWNER = "owner-a"
 JSON = dict[str, Any]
@@ -167,3 +168,26 @@ def test_a_vault_update_keeps_a_change_that_landed_after_its_read(
     stored = store.get(VAULT, OWNER, vault_id) or {}
     assert (stored["display_name"], stored["metadata"]) == ("renamed", {"team": "b"})
     assert body == stored
+
+
+# Work items -----------------------------------------------------------------------------
+
+
+def test_a_work_metadata_update_does_not_undo_a_stop(store: SqliteStore) -> None:
+    environment = shapes.environment_document(shapes.environment_create({"name": "box"}))
+    store.create("environment", OWNER, environment)
+    queue = WorkQueue(store)
+    item = queue.offer(OWNER, environment["id"], "sesn_1")
+    assert item is not None
+    racing = OtherWriteFirst(store, "work:")
+    router = Router()
+    work_routes.add_routes(router, racing, WorkQueue(racing), unwrapped)  # type: ignore[arg-type]
+    racing.arm(lambda: queue.stop(OWNER, queue.get(OWNER, environment["id"], item["id"]),
+                                  force=True))
+    status, body = call_route(router, OWNER, "POST",
+                              f"/v1/environments/{environment['id']}/work/{item['id']}",
+                              {"metadata": {"run": "7"}})
+    assert racing.fired and status == 200
+    stored = queue.get(OWNER, environment["id"], item["id"])
+    assert (stored["state"], stored["metadata"]) == ("stopped", {"run": "7"})
+    assert body["state"] == "stopped"
