@@ -6,14 +6,16 @@ other write is made to land just before the handler's first write of the documen
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.serve.interleave import OtherWriteFirst, call_route
-from wisp.serve import memory_routes, shapes, vault_routes, work_routes
+from wisp.serve import deployment_routes, memory_routes, shapes, vault_routes, work_routes
+from wisp.serve.deployments import SCHEDULE, SERVICE
 from wisp.serve.http import Router
 from wisp.serve.memory import STORE, MemoryStores, api_actor, memories_kind
 from wisp.serve.shapes import memory as memory_shapes
@@ -191,3 +193,92 @@ def test_a_work_metadata_update_does_not_undo_a_stop(store: SqliteStore) -> None
     stored = queue.get(OWNER, environment["id"], item["id"])
     assert (stored["state"], stored["metadata"]) == ("stopped", {"run": "7"})
     assert body["state"] == "stopped"
+
+
+# Deployments ----------------------------------------------------------------------------
+
+
+def no_session(owner: str, body: JSON, deployment_id: str) -> Any:
+    raise AssertionError("these tests start no run")
+
+
+def deployment(store: SqliteStore) -> str:
+    """A scheduled deployment of a stored agent (and its version) and environment."""
+    agent = shapes.agent_document(shapes.agent_create({"name": "a", "model": "claude-x"}))
+    store.create("agent", OWNER, agent)
+    store.create("agent_version", OWNER, {**agent, "id": f"{agent['id']}@{agent['version']}"})
+    environment = shapes.environment_document(shapes.environment_create({"name": "box"}))
+    store.create("environment", OWNER, environment)
+    router = Router()
+    deployment_routes.add_routes(router, store, no_session, unwrapped)
+    status, made = call_route(router, OWNER, "POST", "/v1/deployments", {
+        "name": "nightly", "agent": agent["id"], "environment_id": environment["id"],
+        "initial_events": [{"type": "user.message",
+                            "content": [{"type": "text", "text": "report"}]}],
+        "schedule": {"type": "cron", "expression": "0 9 * * 1-5", "timezone": "UTC"}})
+    assert status == 200, made
+    return str(made["id"])
+
+
+RAN_AT = "2026-12-07T09:00:00.000Z"
+
+
+def scheduler_ran_and_paused(store: SqliteStore, deployment_id: str) -> None:
+    """What the scheduler writes after a run that failed for good: the run's time and a
+    pause naming the error (`deployments.Scheduler`, made to the document as stored)."""
+    error = {"type": "session_creation_rejected_error", "message": "agent archived"}
+    store.modify(deployment_routes.KIND, OWNER, deployment_id, lambda doc: {
+        **doc, "schedule": {**doc["schedule"], "last_run_at": RAN_AT}, "status": "paused",
+        "paused_reason": {"type": "error", "error": error}})
+
+
+@pytest.mark.parametrize(("method", "path", "body"), [
+    ("POST", "", {"description": "daily", "metadata": {"team": "a"}}),
+    ("POST", "/unpause", None),
+])
+def test_a_deployment_request_keeps_what_the_scheduler_wrote_after_its_read(
+        store: SqliteStore, method: str, path: str, body: JSON | None) -> None:
+    deployment_id = deployment(store)
+    racing = OtherWriteFirst(store, deployment_routes.KIND)
+    router = Router()
+    deployment_routes.add_routes(router, racing, no_session, unwrapped)  # type: ignore[arg-type]
+    racing.arm(lambda: scheduler_ran_and_paused(store, deployment_id))
+    status, answer = call_route(router, OWNER, method, f"/v1/deployments/{deployment_id}{path}",
+                                body)
+    assert racing.fired and status == 200, answer
+    stored = store.get(deployment_routes.KIND, OWNER, deployment_id) or {}
+    assert stored["schedule"]["last_run_at"] == RAN_AT  # the run is not forgotten
+    if path == "":  # an update leaves the scheduler's pause as it is
+        assert (stored["status"], stored["paused_reason"]["type"]) == ("paused", "error")
+        assert (stored["description"], stored["metadata"]) == ("daily", {"team": "a"})
+    else:  # an unpause lifts it
+        assert (stored["status"], stored["paused_reason"]) == ("active", None)
+    assert answer["schedule"]["last_run_at"] == RAN_AT
+
+
+def test_a_deployment_pause_does_not_undo_an_archive(store: SqliteStore) -> None:
+    deployment_id = deployment(store)
+    racing = OtherWriteFirst(store, deployment_routes.KIND)
+    router = Router()
+    deployment_routes.add_routes(router, racing, no_session, unwrapped)  # type: ignore[arg-type]
+    racing.arm(lambda: in_another_thread(lambda: call_route(
+        deployment_router(store), OWNER, "POST", f"/v1/deployments/{deployment_id}/archive")))
+    status, _ = call_route(router, OWNER, "POST", f"/v1/deployments/{deployment_id}/pause")
+    assert racing.fired and status == 400
+    stored = store.get(deployment_routes.KIND, OWNER, deployment_id) or {}
+    assert stored["archived_at"] is not None and stored["status"] == "active"
+    assert store.get(SCHEDULE, SERVICE, deployment_id) is None  # nothing left to run
+
+
+def in_another_thread(call: Callable[[], object]) -> None:
+    """`call()` on a thread of its own (a route run there has an event loop of its own)."""
+    worker = threading.Thread(target=call)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+
+
+def deployment_router(store: Any) -> Router:
+    router = Router()
+    deployment_routes.add_routes(router, store, no_session, unwrapped)
+    return router
