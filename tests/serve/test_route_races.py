@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from tests.serve.interleave import OtherWriteFirst, call_route
-from wisp.serve import deployment_routes, memory_routes, shapes, vault_routes, work_routes
+from wisp.serve import deployment_routes, memory_routes, sealing, shapes, vault_routes, work_routes
 from wisp.serve.deployments import SCHEDULE, SERVICE
 from wisp.serve.http import Router
 from wisp.serve.memory import STORE, MemoryStores, api_actor, memories_kind
 from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.shapes import vaults as vault_shapes
 from wisp.serve.store.sqlite import SqliteStore
-from wisp.serve.vaults import VAULT
+from wisp.serve.vaults import VAULT, Vaults, credentials_kind, secrets_kind
 from wisp.serve.work import WorkQueue
 
 OWNER = "owner-a"
@@ -282,3 +282,72 @@ def deployment_router(store: Any) -> Router:
     router = Router()
     deployment_routes.add_routes(router, store, no_session, unwrapped)
     return router
+
+
+# Vault credentials ----------------------------------------------------------------------
+
+
+def credential(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    """A vault with one static bearer credential (token "t0"): their ids."""
+    monkeypatch.setenv(sealing.KEY_ENV, "ab" * 32)
+    vault_id = vault(store)
+    status, made = call_route(vault_router(store), OWNER, "POST",
+                              f"/v1/vaults/{vault_id}/credentials", {
+                                  "display_name": "ci", "auth": {
+                                      "type": "static_bearer", "token": "t0",
+                                      "mcp_server_url": "https://mcp.example.test/mcp"}})
+    assert status == 200, made
+    return vault_id, str(made["id"])
+
+
+def credential_update(vault_id: str, credential_id: str, body: JSON,
+                      store: Any) -> tuple[int, Any]:
+    return call_route(vault_router(store), OWNER, "POST",
+                      f"/v1/vaults/{vault_id}/credentials/{credential_id}", body)
+
+
+def token(store: SqliteStore, vault_id: str) -> str:
+    return Vaults(store, OWNER).bearer_for([vault_id], "https://mcp.example.test/mcp")
+
+
+def test_concurrent_credential_updates_lose_no_change(
+        store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault_id, credential_id = credential(store, monkeypatch)
+    racing = OtherWriteFirst(store, "vault_")  # the secret's kind or the credential's
+    answers: list[tuple[int, Any]] = []
+    racing.arm(lambda: in_another_thread(lambda: answers.append(credential_update(
+        vault_id, credential_id,
+        {"metadata": {"team": "b"}, "auth": {"type": "static_bearer", "token": "tb"}},
+        store))))
+    status, _ = credential_update(vault_id, credential_id, {"display_name": "renamed"}, racing)
+    assert racing.fired and status == 200
+    stored = store.get(credentials_kind(vault_id), OWNER, credential_id) or {}
+    # The other update either landed whole, or was refused to be retried: never half.
+    [(other_status, _)] = answers
+    if other_status == 200:
+        assert (stored["metadata"], token(store, vault_id)) == ({"team": "b"}, "tb")
+    else:
+        assert other_status == 409
+        assert (stored["metadata"], token(store, vault_id)) == ({}, "t0")
+    assert stored["display_name"] == "renamed"
+    status, _ = credential_update(vault_id, credential_id, {
+        "metadata": {"team": "b"}, "auth": {"type": "static_bearer", "token": "tb"}}, store)
+    assert status == 200  # a retry goes through: the update's lease was let go
+    stored = store.get(credentials_kind(vault_id), OWNER, credential_id) or {}
+    assert (stored["display_name"], stored["metadata"]) == ("renamed", {"team": "b"})
+    assert token(store, vault_id) == "tb"
+
+
+def test_a_credential_update_does_not_undo_an_archive(
+        store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault_id, credential_id = credential(store, monkeypatch)
+    racing = OtherWriteFirst(store, credentials_kind(vault_id))
+    racing.arm(lambda: Vaults(store, OWNER).archive_credential(vault_id, credential_id))
+    status, _ = credential_update(vault_id, credential_id, {
+        "display_name": "renamed", "auth": {"type": "static_bearer", "token": "t1"}}, racing)
+    assert racing.fired and status == 400
+    stored = store.get(credentials_kind(vault_id), OWNER, credential_id) or {}
+    assert stored["archived_at"] is not None and stored["display_name"] == "ci"
+    assert store.get(secrets_kind(vault_id), OWNER, credential_id) is None  # none came back
+    with pytest.raises(LookupError):
+        token(store, vault_id)
