@@ -16,10 +16,13 @@ import pytest
 from tests.serve.interleave import OtherWriteFirst, call_route
 from wisp.serve import deployment_routes, memory_routes, sealing, shapes, vault_routes, work_routes
 from wisp.serve.deployments import SCHEDULE, SERVICE
-from wisp.serve.http import Router
+from wisp.serve.http import HttpError, Router
 from wisp.serve.memory import STORE, MemoryStores, api_actor, memories_kind
 from wisp.serve.shapes import memory as memory_shapes
+from wisp.serve.shapes import skills as skill_shapes
 from wisp.serve.shapes import vaults as vault_shapes
+from wisp.serve.skills import Skills, versions_kind
+from wisp.serve.store.base import every
 from wisp.serve.store.sqlite import SqliteStore
 from wisp.serve.vaults import VAULT, Vaults, credentials_kind, secrets_kind
 from wisp.serve.work import WorkQueue
@@ -351,3 +354,33 @@ def test_a_credential_update_does_not_undo_an_archive(
     assert store.get(secrets_kind(vault_id), OWNER, credential_id) is None  # none came back
     with pytest.raises(LookupError):
         token(store, vault_id)
+
+
+# Skill versions -------------------------------------------------------------------------
+
+
+def outcome(call: Callable[[], object]) -> int:
+    """200, or the status of the HttpError `call` raised."""
+    try:
+        call()
+    except HttpError as exc:
+        return exc.status
+    return 200
+
+
+def test_concurrent_version_deletions_leave_a_skill_a_version(store: SqliteStore) -> None:
+    skills = Skills(store, OWNER)
+    skill = skills.create(None, skill_shapes.Upload("s", "does s", {"SKILL.md": b"one"}))
+    first = skill["latest_version_id"]
+    second = skills.add_version(skill["id"], skill_shapes.Upload("s", "does s",
+                                                                 {"SKILL.md": b"two"}))["id"]
+    racing = OtherWriteFirst(store, versions_kind(skill["id"]))
+    others: list[int] = []
+    racing.arm(lambda: others.append(outcome(lambda: skills.delete_version(skill["id"],
+                                                                           second))))
+    assert outcome(lambda: Skills(racing, OWNER).delete_version(  # type: ignore[arg-type]
+        skill["id"], first)) == 200
+    assert racing.fired and others in ([409], [400])  # refused, never both done
+    remaining = [v["id"] for v in every(store, versions_kind(skill["id"]), OWNER)]
+    assert remaining == [second]
+    assert skills.found(skill["id"])["latest_version_id"] == second  # not a deleted one

@@ -15,21 +15,17 @@ uses is never a guess.
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 
 from wisp.jsontypes import JSON
 from wisp.serve import sealing, shapes
+from wisp.serve.exclusive import exclusive
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import vaults as vault_shapes
 from wisp.serve.store.base import Store, every
 
 VAULT = "vault"
 UPDATE_LEASE = "vault_credential_update:"  # + credential id: the lease of its updates
-UPDATE_LEASE_TTL_S = 30.0
 
 
 def credentials_kind(vault_id: str) -> str:
@@ -55,11 +51,6 @@ def _not_archived_credential(doc: shapes.CredentialDocument) -> shapes.Credentia
     if doc.get("archived_at"):
         raise HttpError(400, "invalid_request_error", f"credential {doc['id']} is archived")
     return doc
-
-
-def holder_name() -> str:
-    """host:pid:nonce, as a worker names itself (`worker.worker_name`)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 class Vaults:
@@ -152,13 +143,14 @@ class Vaults:
 
     def update_credential(self, vault_id: str, credential_id: str,
                           body: object) -> shapes.CredentialDocument:
-        """One update at a time per credential (`_updating`): its secret and its
+        """One update at a time per credential (`exclusive`): its secret and its
         document are two documents, and an update reads both before writing both, so two
         at once could each keep half of their change. The document is written as stored
         (`Store.modify`): an archive that landed meanwhile refuses the update."""
         self.writable(vault_id)
         self.credential(vault_id, credential_id)  # 404 before the lease is taken
-        with self._updating(credential_id):
+        with exclusive(self.store, f"{UPDATE_LEASE}{credential_id}",
+                       f"credential {credential_id} is being updated by another request"):
             doc = _not_archived_credential(self.credential(vault_id, credential_id))
             secret = self._secret(vault_id, credential_id)
             new_secret = vault_shapes.credential_updated(doc, secret, body)[1]
@@ -174,21 +166,6 @@ class Vaults:
         if updated is None:
             raise HttpError(404, "not_found_error", f"credential {credential_id} not found")
         return shapes.as_credential(updated)
-
-    @contextmanager
-    def _updating(self, credential_id: str) -> Iterator[None]:
-        """Holds the credential's update lease (409, to retry, while another has it). A
-        holder that dies lets go when it expires, or at once for a worker of its host
-        (`worker.dead_here` reads the host:pid:nonce name)."""
-        key, holder = f"{UPDATE_LEASE}{credential_id}", holder_name()
-        if not self.store.acquire_lease(key, holder, UPDATE_LEASE_TTL_S):
-            raise HttpError(409, "invalid_request_error", f"credential {credential_id} is "
-                            "being updated by another request: try again",
-                            headers={"x-should-retry": "true"})
-        try:
-            yield
-        finally:
-            self.store.release_lease(key, holder)
 
     def archive_credential(self, vault_id: str,
                            credential_id: str) -> shapes.CredentialDocument:
