@@ -22,12 +22,13 @@ from wisp.serve.store.base import Store
 
 class OtherWriteFirst:
     """`store`, where `other_write()` runs once, just before the first `update`,
-    `modify` or `delete` of a document whose kind starts with `kind_prefix` (armed by
-    `arm`)."""
+    `modify` or `delete` (and `create`, with `on_create`) of a document whose kind
+    starts with `kind_prefix` (armed by `arm`)."""
 
-    def __init__(self, store: Store, kind_prefix: str) -> None:
+    def __init__(self, store: Store, kind_prefix: str, *, on_create: bool = False) -> None:
         self.store = store
         self.kind_prefix = kind_prefix
+        self.on_create = on_create  # a `create` of the kind counts as a write too
         self.pending: Callable[[], object] | None = None
         self.fired = False
 
@@ -42,6 +43,11 @@ class OtherWriteFirst:
             other_write, self.pending = self.pending, None
             other_write()
             self.fired = True
+
+    def create(self, kind: str, *args: Any) -> Any:
+        if self.on_create:
+            self._before_write(kind)
+        return self.store.create(kind, *args)
 
     def update(self, kind: str, *args: Any) -> Any:
         self._before_write(kind)

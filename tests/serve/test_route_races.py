@@ -384,3 +384,51 @@ def test_concurrent_version_deletions_leave_a_skill_a_version(store: SqliteStore
     remaining = [v["id"] for v in every(store, versions_kind(skill["id"]), OWNER)]
     assert remaining == [second]
     assert skills.found(skill["id"])["latest_version_id"] == second  # not a deleted one
+
+
+# Check-then-create ----------------------------------------------------------------------
+
+
+def test_concurrent_creates_put_one_memory_at_a_path(store: SqliteStore) -> None:
+    store_id = memory_store(store)
+    memories = MemoryStores(store, OWNER)
+    racing = OtherWriteFirst(store, "memory:", on_create=True)
+    others: list[int] = []
+    racing.arm(lambda: others.append(outcome(lambda: memories.create(
+        store_id, "/a.md", "theirs", api_actor(OWNER)))))
+    assert outcome(lambda: MemoryStores(racing, OWNER).create(  # type: ignore[arg-type]
+        store_id, "/a.md", "ours", api_actor(OWNER))) == 200
+    assert racing.fired and others == [409]
+    assert [m["content"] for m in memories.memories(store_id)] == ["ours"]
+
+
+def test_a_move_and_a_create_put_one_memory_at_a_path(store: SqliteStore) -> None:
+    store_id = memory_store(store)
+    memories = MemoryStores(store, OWNER)
+    note = memories.create(store_id, "/a.md", "one", api_actor(OWNER))
+    racing = OtherWriteFirst(store, "memory:", on_create=True)
+    others: list[int] = []
+    racing.arm(lambda: others.append(outcome(lambda: memories.create(
+        store_id, "/b.md", "theirs", api_actor(OWNER)))))
+    assert outcome(lambda: MemoryStores(racing, OWNER).update(  # type: ignore[arg-type]
+        store_id, note["id"], {"path": "/b.md"}, api_actor(OWNER))) == 200
+    assert racing.fired and others == [409]
+    assert [(m["path"], m["content"]) for m in memories.memories(store_id)] == [
+        ("/b.md", "one")]
+
+
+def test_concurrent_creates_give_a_server_url_one_active_credential(
+        store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    vault_id, _ = credential(store, monkeypatch)
+    body = {"auth": {"type": "static_bearer", "token": "t1",
+                     "mcp_server_url": "https://other.example.test/mcp"}}
+    racing = OtherWriteFirst(store, "vault_", on_create=True)
+    others: list[int] = []
+    racing.arm(lambda: others.append(outcome(lambda: Vaults(store, OWNER).create_credential(
+        vault_id, body))))
+    assert outcome(lambda: Vaults(racing, OWNER).create_credential(  # type: ignore[arg-type]
+        vault_id, body)) == 200
+    assert racing.fired and others == [409]
+    urls = [c["auth"]["mcp_server_url"] for c in every(store, credentials_kind(vault_id), OWNER)
+            if not c.get("archived_at")]
+    assert sorted(urls) == ["https://mcp.example.test/mcp", "https://other.example.test/mcp"]

@@ -14,9 +14,11 @@ id: wisp keeps no key ids) or a `session_actor` (a session's memory tool).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 
 from wisp.jsontypes import JSON
 from wisp.serve import shapes
+from wisp.serve.exclusive import exclusive
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.store.base import Change, Condition, Store, every
@@ -24,6 +26,7 @@ from wisp.serve.store.base import Change, Condition, Store, every
 STORE = "memory_store"
 # Tries of an update that finds the memory changed by another since it read it.
 UPDATE_ATTEMPTS = 5
+PATHS_LEASE = "memory_paths:"  # + store id: the lease of its creates and moves
 
 
 def api_actor(owner: str) -> JSON:
@@ -122,14 +125,23 @@ class MemoryStores:
     def memories(self, store_id: str) -> list[JSON]:
         return sorted(self.all(memories_kind(store_id)), key=lambda m: str(m["path"]))
 
+    def _paths_held(self, store_id: str) -> AbstractContextManager[None]:
+        """One path-taking write at a time per store (`exclusive`): that no other memory
+        is at a path is read from the other memories, which a concurrent create or move
+        would change between the check and the write."""
+        return exclusive(self.store, f"{PATHS_LEASE}{store_id}", f"a memory of store "
+                         f"{store_id} is being created or moved by another request")
+
     def create(self, store_id: str, path: str, text: str,
                actor: JSON) -> shapes.MemoryDocument:
         self.writable(store_id)
-        if self.at_path(store_id, path) is not None:
-            raise _conflict(f"path: a memory already exists at {path}")
-        doc = memory_shapes.memory_document(store_id, path, text, memory_shapes.version_id())
-        self._record(doc, "created", actor)
-        self.store.create(memories_kind(store_id), self.owner, doc)
+        with self._paths_held(store_id):
+            if self.at_path(store_id, path) is not None:
+                raise _conflict(f"path: a memory already exists at {path}")
+            doc = memory_shapes.memory_document(store_id, path, text,
+                                                memory_shapes.version_id())
+            self._record(doc, "created", actor)
+            self.store.create(memories_kind(store_id), self.owner, doc)
         return doc
 
     def update(self, store_id: str, memory_id: str, change: memory_shapes.MemoryChange,
@@ -138,8 +150,16 @@ class MemoryStores:
         Made to the memory as it is when the write locks it (`Store.modify`): when
         another change landed since it was read, this one is worked out again (its
         version, written first, never became current and is dropped), so neither is lost
-        and a precondition is checked against what is really overwritten."""
+        and a precondition is checked against what is really overwritten. A move holds
+        the store's paths (`_paths_held`)."""
         self.writable(store_id)
+        if "path" not in change:
+            return self._update(store_id, memory_id, change, actor)
+        with self._paths_held(store_id):
+            return self._update(store_id, memory_id, change, actor)
+
+    def _update(self, store_id: str, memory_id: str, change: memory_shapes.MemoryChange,
+                actor: JSON) -> shapes.MemoryDocument:
         for _ in range(UPDATE_ATTEMPTS):
             doc = self.memory(store_id, memory_id)
             new = self._updated(store_id, doc, change)

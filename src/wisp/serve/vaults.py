@@ -26,6 +26,7 @@ from wisp.serve.store.base import Store, every
 
 VAULT = "vault"
 UPDATE_LEASE = "vault_credential_update:"  # + credential id: the lease of its updates
+CREATE_LEASE = "vault_credential_create:"  # + vault id: the lease of its creates
 
 
 def credentials_kind(vault_id: str) -> str:
@@ -129,8 +130,18 @@ class Vaults:
                      and vault_shapes.url_key(c["auth"]["mcp_server_url"]) == key), None)
 
     def create_credential(self, vault_id: str, body: object) -> shapes.CredentialDocument:
+        """One create at a time per vault (`exclusive`): that no active credential of
+        the vault has the URL is read from the others, which a concurrent create would
+        change between the check and the write."""
         self.writable(vault_id)
         doc, secret = vault_shapes.credential_create(vault_id, body)
+        with exclusive(self.store, f"{CREATE_LEASE}{vault_id}", f"a credential of vault "
+                       f"{vault_id} is being created by another request"):
+            self._create_credential(vault_id, doc, secret)
+        return doc
+
+    def _create_credential(self, vault_id: str, doc: shapes.CredentialDocument,
+                           secret: JSON) -> None:
         clash = self._active_for(vault_id, doc["auth"]["mcp_server_url"])
         if clash is not None:
             raise HttpError(409, "invalid_request_error",
@@ -139,7 +150,6 @@ class Vaults:
                             headers={"x-should-retry": "false"})
         self._keep_secret(vault_id, doc["id"], secret, create=True)
         self.store.create(credentials_kind(vault_id), self.owner, doc)
-        return doc
 
     def update_credential(self, vault_id: str, credential_id: str,
                           body: object) -> shapes.CredentialDocument:
