@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 
 from tests.serve.interleave import OtherWriteFirst, call_route
 from wisp.serve import deployment_routes, memory_routes, sealing, shapes, vault_routes, work_routes
-from wisp.serve.deployments import SCHEDULE, SERVICE
+from wisp.serve.deployments import SCHEDULE, SERVICE, Scheduler
 from wisp.serve.http import HttpError, Router
 from wisp.serve.memory import STORE, MemoryStores, api_actor, memories_kind
 from wisp.serve.shapes import memory as memory_shapes
@@ -432,3 +433,51 @@ def test_concurrent_creates_give_a_server_url_one_active_credential(
     urls = [c["auth"]["mcp_server_url"] for c in every(store, credentials_kind(vault_id), OWNER)
             if not c.get("archived_at")]
     assert sorted(urls) == ["https://mcp.example.test/mcp", "https://other.example.test/mcp"]
+
+
+# The deployment scheduler -----------------------------------------------------------------
+
+
+def test_a_schedule_entry_written_for_an_older_deployment_is_brought_in_line(
+        store: SqliteStore) -> None:
+    """Two updates' schedule writes landed out of order: the entry keeps the cron the
+    first update set while the deployment has the second's. When the stale entry comes
+    due, the scheduler runs nothing and gives it the deployment's cron."""
+    deployment_id = deployment(store)  # weekdays at 09:00 UTC
+    store.modify(deployment_routes.KIND, OWNER, deployment_id, lambda doc: {
+        **doc, "schedule": {**doc["schedule"], "expression": "30 18 * * *"}})
+    entry = store.get(SCHEDULE, SERVICE, deployment_id) or {}
+    assert entry["cron"] == ["0 9 * * 1-5", "UTC"]
+    starts: list[str] = []
+
+    def start(owner: str, body: JSON, from_deployment: str) -> Any:
+        starts.append(from_deployment)
+        return {"id": "sesn_1"}
+
+    due = datetime.fromisoformat(entry["due_at"].replace("Z", "+00:00"))
+    runs = Scheduler(store, start, clock=lambda: due).step()
+    assert (runs, starts) == ([], [])
+    entry = store.get(SCHEDULE, SERVICE, deployment_id) or {}
+    assert entry["cron"] == ["30 18 * * *", "UTC"]
+
+
+def test_two_requests_that_schedule_a_deployment_both_succeed(store: SqliteStore) -> None:
+    deployment_id = deployment(store)
+    router = deployment_router(store)
+    assert call_route(router, OWNER, "POST", f"/v1/deployments/{deployment_id}",
+                      {"schedule": None})[0] == 200
+    assert store.get(SCHEDULE, SERVICE, deployment_id) is None
+    racing = OtherWriteFirst(store, SCHEDULE, on_create=True)
+    racing.arm(lambda: in_another_thread(lambda: call_route(
+        router, OWNER, "POST", f"/v1/deployments/{deployment_id}",
+        {"schedule": {"type": "cron", "expression": "0 7 * * *", "timezone": "UTC"}})))
+    status, answer = call_route(
+        deployment_router(racing), OWNER, "POST", f"/v1/deployments/{deployment_id}",
+        {"schedule": {"type": "cron", "expression": "0 8 * * *", "timezone": "UTC"}})
+    assert racing.fired and status == 200, answer
+    # The other request's update was made after this one's (it ran inside this one's
+    # schedule write), so its schedule is the deployment's, and the entry's too.
+    stored = store.get(deployment_routes.KIND, OWNER, deployment_id) or {}
+    assert stored["schedule"]["expression"] == "0 7 * * *"
+    entry = store.get(SCHEDULE, SERVICE, deployment_id) or {}
+    assert entry["cron"] == ["0 7 * * *", "UTC"]
