@@ -23,7 +23,7 @@ from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.shapes import skills as skill_shapes
 from wisp.serve.shapes import vaults as vault_shapes
 from wisp.serve.skills import Skills, versions_kind
-from wisp.serve.store.base import every
+from wisp.serve.store.base import Store, every
 from wisp.serve.store.sqlite import SqliteStore
 from wisp.serve.vaults import VAULT, Vaults, credentials_kind, secrets_kind
 from wisp.serve.work import WorkQueue
@@ -32,9 +32,17 @@ OWNER = "owner-a"
 JSON = dict[str, Any]
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    opened = SqliteStore(tmp_path / "store.db")
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A real store: SQLite, and PostgreSQL when its test server can be started (the
+    `dsn` fixture of tests/serve/pg_server.py), where route handlers' store calls run on
+    the store's thread pool as they do in service."""
+    opened: Store
+    if request.param == "sqlite":
+        opened = SqliteStore(tmp_path / "store.db")
+    else:
+        from wisp.serve.store.postgres import PostgresStore
+        opened = PostgresStore(request.getfixturevalue("dsn"))
     yield opened
     opened.close()
 
@@ -57,14 +65,14 @@ def memory_router(store: Any) -> Router:
     return router
 
 
-def memory_store(store: SqliteStore) -> str:
+def memory_store(store: Store) -> str:
     doc = memory_shapes.store_create({"name": "notes"})
     store.create(STORE, OWNER, doc)
     return doc["id"]
 
 
 def test_a_memory_store_update_keeps_a_rename_that_landed_after_its_read(
-        store: SqliteStore) -> None:
+        store: Store) -> None:
     store_id = memory_store(store)
     racing = OtherWriteFirst(store, STORE)
     racing.arm(lambda: store.modify(STORE, OWNER, store_id, renamed("renamed")))
@@ -77,7 +85,7 @@ def test_a_memory_store_update_keeps_a_rename_that_landed_after_its_read(
     assert body == stored
 
 
-def test_a_memory_store_update_does_not_undo_an_archive(store: SqliteStore) -> None:
+def test_a_memory_store_update_does_not_undo_an_archive(store: Store) -> None:
     store_id = memory_store(store)
     racing = OtherWriteFirst(store, STORE)
     racing.arm(lambda: store.modify(STORE, OWNER, store_id, shapes.archived))
@@ -89,7 +97,7 @@ def test_a_memory_store_update_does_not_undo_an_archive(store: SqliteStore) -> N
 
 
 def test_archiving_a_memory_store_keeps_an_update_made_after_its_read(
-        store: SqliteStore) -> None:
+        store: Store) -> None:
     store_id = memory_store(store)
     racing = OtherWriteFirst(store, STORE)
     racing.arm(lambda: store.modify(STORE, OWNER, store_id, renamed("renamed")))
@@ -102,7 +110,7 @@ def test_archiving_a_memory_store_keeps_an_update_made_after_its_read(
 
 
 def test_a_checked_memory_delete_refuses_content_changed_after_its_check(
-        store: SqliteStore) -> None:
+        store: Store) -> None:
     store_id = memory_store(store)
     memories = MemoryStores(store, OWNER)
     note = memories.create(store_id, "/a.md", "one", api_actor(OWNER))
@@ -120,7 +128,7 @@ def test_a_checked_memory_delete_refuses_content_changed_after_its_check(
     assert [v["operation"] for v in memories.versions(store_id)] == ["modified", "created"]
 
 
-def test_an_unchecked_memory_delete_records_what_it_deleted(store: SqliteStore) -> None:
+def test_an_unchecked_memory_delete_records_what_it_deleted(store: Store) -> None:
     store_id = memory_store(store)
     memories = MemoryStores(store, OWNER)
     note = memories.create(store_id, "/a.md", "one", api_actor(OWNER))
@@ -145,13 +153,13 @@ def vault_router(store: Any) -> Router:
     return router
 
 
-def vault(store: SqliteStore) -> str:
+def vault(store: Store) -> str:
     doc = vault_shapes.vault_create({"display_name": "keys"})
     store.create(VAULT, OWNER, doc)
     return doc["id"]
 
 
-def test_a_vault_update_does_not_undo_an_archive(store: SqliteStore) -> None:
+def test_a_vault_update_does_not_undo_an_archive(store: Store) -> None:
     vault_id = vault(store)
     racing = OtherWriteFirst(store, VAULT)
     racing.arm(lambda: store.modify(VAULT, OWNER, vault_id, shapes.archived))
@@ -163,7 +171,7 @@ def test_a_vault_update_does_not_undo_an_archive(store: SqliteStore) -> None:
 
 
 def test_a_vault_update_keeps_a_change_that_landed_after_its_read(
-        store: SqliteStore) -> None:
+        store: Store) -> None:
     vault_id = vault(store)
     racing = OtherWriteFirst(store, VAULT)
     racing.arm(lambda: store.modify(VAULT, OWNER, vault_id, lambda doc: {
@@ -179,7 +187,7 @@ def test_a_vault_update_keeps_a_change_that_landed_after_its_read(
 # Work items -----------------------------------------------------------------------------
 
 
-def test_a_work_metadata_update_does_not_undo_a_stop(store: SqliteStore) -> None:
+def test_a_work_metadata_update_does_not_undo_a_stop(store: Store) -> None:
     environment = shapes.environment_document(shapes.environment_create({"name": "box"}))
     store.create("environment", OWNER, environment)
     queue = WorkQueue(store)
@@ -206,7 +214,7 @@ def no_session(owner: str, body: JSON, deployment_id: str) -> Any:
     raise AssertionError("these tests start no run")
 
 
-def deployment(store: SqliteStore) -> str:
+def deployment(store: Store) -> str:
     """A scheduled deployment of a stored agent (and its version) and environment."""
     agent = shapes.agent_document(shapes.agent_create({"name": "a", "model": "claude-x"}))
     store.create("agent", OWNER, agent)
@@ -227,7 +235,7 @@ def deployment(store: SqliteStore) -> str:
 RAN_AT = "2026-12-07T09:00:00.000Z"
 
 
-def scheduler_ran_and_paused(store: SqliteStore, deployment_id: str) -> None:
+def scheduler_ran_and_paused(store: Store, deployment_id: str) -> None:
     """What the scheduler writes after a run that failed for good: the run's time and a
     pause naming the error (`deployments.Scheduler`, made to the document as stored)."""
     error = {"type": "session_creation_rejected_error", "message": "agent archived"}
@@ -241,7 +249,7 @@ def scheduler_ran_and_paused(store: SqliteStore, deployment_id: str) -> None:
     ("POST", "/unpause", None),
 ])
 def test_a_deployment_request_keeps_what_the_scheduler_wrote_after_its_read(
-        store: SqliteStore, method: str, path: str, body: JSON | None) -> None:
+        store: Store, method: str, path: str, body: JSON | None) -> None:
     deployment_id = deployment(store)
     racing = OtherWriteFirst(store, deployment_routes.KIND)
     router = Router()
@@ -260,7 +268,7 @@ def test_a_deployment_request_keeps_what_the_scheduler_wrote_after_its_read(
     assert answer["schedule"]["last_run_at"] == RAN_AT
 
 
-def test_a_deployment_pause_does_not_undo_an_archive(store: SqliteStore) -> None:
+def test_a_deployment_pause_does_not_undo_an_archive(store: Store) -> None:
     deployment_id = deployment(store)
     racing = OtherWriteFirst(store, deployment_routes.KIND)
     router = Router()
@@ -291,7 +299,7 @@ def deployment_router(store: Any) -> Router:
 # Vault credentials ----------------------------------------------------------------------
 
 
-def credential(store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+def credential(store: Store, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
     """A vault with one static bearer credential (token "t0"): their ids."""
     monkeypatch.setenv(sealing.KEY_ENV, "ab" * 32)
     vault_id = vault(store)
@@ -310,12 +318,12 @@ def credential_update(vault_id: str, credential_id: str, body: JSON,
                       f"/v1/vaults/{vault_id}/credentials/{credential_id}", body)
 
 
-def token(store: SqliteStore, vault_id: str) -> str:
+def token(store: Store, vault_id: str) -> str:
     return Vaults(store, OWNER).bearer_for([vault_id], "https://mcp.example.test/mcp")
 
 
 def test_concurrent_credential_updates_lose_no_change(
-        store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     vault_id, credential_id = credential(store, monkeypatch)
     racing = OtherWriteFirst(store, "vault_")  # the secret's kind or the credential's
     answers: list[tuple[int, Any]] = []
@@ -343,7 +351,7 @@ def test_concurrent_credential_updates_lose_no_change(
 
 
 def test_a_credential_update_does_not_undo_an_archive(
-        store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     vault_id, credential_id = credential(store, monkeypatch)
     racing = OtherWriteFirst(store, credentials_kind(vault_id))
     racing.arm(lambda: Vaults(store, OWNER).archive_credential(vault_id, credential_id))
@@ -369,7 +377,7 @@ def outcome(call: Callable[[], object]) -> int:
     return 200
 
 
-def test_concurrent_version_deletions_leave_a_skill_a_version(store: SqliteStore) -> None:
+def test_concurrent_version_deletions_leave_a_skill_a_version(store: Store) -> None:
     skills = Skills(store, OWNER)
     skill = skills.create(None, skill_shapes.Upload("s", "does s", {"SKILL.md": b"one"}))
     first = skill["latest_version_id"]
@@ -390,7 +398,7 @@ def test_concurrent_version_deletions_leave_a_skill_a_version(store: SqliteStore
 # Check-then-create ----------------------------------------------------------------------
 
 
-def test_concurrent_creates_put_one_memory_at_a_path(store: SqliteStore) -> None:
+def test_concurrent_creates_put_one_memory_at_a_path(store: Store) -> None:
     store_id = memory_store(store)
     memories = MemoryStores(store, OWNER)
     racing = OtherWriteFirst(store, "memory:", on_create=True)
@@ -403,7 +411,7 @@ def test_concurrent_creates_put_one_memory_at_a_path(store: SqliteStore) -> None
     assert [m["content"] for m in memories.memories(store_id)] == ["ours"]
 
 
-def test_a_move_and_a_create_put_one_memory_at_a_path(store: SqliteStore) -> None:
+def test_a_move_and_a_create_put_one_memory_at_a_path(store: Store) -> None:
     store_id = memory_store(store)
     memories = MemoryStores(store, OWNER)
     note = memories.create(store_id, "/a.md", "one", api_actor(OWNER))
@@ -419,7 +427,7 @@ def test_a_move_and_a_create_put_one_memory_at_a_path(store: SqliteStore) -> Non
 
 
 def test_concurrent_creates_give_a_server_url_one_active_credential(
-        store: SqliteStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     vault_id, _ = credential(store, monkeypatch)
     body = {"auth": {"type": "static_bearer", "token": "t1",
                      "mcp_server_url": "https://other.example.test/mcp"}}
@@ -439,7 +447,7 @@ def test_concurrent_creates_give_a_server_url_one_active_credential(
 
 
 def test_a_schedule_entry_written_for_an_older_deployment_is_brought_in_line(
-        store: SqliteStore) -> None:
+        store: Store) -> None:
     """Two updates' schedule writes landed out of order: the entry keeps the cron the
     first update set while the deployment has the second's. When the stale entry comes
     due, the scheduler runs nothing and gives it the deployment's cron."""
@@ -461,7 +469,7 @@ def test_a_schedule_entry_written_for_an_older_deployment_is_brought_in_line(
     assert entry["cron"] == ["30 18 * * *", "UTC"]
 
 
-def test_two_requests_that_schedule_a_deployment_both_succeed(store: SqliteStore) -> None:
+def test_two_requests_that_schedule_a_deployment_both_succeed(store: Store) -> None:
     deployment_id = deployment(store)
     router = deployment_router(store)
     assert call_route(router, OWNER, "POST", f"/v1/deployments/{deployment_id}",
