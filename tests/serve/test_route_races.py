@@ -18,7 +18,7 @@ from tests.serve.interleave import OtherWriteFirst, call_route
 from wisp.serve import deployment_routes, memory_routes, sealing, shapes, vault_routes, work_routes
 from wisp.serve.deployments import SCHEDULE, SERVICE, Scheduler
 from wisp.serve.http import HttpError, Router
-from wisp.serve.memory import STORE, MemoryStores, api_actor, memories_kind
+from wisp.serve.memory import STORE, MemoryStores, api_actor, memories_kind, session_actor
 from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.shapes import skills as skill_shapes
 from wisp.serve.shapes import vaults as vault_shapes
@@ -142,6 +142,24 @@ def test_an_unchecked_memory_delete_records_what_it_deleted(store: Store) -> Non
     versions = memories.versions(store_id)  # the path that was really deleted is recorded
     assert [(v["operation"], v["path"]) for v in versions] == [
         ("deleted", "/b.md"), ("modified", "/b.md"), ("created", "/a.md")]
+
+
+def test_a_redaction_keeps_the_one_that_landed_after_its_read(store: Store) -> None:
+    store_id = memory_store(store)
+    memories = MemoryStores(store, OWNER)
+    note = memories.create(store_id, "/a.md", "one", api_actor(OWNER))
+    memories.update(store_id, note["id"], {"content": "two"}, api_actor(OWNER))
+    old_version = memories.versions(store_id)[-1]["id"]  # "one", no longer current
+    racing = OtherWriteFirst(store, "memver:")
+    racing.arm(lambda: memories.redact(store_id, old_version, session_actor("sesn_1")))
+    status, body = call_route(
+        memory_router(racing), OWNER, "POST",
+        f"/v1/memory_stores/{store_id}/memory_versions/{old_version}/redact", {})
+    assert racing.fired and status == 200
+    stored = memories.version(store_id, old_version)
+    # Redacted once: by whoever did it first, at that time.
+    assert stored["redacted_by"] == session_actor("sesn_1") and stored["content"] is None
+    assert body == stored
 
 
 # Vaults ---------------------------------------------------------------------------------
