@@ -133,6 +133,35 @@ def test_modify_rewrites_a_document_from_what_it_holds(store: Store) -> None:
     assert store.get("session", A, "sesn_1") == stored
 
 
+def test_delete_only_if_checks_the_document_as_stored(store: Store) -> None:
+    store.create("session", A, resource("sesn_1", status="idle", count=1))
+    store.append("sesn_1", [{"id": "sevt_1", "type": "user.message", "processed_at": None}])
+    seen: list[JSON] = []
+
+    def counted_two(doc: JSON) -> bool:
+        seen.append(doc)
+        return bool(doc["count"] == 2)
+
+    assert store.delete("session", B, "sesn_1", only_if=counted_two) is False  # unseen
+    assert store.delete("session", A, "sesn_missing", only_if=counted_two) is False
+    assert seen == []
+    assert store.delete("session", A, "sesn_1", only_if=counted_two) is False  # refused
+    assert seen == [resource("sesn_1", status="idle", count=1)]
+    assert store.get("session", A, "sesn_1") is not None and store.last_seq("sesn_1") == 1
+
+    def failing(doc: JSON) -> bool:
+        raise LookupError("refused")
+
+    with pytest.raises(LookupError):
+        store.delete("session", A, "sesn_1", only_if=failing)
+    assert store.get("session", A, "sesn_1") is not None
+
+    store.modify("session", A, "sesn_1", lambda doc: {**doc, "count": 2})
+    assert store.delete("session", A, "sesn_1", only_if=counted_two) is True
+    assert store.get("session", A, "sesn_1") is None
+    assert store.log("sesn_1") == []  # the session's log went with it, as without a check
+
+
 def test_documents_keep_their_key_order(store: Store) -> None:
     doc = {"type": "session", "id": "sesn_1", "zeta": 1, "alpha": {"b": 1, "a": 2},
            "status": "idle", "archived_at": None}
@@ -455,6 +484,35 @@ def test_concurrent_modifies_lose_no_update(store: Store,
     assert (store.get("session", A, "sesn_1") or {})["count"] == total
     # Every modify saw the one before it: each count was returned exactly once.
     assert sorted(c for counts in results for c in counts) == list(range(1, total + 1))
+
+
+def test_a_checked_delete_holds_off_a_concurrent_modify(store: Store,
+                                                        reopen: Callable[[], Store]) -> None:
+    """A modify on another connection, begun while `only_if` is deciding, cannot slip
+    between the check and the delete: it waits for the delete, then finds nothing."""
+    store.create("session", A, resource("sesn_1", count=0))
+    other = reopen()
+    started = threading.Event()
+    modified: list[JSON | None] = []
+
+    def increment() -> None:
+        started.set()
+        modified.append(other.modify("session", A, "sesn_1",
+                                     lambda doc: {**doc, "count": doc["count"] + 1}))
+
+    writer = threading.Thread(target=increment)
+
+    def still_zero(doc: JSON) -> bool:
+        writer.start()
+        assert started.wait(timeout=30)
+        writer.join(timeout=0.5)  # the modify, given time to land, must still be waiting
+        return bool(doc["count"] == 0)
+
+    assert store.delete("session", A, "sesn_1", only_if=still_zero) is True
+    writer.join(timeout=30)
+    assert not writer.is_alive()
+    assert modified == [None]  # it ran after the delete, not between check and delete
+    assert store.get("session", A, "sesn_1") is None
 
 
 def test_store_refuses_use_in_a_forked_child(store: Store) -> None:

@@ -9,6 +9,7 @@ session body (initial events, resources, budget, vault ids) must be one
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -23,6 +24,8 @@ from wisp.serve.store.offload import off_loop
 from wisp.serve.vaults import Vaults
 
 Route = Callable[[Request], Awaitable[Response | EventStream]]
+# A change to a deployment as stored (None: leave it as it is); it raises to refuse.
+DeploymentChange = Callable[[common.DeploymentDocument], common.DeploymentDocument | None]
 _ONE = "/v1/deployments/{deployment_id}"
 
 
@@ -48,6 +51,12 @@ def _invalid(message: str) -> HttpError:
     return HttpError(400, "invalid_request_error", message)
 
 
+def _not_archived(doc: common.DeploymentDocument) -> common.DeploymentDocument:
+    if doc.get("archived_at"):
+        raise _invalid(f"deployment {doc['id']} is archived")
+    return doc
+
+
 def _run_matches(run: JSON, query: JSON) -> bool:
     return (query["deployment_id"] in (None, run["deployment_id"])
             and query["trigger_type"] in (None, run["trigger_context"]["type"])
@@ -71,10 +80,7 @@ class _Routes:
         return common.as_deployment(doc)
 
     def _live(self, request: Request) -> common.DeploymentDocument:
-        doc = self._found(request)
-        if doc.get("archived_at"):
-            raise _invalid(f"deployment {doc['id']} is archived")
-        return doc
+        return _not_archived(self._found(request))
 
     def _checked(self, owner: str, fields: Mapping[str, Any]) -> None:
         """Pins the agent and checks what a run would need (400/404 naming it)."""
@@ -99,14 +105,36 @@ class _Routes:
         resources.checked(self.store, owner, body["resources"])
         Vaults(self.store, owner).check_session_vaults(body.get("vault_ids") or [])
 
-    def _save(self, owner: str, doc: common.DeploymentDocument) -> Response:
-        self.store.update(KIND, owner, doc["id"], doc)
-        scheduled(self.store, owner, doc)
-        return Response(200, doc)
+    def _modified(self, request: Request, change: DeploymentChange) -> Response:
+        """`change` made to the deployment as stored (`Store.modify`), so what the
+        scheduler wrote meanwhile (`last_run_at`, a pause for a failed run) or another
+        request did is kept; then its schedule entry follows it."""
+        def locked(current: JSON) -> common.DeploymentDocument | None:
+            return change(common.as_deployment(current))
 
-    def _checked_save(self, owner: str, doc: common.DeploymentDocument) -> Response:
-        self._checked(owner, doc)
-        return self._save(owner, doc)
+        stored = self.store.modify(KIND, request.owner, request.params["deployment_id"],
+                                   locked)
+        if stored is None:
+            raise HttpError(404, "not_found_error",
+                            f"deployment {request.params['deployment_id']} not found")
+        doc = common.as_deployment(stored)
+        scheduled(self.store, request.owner, doc)
+        return Response(200, shapes.with_schedule(doc))
+
+    def _updated(self, request: Request) -> Response:
+        """Checked as the deployment read now would be with the patch, then the patch
+        made to it as stored (with the agent version the check pinned, when it names an
+        agent)."""
+        doc = self._live(request)
+        patch = shapes.deployment_update(request.json())
+        checked = shapes.deployment_updated(doc, copy.deepcopy(patch))
+        self._checked(request.owner, checked)
+
+        def change(current: common.DeploymentDocument) -> common.DeploymentDocument:
+            new = shapes.deployment_updated(_not_archived(current), copy.deepcopy(patch))
+            return {**new, "agent": checked["agent"]} if "agent" in patch else new
+
+        return self._modified(request, change)
 
     def _created(self, owner: str, fields: shapes.DeploymentFields
                  ) -> common.DeploymentDocument:
@@ -136,33 +164,32 @@ class _Routes:
                                                                  request)))
 
     async def update(self, request: Request) -> Response:
-        doc = await off_loop(self.store, self._live, request)
-        new = shapes.deployment_updated(doc, shapes.deployment_update(request.json()))
-        return await off_loop(self.store, self._checked_save, request.owner, new)
+        return await off_loop(self.store, self._updated, request)
 
     async def archive(self, request: Request) -> Response:
-        doc = await off_loop(self.store, self._found, request)
-        if doc.get("archived_at"):
-            return Response(200, shapes.with_schedule(doc))
-        # Archived deployments report `active`, with `archived_at` set.
-        doc = {**common.archived(doc), "status": "active", "paused_reason": None}
-        return await off_loop(self.store, self._save, request.owner,
-                              shapes.with_schedule(doc))
+        def archive_once(current: common.DeploymentDocument
+                         ) -> common.DeploymentDocument | None:
+            if current.get("archived_at"):
+                return None
+            # Archived deployments report `active`, with `archived_at` set.
+            return shapes.with_schedule({**common.archived(current), "status": "active",
+                                         "paused_reason": None})
+
+        return await off_loop(self.store, self._modified, request, archive_once)
 
     async def pause(self, request: Request) -> Response:
-        doc = await off_loop(self.store, self._live, request)
-        new: common.DeploymentDocument = {
-            **doc, "status": "paused", "paused_reason": {"type": "manual"},
-            "updated_at": common.timestamp()}
-        return await off_loop(self.store, self._save, request.owner,
-                              shapes.with_schedule(new))
+        def paused(current: common.DeploymentDocument) -> common.DeploymentDocument:
+            return {**_not_archived(current), "status": "paused",
+                    "paused_reason": {"type": "manual"}, "updated_at": common.timestamp()}
+
+        return await off_loop(self.store, self._modified, request, paused)
 
     async def unpause(self, request: Request) -> Response:
-        doc = await off_loop(self.store, self._live, request)
-        new: common.DeploymentDocument = {**doc, "status": "active", "paused_reason": None,
-                                          "updated_at": common.timestamp()}
-        return await off_loop(self.store, self._save, request.owner,
-                              shapes.with_schedule(new))
+        def unpaused(current: common.DeploymentDocument) -> common.DeploymentDocument:
+            return {**_not_archived(current), "status": "active", "paused_reason": None,
+                    "updated_at": common.timestamp()}
+
+        return await off_loop(self.store, self._modified, request, unpaused)
 
     async def run(self, request: Request) -> Response:
         """Now, whether the deployment is paused or not (a pause stops its schedule)."""

@@ -23,6 +23,7 @@ import contextlib
 import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
+from typing import Any
 
 from wisp.jsontypes import JSON
 from wisp.serve.cron import Cron
@@ -119,23 +120,47 @@ def fire(store: Store, owner: str, deployment: DeploymentDocument, trigger: JSON
 
 # Schedules ------------------------------------------------------------------------------
 
-def scheduled(store: Store, owner: str, deployment: DeploymentDocument) -> None:
-    """Keeps the deployment's schedule entry in line with it (none when archived or
-    unscheduled; a paused one keeps its entry and is skipped when due)."""
+def scheduled(store: Store, owner: str, deployment: DeploymentDocument, *,
+              again: bool = True) -> None:
+    """Keeps the deployment's schedule entry in line with it as stored now (none when
+    archived, deleted or unscheduled; a paused one keeps its entry and is skipped when
+    due). Read again here, not taken from the caller: of two requests' calls, the later
+    one then writes what the later state asks for (the scheduler brings an entry that
+    still lost that race in line when it comes due)."""
+    stored = store.get(KIND, owner, deployment["id"])
+    current = None if stored is None else as_deployment(stored)
     entry = store.get(SCHEDULE, SERVICE, deployment["id"])
-    schedule = deployment.get("schedule")
-    if not schedule or deployment.get("archived_at"):
+    schedule = None if current is None else current.get("schedule")
+    if current is None or not schedule or current.get("archived_at"):
         if entry is not None:
             store.delete(SCHEDULE, SERVICE, deployment["id"])
         return
     due = Cron.parse(schedule["expression"], schedule["timezone"]).after(datetime.now(UTC))
-    new = {"id": deployment["id"], "owner": owner, "created_at": deployment["created_at"],
-           "due_at": None if due is None else shapes.stamp(due),
-           "cron": [schedule["expression"], schedule["timezone"]]}
+    new = {"id": current["id"], "owner": owner, "created_at": current["created_at"],
+           "due_at": None if due is None else shapes.stamp(due), "cron": cron_of(current)}
     if entry is None:
-        store.create(SCHEDULE, SERVICE, new)
+        if not _created(store, new) and again:  # another request's came first
+            scheduled(store, owner, deployment, again=False)
     elif entry.get("cron") != new["cron"]:
         store.update(SCHEDULE, SERVICE, deployment["id"], new)
+
+
+def cron_of(deployment: Mapping[str, Any]) -> list[str] | None:
+    """What a schedule entry keeps of the deployment's schedule (None: unscheduled)."""
+    schedule = deployment.get("schedule")
+    return [schedule["expression"], schedule["timezone"]] if schedule else None
+
+
+def _created(store: Store, entry: JSON) -> bool:
+    """Whether this created the entry; False when another request's did first (two
+    updates that both scheduled an unscheduled deployment)."""
+    try:
+        store.create(SCHEDULE, SERVICE, entry)
+    except Exception:
+        if store.get(SCHEDULE, SERVICE, entry["id"]) is None:
+            raise
+        return False
+    return True
 
 
 def _claimed(store: Store, fire_id: str) -> bool:
@@ -203,6 +228,12 @@ class Scheduler:
         deployment = None if stored is None else as_deployment(stored)
         if deployment is None or deployment.get("archived_at"):
             self.store.delete(SCHEDULE, SERVICE, entry["id"])
+            return []
+        if cron_of(deployment) != entry["cron"]:
+            # Written for an earlier state of the deployment (two updates' schedule
+            # writes landed out of order): brought in line with it, and this occurrence,
+            # which the deployment no longer asks for, is not run.
+            scheduled(self.store, owner, deployment)
             return []
         if deployment["status"] == "paused" or not _claimed(
                 self.store, f"{entry['id']}@{due_at}"):

@@ -115,11 +115,9 @@ class _Routes:
                                             request.params["memory_store_id"]))
 
     async def update_store(self, request: Request) -> Response:
-        doc = await off_loop(self.store, self._stores(request).writable,
-                             request.params["memory_store_id"])
-        new = memory_shapes.store_updated(doc, request.json())
-        await off_loop(self.store, self.store.update, STORE, request.owner, doc["id"], new)
-        return Response(200, new)
+        return Response(200, await off_loop(self.store, self._stores(request).update_store,
+                                            request.params["memory_store_id"],
+                                            request.json()))
 
     async def delete_store(self, request: Request) -> Response:
         store_id = request.params["memory_store_id"]
@@ -127,12 +125,8 @@ class _Routes:
         return Response(200, {"id": store_id, "type": "memory_store_deleted"})
 
     async def archive_store(self, request: Request) -> Response:
-        doc = await off_loop(self.store, self._stores(request).found,
-                             request.params["memory_store_id"])
-        if not doc.get("archived_at"):  # archiving cannot be undone, nor redone
-            doc = shapes.archived(doc)
-            await off_loop(self.store, self.store.update, STORE, request.owner, doc["id"], doc)
-        return Response(200, doc)
+        return Response(200, await off_loop(self.store, self._stores(request).archive_store,
+                                            request.params["memory_store_id"]))
 
     # Memories -------------------------------------------------------------------------
 

@@ -18,12 +18,14 @@ from typing import Any
 
 from wisp.jsontypes import JSON
 from wisp.serve import shapes
+from wisp.serve.exclusive import exclusive
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import skills as skill_shapes
 from wisp.serve.store.base import Store, every
 
 SKILL = "skill"
 LATEST = "latest"
+DELETE_LEASE = "skill_version_delete:"  # + skill id: the lease of its version deletions
 
 
 def versions_kind(skill_id: str) -> str:
@@ -120,6 +122,14 @@ class Skills:
         its last one goes with the skill. Deleting the latest makes the one before it
         the latest."""
         self.found(skill_id)  # 404 for another key's skill
+        # One deletion at a time per skill (`exclusive`): whether a version is the last
+        # one, and which is the latest after it, are read from the other versions, which
+        # a concurrent deletion would change between the check and the delete.
+        with exclusive(self.store, f"{DELETE_LEASE}{skill_id}",
+                       f"a version of skill {skill_id} is being deleted by another request"):
+            self._delete_version(skill_id, version_id)
+
+    def _delete_version(self, skill_id: str, version_id: str) -> None:
         doc = self.version(skill_id, version_id)
         rest = [v for v in self._all(versions_kind(skill_id)) if v["id"] != doc["id"]]
         if not rest:

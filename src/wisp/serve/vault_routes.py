@@ -71,11 +71,8 @@ class _Routes:
                                             request.params["vault_id"]))
 
     async def update_vault(self, request: Request) -> Response:
-        doc = await off_loop(self.store, self._vaults(request).writable,
-                             request.params["vault_id"])
-        new = vault_shapes.vault_updated(doc, request.json())
-        await off_loop(self.store, self.store.update, VAULT, request.owner, doc["id"], new)
-        return Response(200, new)
+        return Response(200, await off_loop(self.store, self._vaults(request).update,
+                                            request.params["vault_id"], request.json()))
 
     async def delete_vault(self, request: Request) -> Response:
         vault_id = request.params["vault_id"]

@@ -19,11 +19,14 @@ from collections.abc import Iterator, Sequence
 
 from wisp.jsontypes import JSON
 from wisp.serve import sealing, shapes
+from wisp.serve.exclusive import exclusive
 from wisp.serve.http import HttpError
 from wisp.serve.shapes import vaults as vault_shapes
 from wisp.serve.store.base import Store, every
 
 VAULT = "vault"
+UPDATE_LEASE = "vault_credential_update:"  # + credential id: the lease of its updates
+CREATE_LEASE = "vault_credential_create:"  # + vault id: the lease of its creates
 
 
 def credentials_kind(vault_id: str) -> str:
@@ -36,6 +39,19 @@ def secrets_kind(vault_id: str) -> str:
 
 def _no_key(exc: sealing.SealingError) -> HttpError:
     return HttpError(400, "invalid_request_error", str(exc))
+
+
+def _not_archived(doc: shapes.VaultDocument) -> shapes.VaultDocument:
+    if doc.get("archived_at"):
+        raise HttpError(400, "invalid_request_error", f"vault {doc['id']} is archived: "
+                        "its credentials cannot be created or changed")
+    return doc
+
+
+def _not_archived_credential(doc: shapes.CredentialDocument) -> shapes.CredentialDocument:
+    if doc.get("archived_at"):
+        raise HttpError(400, "invalid_request_error", f"credential {doc['id']} is archived")
+    return doc
 
 
 class Vaults:
@@ -55,11 +71,18 @@ class Vaults:
         return shapes.as_vault(doc)
 
     def writable(self, vault_id: str) -> shapes.VaultDocument:
-        doc = self.found(vault_id)
-        if doc.get("archived_at"):
-            raise HttpError(400, "invalid_request_error", f"vault {vault_id} is archived: "
-                            "its credentials cannot be created or changed")
-        return doc
+        return _not_archived(self.found(vault_id))
+
+    def update(self, vault_id: str, body: object) -> shapes.VaultDocument:
+        """`POST /v1/vaults/{id}`, made to the vault as stored (`Store.modify`): a
+        concurrent update or archive is neither lost nor undone."""
+        def change(stored: JSON) -> shapes.VaultDocument:
+            return vault_shapes.vault_updated(_not_archived(shapes.as_vault(stored)), body)
+
+        stored = self.store.modify(VAULT, self.owner, vault_id, change)
+        if stored is None:
+            raise HttpError(404, "not_found_error", f"vault {vault_id} not found")
+        return shapes.as_vault(stored)
 
     def archive(self, vault_id: str) -> shapes.VaultDocument:
         """The vault and every credential in it (archiving cannot be undone)."""
@@ -107,8 +130,18 @@ class Vaults:
                      and vault_shapes.url_key(c["auth"]["mcp_server_url"]) == key), None)
 
     def create_credential(self, vault_id: str, body: object) -> shapes.CredentialDocument:
+        """One create at a time per vault (`exclusive`): that no active credential of
+        the vault has the URL is read from the others, which a concurrent create would
+        change between the check and the write."""
         self.writable(vault_id)
         doc, secret = vault_shapes.credential_create(vault_id, body)
+        with exclusive(self.store, f"{CREATE_LEASE}{vault_id}", f"a credential of vault "
+                       f"{vault_id} is being created by another request"):
+            self._create_credential(vault_id, doc, secret)
+        return doc
+
+    def _create_credential(self, vault_id: str, doc: shapes.CredentialDocument,
+                           secret: JSON) -> None:
         clash = self._active_for(vault_id, doc["auth"]["mcp_server_url"])
         if clash is not None:
             raise HttpError(409, "invalid_request_error",
@@ -117,21 +150,32 @@ class Vaults:
                             headers={"x-should-retry": "false"})
         self._keep_secret(vault_id, doc["id"], secret, create=True)
         self.store.create(credentials_kind(vault_id), self.owner, doc)
-        return doc
 
     def update_credential(self, vault_id: str, credential_id: str,
                           body: object) -> shapes.CredentialDocument:
+        """One update at a time per credential (`exclusive`): its secret and its
+        document are two documents, and an update reads both before writing both, so two
+        at once could each keep half of their change. The document is written as stored
+        (`Store.modify`): an archive that landed meanwhile refuses the update."""
         self.writable(vault_id)
-        doc = self.credential(vault_id, credential_id)
-        if doc.get("archived_at"):
-            raise HttpError(400, "invalid_request_error",
-                            f"credential {credential_id} is archived")
-        secret = self._secret(vault_id, credential_id)
-        new, new_secret = vault_shapes.credential_updated(doc, secret, body)
-        if new_secret != secret:
-            self._keep_secret(vault_id, credential_id, new_secret, create=False)
-        self.store.update(credentials_kind(vault_id), self.owner, credential_id, new)
-        return new
+        self.credential(vault_id, credential_id)  # 404 before the lease is taken
+        with exclusive(self.store, f"{UPDATE_LEASE}{credential_id}",
+                       f"credential {credential_id} is being updated by another request"):
+            doc = _not_archived_credential(self.credential(vault_id, credential_id))
+            secret = self._secret(vault_id, credential_id)
+            new_secret = vault_shapes.credential_updated(doc, secret, body)[1]
+            if new_secret != secret:  # written first: a crash never leaves it behind
+                self._keep_secret(vault_id, credential_id, new_secret, create=False)
+
+            def change(stored: JSON) -> shapes.CredentialDocument:
+                current = _not_archived_credential(shapes.as_credential(stored))
+                return vault_shapes.credential_updated(current, secret, body)[0]
+
+            updated = self.store.modify(credentials_kind(vault_id), self.owner,
+                                        credential_id, change)
+        if updated is None:
+            raise HttpError(404, "not_found_error", f"credential {credential_id} not found")
+        return shapes.as_credential(updated)
 
     def archive_credential(self, vault_id: str,
                            credential_id: str) -> shapes.CredentialDocument:

@@ -213,6 +213,20 @@ class WorkQueue:
             self.store.release_lease(lease_key(stored["id"]), stored["claim"])
         return stored
 
+    def update_metadata(self, owner: str, doc: JSON, patch: JSON) -> JSON:
+        """`patch` merged into the item's metadata as stored (a key set to null or "" is
+        dropped), in one locked read-modify-write: a worker's step or a stop made since
+        `doc` was read is kept, as is another metadata update."""
+        def patched(current: JSON) -> JSON:
+            merged = {k: v for k, v in {**current["metadata"], **patch}.items()
+                      if v not in (None, "")}
+            return {**current, "metadata": merged}
+
+        stored = self.store.modify(kind(doc["environment_id"]), owner, doc["id"], patched)
+        if stored is None:
+            raise HttpError(404, "not_found_error", f"work {doc['id']} not found")
+        return stored
+
     # Stats ------------------------------------------------------------------------------
 
     def stats(self, owner: str, environment_id: str) -> JSON:

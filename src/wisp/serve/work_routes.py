@@ -109,11 +109,8 @@ class _Routes:
         if not isinstance(body, dict) or body.get("metadata") is None:
             raise shapes.ShapeError("metadata", "required")
         patch = shapes.environment_update({"metadata": body["metadata"]})["metadata"]
-        merged = {k: v for k, v in {**doc["metadata"], **patch}.items() if v not in (None, "")}
-        doc = {**doc, "metadata": merged}
-        await off_loop(self.store, self.store.update, f"work:{doc['environment_id']}",
-                       request.owner, doc["id"], doc)
-        return Response(200, public(doc))
+        return Response(200, public(await off_loop(self.store, self.queue.update_metadata,
+                                                   request.owner, doc, patch)))
 
     async def ack(self, request: Request) -> Response:
         doc = await self._item(request)

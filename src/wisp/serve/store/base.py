@@ -41,6 +41,8 @@ Delivery = tuple[str, str, JSON]
 Doc = TypeVar("Doc", bound=Mapping[str, Any])  # a resource document, typed or JSON
 # What `Store.modify` does to a document: the new one, or None to leave it as it is.
 Change = Callable[[JSON], Mapping[str, Any] | None]
+# What `Store.delete(..., only_if=...)` asks of the document as stored: delete it or not.
+Condition = Callable[[JSON], bool]
 UNTAKEN = "_untaken"  # on a processed client event a worker has still to take up
 
 
@@ -89,7 +91,13 @@ class Store(Protocol):
         setting `updated_at` is `change`'s business. An exception from `change` rolls back
         and propagates. `change` runs inside the transaction, holding the lock: it must
         be quick and must not call the store (on SQLite that would deadlock)."""
-    def delete(self, kind: str, owner: str, resource_id: str) -> bool: ...
+    def delete(self, kind: str, owner: str, resource_id: str, *,
+               only_if: Condition | None = None) -> bool:
+        """Deletes the document; False when there is no such resource for this owner.
+        With `only_if`, a check-then-delete as one transaction (locked as `modify` is):
+        `only_if` gets the document as stored and the delete happens only when it answers
+        True (False otherwise, nothing deleted). Like `change`, it must be quick and must
+        not call the store; an exception from it rolls back and propagates."""
     def owner_of(self, kind: str, resource_id: str) -> str | None:
         """The owner of a resource (workers act for whoever created the session)."""
 

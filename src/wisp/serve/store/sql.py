@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from wisp.jsontypes import JSON
-from wisp.serve.store.base import Change, Doc, Page
+from wisp.serve.store.base import Change, Condition, Doc, Page
 from wisp.serve.store.rows import checked, cursor, descending, loads, position, time_key
 
 dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
@@ -163,9 +163,17 @@ class SqlStore:
                        (*derived(new), text, kind, owner, resource_id))
         return loads(text)
 
-    def delete(self, kind: str, owner: str, resource_id: str) -> bool:
-        sql = self.dialect.sql
+    def delete(self, kind: str, owner: str, resource_id: str, *,
+               only_if: Condition | None = None) -> bool:
+        d = self.dialect
+        sql = d.sql
         with self._write() as db:
+            if only_if is not None:
+                row = db.execute(sql("SELECT doc FROM resources WHERE kind = ? AND owner = ? "
+                                     f"AND id = ? {d.for_update}"),
+                                 (kind, owner, resource_id)).fetchone()
+                if row is None or not only_if(loads(row[0])):
+                    return False
             deleted = db.execute(sql("DELETE FROM resources WHERE kind = ? AND owner = ? "
                                      "AND id = ?"), (kind, owner, resource_id)).rowcount > 0
             # A deleted session takes its log with it: otherwise its queued events would
