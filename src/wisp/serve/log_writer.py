@@ -18,9 +18,11 @@ starting the next. So:
   (the budget's document updates);
 - a fenced write (`LeaseLost`) fences the writer: it and the writes queued behind it
   are not written, and every later `later`, `call` or `flush` raises `LeaseLost`, which
-  stops the turn as a fenced write always did. Another failure stops the queue likewise
-  (writing what came after a lost write would leave a gap in the log) until a `flush`
-  or `call` has reported it to the turn.
+  stops the turn as a fenced write always did. Another failure (the database is away)
+  stops the writer likewise, for good: writing what came after a lost write would leave
+  a gap in the log (a tool's result without its call), and the turn ends on the next
+  write or flush. The session's log stays a prefix of what the turn did, which is what
+  recovery continues from once the driver is dropped.
 
 On a store without a thread pool (SQLite: calls of microseconds) a write runs inline,
 exactly as a direct call: `later` returns its result, `flush` has nothing to wait for.
@@ -49,7 +51,7 @@ class OrderedWriter:
         self.store = store
         self.inline = not deferred or executor_of(store) is None
         self.lost: LeaseLost | None = None  # a fenced write: nothing more is written
-        self._failed: Exception | None = None  # a failed write, until reported
+        self._failed: Exception | None = None  # a failed write: nothing more is written
         self._queue: deque[_Queued] = deque()
         self._drainer: asyncio.Task[None] | None = None
 
@@ -84,9 +86,8 @@ class OrderedWriter:
     def _check(self) -> None:
         if self.lost is not None:
             raise LeaseLost(self.lost.session_id, self.lost.holder)
-        failed, self._failed = self._failed, None
-        if failed is not None:
-            raise failed
+        if self._failed is not None:
+            raise self._failed
 
     def _inline(self, job: Callable[[], T]) -> T:
         try:
@@ -115,14 +116,12 @@ class OrderedWriter:
 
     def _stop(self, exc: Exception) -> None:
         """A write failed: neither it nor any queued behind it is written; those
-        awaited fail with its error, and the next caller is told (`_check`)."""
+        awaited fail with its error, and so does every later one (`_check`)."""
         if isinstance(exc, LeaseLost):
             self.lost = exc
-        waited = False
+        else:
+            self._failed = exc
         while self._queue:
             _, _, future = self._queue.popleft()
             if future is not None and not future.done():
                 future.set_exception(exc)
-                waited = True
-        if not waited and self.lost is None:
-            self._failed = exc
