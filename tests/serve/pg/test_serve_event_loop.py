@@ -85,12 +85,11 @@ def test_a_query_waiting_on_a_lock_does_not_stall_other_requests(
         served.stop()
 
 
-def _inserting_into(admin: psycopg.Connection[Any], table: str) -> bool:
-    """Whether a write of the service into `table` waits for a lock now."""
+def _waiting(admin: psycopg.Connection[Any], statement: str) -> bool:
+    """Whether a statement of the service containing `statement` waits for a lock now."""
     row = admin.execute(
         "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'wisp serve' "
-        "AND wait_event_type = 'Lock' AND query ILIKE %s",
-        (f"%INSERT INTO {table} %",)).fetchone()
+        "AND wait_event_type = 'Lock' AND query ILIKE %s", (f"%{statement}%",)).fetchone()
     return bool(row and row[0])
 
 
@@ -102,12 +101,19 @@ def _logged(dsn: str, session_id: str) -> list[tuple[int, str]]:
             (session_id,)).fetchall()]
 
 
+@pytest.mark.parametrize(("table", "statement"), [
+    ("outbox", "INSERT INTO outbox "),  # the turn's first status write, with its delivery
+    ("preview_watch", "FROM preview_watch "),  # the look before publishing a preview
+])
 def test_a_worker_write_waiting_on_a_lock_does_not_stall_the_api(
-        tmp_path: Path, server: ScriptedServer, dsn: str) -> None:
-    """`--role all`: API and worker in one process. The turn's first status write
-    carries its webhook delivery (table `outbox`, locked): while it waits, the API must
-    still answer; once the lock goes, the turn ends with its whole log, in order. With
-    the driver's writes on the event loop the whole process waited with the write."""
+        tmp_path: Path, server: ScriptedServer, dsn: str, table: str,
+        statement: str) -> None:
+    """`--role all`: API and worker in one process. A turn's store call waits on a
+    locked table: its first status write, which carries its webhook delivery (`outbox`),
+    or the look at who watches its previews before they are published by NOTIFY
+    (`preview_watch`). Meanwhile the API must answer; once the lock goes, the turn ends
+    with its whole log, in order. With the driver's writes and the previews on the event
+    loop the whole process waited with the call."""
     server.script(reply.text("hello"))
     receiver = Receiver()
     served = Served(tmp_path, server, "--role", "all", store=dsn, env=FAST).start()
@@ -117,17 +123,17 @@ def test_a_worker_write_waiting_on_a_lock_does_not_stall_the_api(
         assert register(served, receiver.url).status_code == 200
         agent, environment = cloud_setup(client)
         session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
-        with _locked(dsn, "outbox") as admin, httpx2.Client(
+        with _locked(dsn, table) as admin, httpx2.Client(
                 base_url=served.url, timeout=ANSWER_WITHIN_S, headers=headers) as http:
             sent = http.post(f"/v1/sessions/{session.id}/events",
                              json={"events": [user_message("hi")]})
             assert sent.status_code == 200
-            wait_until(lambda: _inserting_into(admin, "outbox"),
-                       "the worker's status write to wait on the lock")
+            wait_until(lambda: _waiting(admin, statement),
+                       f"the worker's store call on {table} to wait on the lock")
             answer = http.get("/v1/agents")
             assert answer.status_code == 200
             assert [a["id"] for a in answer.json()["data"]] == [agent.id]
-            assert _inserting_into(admin, "outbox")  # answered while the write still waits
+            assert _waiting(admin, statement)  # answered while the call still waits
         events = wait_for(client, session.id, idle_end_turn)
         logged = _logged(dsn, session.id)
         assert [seq for seq, _ in logged] == list(range(1, len(logged) + 1))
