@@ -288,3 +288,6 @@ class WrittenFirst(DelegatingTool):
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         await self._flush()
         return await self.inner.run(tool_input, ctx)
+
+    def api_definition(self) -> JSON:
+        return self.inner.api_definition()  # a tool may tell the model more (Skill)
