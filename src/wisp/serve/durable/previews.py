@@ -47,7 +47,8 @@ class SharedFanout(Fanout):
         self.name = name
         self._looked: dict[str, tuple[float, bool]] = {}  # session → (when, watched)
         self._refresher: asyncio.Task[None] | None = None
-        self._outbox: deque[Callable[[], object]] = deque()  # store calls, in order
+        # Store calls, and previews to publish (session, event), in order.
+        self._outbox: deque[Callable[[], object] | tuple[str, JSON]] = deque()
         self._sender: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -65,7 +66,7 @@ class SharedFanout(Fanout):
 
     # The queue of store calls -----------------------------------------------------------
 
-    def _later(self, call: Callable[[], object]) -> None:
+    def _later(self, call: Callable[[], object] | tuple[str, JSON]) -> None:
         self._outbox.append(call)
         if self._sender is None or self._sender.done():
             self._sender = asyncio.ensure_future(self._send())
@@ -73,6 +74,10 @@ class SharedFanout(Fanout):
     async def _send(self) -> None:
         while self._outbox:
             call = self._outbox.popleft()
+            if isinstance(call, tuple):  # a preview: dropped here if nobody else watches
+                if self._known(call[0]) is False:
+                    continue
+                call = functools.partial(self._publish, *call)
             try:
                 await off_loop(self.store, call)
             except Exception as exc:  # the database is away: this one is lost
@@ -115,7 +120,7 @@ class SharedFanout(Fanout):
     def preview(self, session_id: str, event: JSON) -> None:
         super().preview(session_id, event)
         if self._known(session_id) is not False:
-            self._later(functools.partial(self._publish, session_id, event))
+            self._later((session_id, event))
 
     def _publish(self, session_id: str, event: JSON) -> None:
         """On the store's thread, in the queue's order."""
