@@ -22,7 +22,10 @@ starting the next. So:
   stops the writer likewise, for good: writing what came after a lost write would leave
   a gap in the log (a tool's result without its call), and the turn ends on the next
   write or flush. The session's log stays a prefix of what the turn did, which is what
-  recovery continues from once the driver is dropped.
+  recovery continues from once the driver is dropped. Such a failure is first checked
+  against the lease (`fence_probe`): a worker that was frozen past its lease finds its
+  connection gone when it wakes, and must still learn that it was fenced off (its next
+  write did, when writes were made one by one on the loop).
 
 On a store without a thread pool (SQLite: calls of microseconds) a write runs inline,
 exactly as a direct call: `later` returns its result, `flush` has nothing to wait for.
@@ -47,8 +50,10 @@ _Queued = tuple[Callable[[], Any], Callable[[Any], None] | None, "asyncio.Future
 
 
 class OrderedWriter:
-    def __init__(self, store: object, *, deferred: bool = True) -> None:
+    def __init__(self, store: object, *, deferred: bool = True,
+                 fence_probe: Callable[[], LeaseLost | None] | None = None) -> None:
         self.store = store
+        self.fence_probe = fence_probe  # store calls: whether the writes are fenced off
         self.inline = not deferred or executor_of(store) is None
         self.lost: LeaseLost | None = None  # a fenced write: nothing more is written
         self._failed: Exception | None = None  # a failed write: nothing more is written
@@ -106,13 +111,23 @@ class OrderedWriter:
             try:
                 result = await off_loop(self.store, job)
             except Exception as exc:
-                self._stop(exc)
+                self._stop(await self._fenced_instead(exc))
                 return
             self._queue.popleft()
             if then is not None:
                 then(result)
             if future is not None and not future.done():
                 future.set_result(result)
+
+    async def _fenced_instead(self, exc: Exception) -> Exception:
+        """`LeaseLost` for a failed write when the lease is another's now, else `exc`."""
+        if isinstance(exc, LeaseLost) or self.fence_probe is None:
+            return exc
+        try:
+            lost = await off_loop(self.store, self.fence_probe)
+        except Exception:  # the database is away: the write's own error says it
+            return exc
+        return exc if lost is None else lost
 
     def _stop(self, exc: Exception) -> None:
         """A write failed: neither it nor any queued behind it is written; those

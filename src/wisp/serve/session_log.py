@@ -26,9 +26,10 @@ from wisp.serve.shapes import (
     new_id,
     timestamp,
 )
-from wisp.serve.store.base import UNTAKEN, Delivery, Store
+from wisp.serve.store.base import UNTAKEN, Delivery, LeaseLost, Store
 
 T = TypeVar("T")
+PROBE_LEASE_S = 30.0  # what workers hold a session's lease for (a probe renews it)
 
 
 def event_id() -> str:
@@ -97,7 +98,7 @@ class SessionLog:
         self.fanout = fanout
         self.session_id = session_id
         self.holder = holder  # the worker whose lease fences these writes (None: the API)
-        self.writer = OrderedWriter(store, deferred=deferred)
+        self.writer = OrderedWriter(store, deferred=deferred, fence_probe=self._fence_probe)
         self.silenced = False  # handed back: what the turn does from now on is not kept
         self._owner: str | None = None  # looked up once, when a webhook may need it
 
@@ -146,6 +147,16 @@ class SessionLog:
         stored = self.store.append(self.session_id, entries, conversation, status,
                                    sync=False, deliveries=deliveries, holder=self.holder)
         return stored, bool(deliveries)
+
+    def _fence_probe(self) -> LeaseLost | None:
+        """After a failed write (on the store's thread): `LeaseLost` when the lease these
+        writes are fenced by is not the holder's any more. Asked as the fence asks (the
+        holder's lease, expired or not, even one another took and let go): by renewing
+        it, as its holder does anyway."""
+        if self.holder is None or self.store.renew_lease(self.session_id, self.holder,
+                                                          PROBE_LEASE_S):
+            return None
+        return LeaseLost(self.session_id, self.holder)
 
     def _written(self, done: tuple[list[JSON], bool]) -> None:
         """Wakes the session's followers (and the deliverer) once a write is stored."""
