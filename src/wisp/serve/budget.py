@@ -12,6 +12,7 @@ counts in the session's usage and against its budget.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from wisp.runtime.runtime import Runtime
     from wisp.serve.driver import SessionDriver
     from wisp.serve.shapes import SessionDocument
+    from wisp.serve.store.base import Store
 
 NOT_RUN = "Not run: the session's budget was reached before this call could run."
 
@@ -72,16 +74,23 @@ def settle_unrun_calls(runtime: Runtime) -> None:
     runtime.answer_unrun_calls(NOT_RUN)
 
 
-def billed(driver: SessionDriver) -> SessionDocument | None:
-    """The document of the session the driver's model use is billed to."""
+def billed_document(store: Store, session_id: str) -> SessionDocument | None:
+    """The document of the session `session_id` is billed to (store calls only)."""
     from wisp.serve import shapes
 
-    owner = driver.store.owner_of("session", driver.billed_to)
-    doc = driver.store.get("session", owner, driver.billed_to) if owner else None
+    owner = store.owner_of("session", session_id)
+    doc = store.get("session", owner, session_id) if owner else None
     return None if doc is None else shapes.as_session(doc)
 
 
-def account(driver: SessionDriver, model: str) -> None:
+async def billed(driver: SessionDriver) -> SessionDocument | None:
+    """The document of the session the driver's model use is billed to, read after the
+    driver's queued writes, off the event loop (`SessionLog.call`)."""
+    return await driver.log.call(functools.partial(billed_document, driver.store,
+                                                   driver.billed_to))
+
+
+async def account(driver: SessionDriver, model: str) -> None:
     """The model usage of the driver's turn so far added to the totals of the session it
     is billed to: the document's `usage` and `list_cost`, and a `session.usage` event
     carrying them."""
@@ -91,9 +100,22 @@ def account(driver: SessionDriver, model: str) -> None:
     if projection is None or not projection.usages:
         return
     usages, projection.usages = projection.usages, []
-    owner = driver.store.owner_of("session", driver.billed_to)
+    # Off the loop, after the driver's queued writes (`billed` reads after it too).
+    doc = await driver.log.call(functools.partial(add_usage, driver.store,
+                                                  driver.billed_to, model, usages))
+    if doc is not None:
+        driver.log.emit(shapes.session_usage(doc["usage"], doc.get("budget")))
+
+
+def add_usage(store: Store, session_id: str, model: str,
+              usages: list[JSON]) -> SessionDocument | None:
+    """`usages` added to the session's document (store calls only: it runs off the
+    loop); the document as updated, None when the session is gone."""
+    from wisp.serve import shapes
+
+    owner = store.owner_of("session", session_id)
     if owner is None:
-        return
+        return None
 
     def added(stored: JSON) -> SessionDocument:
         doc = shapes.as_session(stored)
@@ -103,8 +125,5 @@ def account(driver: SessionDriver, model: str) -> None:
 
     # One locked read-modify-write: the session's other writers (a status change, the
     # API's update, a thread billed to it) cannot slip in between and be overwritten.
-    stored = driver.store.modify("session", owner, driver.billed_to, added)
-    if stored is None:
-        return
-    doc = shapes.as_session(stored)
-    driver.log.emit(shapes.session_usage(doc["usage"], doc.get("budget")))
+    stored = store.modify("session", owner, session_id, added)
+    return None if stored is None else shapes.as_session(stored)

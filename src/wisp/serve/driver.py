@@ -21,6 +21,7 @@ client's call, is waited on again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -34,7 +35,7 @@ from wisp.serve.session_log import Fanout, SessionLog, tool_event_id
 from wisp.serve.session_mcp import SessionMcp
 from wisp.serve.store.base import LeaseLost
 from wisp.serve.tool_plan import ToolPlan
-from wisp.serve.toolset import ClientTool, ConfirmedTool, cloud_tools
+from wisp.serve.toolset import ClientTool, ConfirmedTool, WrittenFirst, cloud_tools
 from wisp.tools.base import Tool, ToolResult
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ class SessionDriver:
         self.store = store
         self.session_id = str(session["id"])
         self.billed_to = billed_to or self.session_id  # a thread's: its session
-        self.log = SessionLog(store, fanout, self.session_id, holder=holder)
+        self.log = SessionLog(store, fanout, self.session_id, holder=holder, deferred=True)
         self.plan = ToolPlan(agent, environment)
         self.agent = agent
         self.environment = environment
@@ -126,7 +127,9 @@ class SessionDriver:
             tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
         tools.update(memory_tool.tools_for(self.store, self.session_id, self.document()))
         tools.update(threads.tools_for(self))
-        return {name: self.gated(name, tool) for name, tool in tools.items()}
+        # A tool runs once the log has its call (written off the loop, in order).
+        return {name: WrittenFirst(self.gated(name, tool), self.log.flush)
+                for name, tool in tools.items()}
 
     def gated(self, name: str, tool: Tool) -> Tool:
         if self.plan.route(name)[1] != "ask":
@@ -197,11 +200,11 @@ class SessionDriver:
         await turn_setup.prepare(self)
         event = None if isinstance(prompt, (list, str)) else prompt
         content = prompt if event is None else self._content(event)
-        if not self.within_budget():
+        if not await self.within_budget():
             if event is not None:
                 self.log.consumed([event])  # taken up, and answered by budget_reached
-            self.outcomes.stop("the session's budget was reached")
-            self._end_turn()
+            await self.outcomes.stop("the session's budget was reached")
+            await self._end_turn()
             return
         if event is not None:
             assert self.projection is not None
@@ -212,7 +215,7 @@ class SessionDriver:
         await self.outcomes.pursue(ended)
         if self.projection is not None:
             self.projection.request_failed()  # a span left open by an error or interrupt
-        self._end_turn()
+        await self._end_turn()
 
     def _content(self, event: TurnStarter) -> list[JSON]:
         """What the model is sent for a turn's event (an outcome's turn starts here)."""
@@ -246,13 +249,13 @@ class SessionDriver:
 
         self.opened()
         await self.outcomes.pursue(Success(""))
-        self._end_turn()
+        await self._end_turn()
 
-    def within_budget(self) -> bool:
+    async def within_budget(self) -> bool:
         """Gives the turn what the session's budget leaves (the engine stops before a
         model request past it); False, with `budget_reached` due, when nothing is left."""
         runtime = self.opened()
-        doc = budget.billed(self)
+        doc = await budget.billed(self)
         left = None if doc is None else budget.remaining(doc)
         runtime.spend_at_most(left)
         if left is None:
@@ -273,20 +276,23 @@ class SessionDriver:
             future.cancel()
         self.waiting.clear()
 
-    def _end_turn(self) -> None:
+    async def _end_turn(self) -> None:
+        """The turn's usage accounted and its end written (the log flushed: whoever
+        waits for the turn, a step about to let the lease go, finds it all stored)."""
         for future in self.waiting.values():
             future.cancel()
         self.waiting.clear()
-        self.account_usage()
+        await self.account_usage()
         if self.queue:
             self.turn = asyncio.ensure_future(self.run(self.queue.pop(0)))
             return
         reason, self.stop_reason = self.stop_reason, "end_turn"
         details, self.stop_details = self.stop_details, None
         self.set_status("idle", {"type": reason, "stop_details": details})
+        await self.log.flush()
 
-    def account_usage(self) -> None:
-        budget.account(self, _model_id(self.agent) or "")
+    async def account_usage(self) -> None:
+        await budget.account(self, _model_id(self.agent) or "")
 
     def _interrupt(self) -> None:
         if self.runtime is not None and self.busy:
@@ -335,15 +341,7 @@ class SessionDriver:
             return
         self.status = status
         self.changed.set()
-        event: shapes.ServerEvent
-        if status == "running":
-            event = shapes.status_running()
-        elif status == "rescheduling":
-            event = shapes.status_rescheduled()
-        else:
-            reason = stop_reason or {"type": "end_turn"}
-            event = shapes.status_idle(reason["type"], event_ids=reason.get("event_ids", ()),
-                                       stop_details=reason.get("stop_details"))
+        event = ending.status_event(status, stop_reason)
         # The event and the document's status at once. `rescheduling` lasts the moment a
         # restarted worker takes the session up: the document stays `running`, the status
         # the store looks for when it finds sessions that need a worker.
@@ -357,6 +355,7 @@ class SessionDriver:
             if not self.busy:
                 return None
             if self.waiting and not self._report_due and self.status == "idle":
+                await self.log.flush()  # the step reports it: `requires_action` is stored
                 return list(dict.fromkeys(k.removeprefix("confirm:") for k in self.waiting))
             self.changed.clear()
             assert self.turn is not None
@@ -388,6 +387,8 @@ class SessionDriver:
         if self.runtime is not None:
             await self.runtime.aclose()
         await self.mcp.close()
+        with contextlib.suppress(Exception):  # what was written before: in, or fenced off
+            await self.log.flush()
 
 
 def _model_id(agent: shapes.SessionAgent) -> str | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.projection import error_kind
 
@@ -52,3 +53,14 @@ def budget_hit(outcome: Outcome) -> bool:
     from wisp.engine.outcome import LimitHit
 
     return isinstance(outcome, LimitHit) and isinstance(outcome.limit, BudgetExhausted)
+
+
+def status_event(status: str, stop_reason: JSON | None) -> shapes.ServerEvent:
+    """The event of a session's new status (`SessionDriver.set_status`)."""
+    if status == "running":
+        return shapes.status_running()
+    if status == "rescheduling":
+        return shapes.status_rescheduled()
+    reason = stop_reason or {"type": "end_turn"}
+    return shapes.status_idle(reason["type"], event_ids=reason.get("event_ids", ()),
+                              stop_details=reason.get("stop_details"))

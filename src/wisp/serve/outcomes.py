@@ -82,9 +82,9 @@ class Outcomes:
         self._change(event["outcome_id"], result="running")
         return task(event)
 
-    def stop(self, why: str, result: str = "failed") -> None:
+    async def stop(self, why: str, result: str = "failed") -> None:
         """The outcome under way ends here (`failed` or `interrupted`), explained."""
-        active = self._active()
+        active = await self._active()
         if active is not None and active["result"] != "pending":
             self._change(active["outcome_id"], result=result, explanation=why)
 
@@ -95,9 +95,9 @@ class Outcomes:
                 self._change(event["outcome_id"], result="interrupted",
                              explanation="interrupted before the agent began work")
 
-    def ungraded(self) -> bool:
+    async def ungraded(self) -> bool:
         """Whether an outcome is under way (its turn over, a crash cut its grading)."""
-        active = self._active()
+        active = await self._active()
         return active is not None and active["result"] in ("running", "evaluating")
 
     def interrupt(self) -> None:
@@ -106,20 +106,20 @@ class Outcomes:
 
     async def pursue(self, ended: Outcome | None) -> None:
         """After a turn: grade it while an outcome is under way, and revise."""
-        while (active := self._active()) is not None and active["result"] != "pending":
-            if not self._graded_turn(ended):
+        while (active := await self._active()) is not None and active["result"] != "pending":
+            if not await self._graded_turn(ended):
                 return
             explanation, again = await self._evaluate(active)
             if again is None:
                 return
-            if not self.driver.within_budget():
-                self.stop("the session's budget was reached")
+            if not await self.driver.within_budget():
+                await self.stop("the session's budget was reached")
                 return
             ended = await self.driver.once(again(explanation))
             if again is last_word:
                 return
 
-    def _graded_turn(self, ended: Outcome | None) -> bool:
+    async def _graded_turn(self, ended: Outcome | None) -> bool:
         """Whether the turn ended so that it may be graded; else the outcome ends."""
         from wisp.engine.outcome import (
             Aborted,
@@ -130,12 +130,12 @@ class Outcomes:
         )
 
         if isinstance(ended, Aborted):
-            self.stop("the agent's turn was interrupted", "interrupted")
+            await self.stop("the agent's turn was interrupted", "interrupted")
         elif isinstance(ended, LimitHit):
-            self.stop("the session's budget was reached")
+            await self.stop("the session's budget was reached")
         elif ended is None or isinstance(ended, (ApiFailed, Failed,
                                                  StructuredRetriesExhausted)):
-            self.stop("the agent's turn failed (see the session's errors)")
+            await self.stop("the agent's turn failed (see the session's errors)")
         else:
             return True
         return False
@@ -202,18 +202,23 @@ class Outcomes:
 
     # The session's state ------------------------------------------------------------------
 
-    def _active(self) -> JSON | None:
+    async def _active(self) -> JSON | None:
         if self.driver.billed_to != self.driver.session_id:
             return None  # a session thread: outcomes are its session's
-        doc = self.driver.document()
+        doc = await self.driver.log.call(self.driver.document)  # after queued `_change`s
         return None if doc is None else outcome_shapes.active_outcome(doc)
 
     def _change(self, outcome_id: str, **fields: Any) -> None:
+        """Queued with the driver's writes (`SessionLog.later`): made off the loop, in
+        order with them and before `_active`'s next read."""
         store, session_id = self.driver.store, self.driver.session_id
-        owner = store.owner_of("session", session_id)
-        if owner is not None:  # one locked read-modify-write: no other write is lost
-            store.modify("session", owner, session_id,
-                         lambda doc: outcome_shapes.outcome_changed(doc, outcome_id, **fields))
+
+        def change() -> None:
+            owner = store.owner_of("session", session_id)
+            if owner is not None:  # one locked read-modify-write: no other write is lost
+                store.modify("session", owner, session_id, lambda doc: (
+                    outcome_shapes.outcome_changed(doc, outcome_id, **fields)))
+        self.driver.log.later(change)
 
     def _event(self, outcome_id: str) -> JSON:
         """The outcome's `user.define_outcome` as logged (its rubric, max_iterations)."""

@@ -15,6 +15,7 @@ The model conversation is in the store, written with the events in one transacti
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import TYPE_CHECKING
 
 from wisp.engine.tool_calls import tool_result_block
@@ -47,15 +48,17 @@ async def resume(driver: SessionDriver) -> None:
         return
     last = conversation[-1]
     if last.get("role") == "user":
-        driver.store.append(driver.session_id, [], (len(conversation) - 1, []),
-                            holder=driver.log.holder)
+        # After the log's queued writes, and done before the turn reads the conversation.
+        await driver.log.call(functools.partial(
+            driver.store.append, driver.session_id, [], (len(conversation) - 1, []),
+            holder=driver.log.holder))
         driver.start(last.get("content") or [])
         return
     calls = [b for b in last.get("content") or [] if b.get("type") == "tool_use"]
     if calls:
         driver.set_status("running")
         driver.turn = asyncio.ensure_future(_finish_calls(driver, calls))
-    elif driver.outcomes.ungraded():  # the turn was over, its grading was not
+    elif await driver.outcomes.ungraded():  # the turn was over, its grading was not
         driver.set_status("running")
         driver.turn = asyncio.ensure_future(driver.grade())
     elif driver.status == "rescheduling":

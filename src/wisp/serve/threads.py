@@ -168,9 +168,9 @@ class DelegateTool(Tool):
                                                           message))
             # The session's budget covers its threads: the coordinator's spend so far is
             # counted before the thread starts, and the thread's before it goes on.
-            self.parent.account_usage()
+            await self.parent.account_usage()
             await child.run(message)
-            self.parent.within_budget()
+            await self.parent.within_budget()
             answer = _last_message(self.parent.store, thread["id"])
             self.parent.log.emit(thread_shapes.message_received(thread["id"], name, answer))
         finally:  # an interrupted coordinator leaves no thread marked running

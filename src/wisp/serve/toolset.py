@@ -273,3 +273,21 @@ class ConfirmedTool(DelegatingTool):
             message = answer.get("deny_message") or "The user declined this tool call."
             return ToolResult.error(str(message))
         return await self.inner.run(tool_input, ctx)
+
+
+class WrittenFirst(DelegatingTool):
+    """A tool that runs only once the session's log holds its call: the driver's writes
+    are made off the event loop (`wisp.serve.log_writer`), and a crash must not leave a
+    tool's effects without the `agent.tool_use` that asked for them."""
+
+    def __init__(self, inner: Tool, flush: Callable[[], Awaitable[None]]) -> None:
+        super().__init__(inner)
+        self.asks_user = inner.asks_user  # type: ignore[misc]
+        self._flush = flush
+
+    async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
+        await self._flush()
+        return await self.inner.run(tool_input, ctx)
+
+    def api_definition(self) -> JSON:
+        return self.inner.api_definition()  # a tool may tell the model more (Skill)

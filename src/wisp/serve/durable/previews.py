@@ -9,20 +9,31 @@ process running the turn publishes the session's previews only while some other 
 watches it. Its local streams (`--role all`) are served in process, as in the embedded
 service. A process ignores its own notifications.
 
+None of this blocks the event loop: the store calls (NOTIFYs, the looks at
+`preview_watch` and its rows) are queued, and one task makes them in order on the
+store's thread pool (`wisp.serve.store.offload`), so a session's previews are published
+in the order they were made. The engine's callback only asks the last look, which is
+trusted for `WATCHED_CACHE_S`: while it says nobody else watches, previews are dropped
+at once; when it is stale, they are queued and the queue looks again before publishing.
+
 Previews are best effort, as the seed says: one too large for a notification is
-dropped, and the complete event follows in any case.
+dropped, so is one whose NOTIFY fails (said on stderr), and the complete event follows
+in any case.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import sys
 import time
+from collections import deque
 from collections.abc import Callable
 
 from wisp.jsontypes import JSON
 from wisp.serve.session_log import Fanout
+from wisp.serve.store.offload import off_loop
 from wisp.serve.store.postgres import PostgresStore
 
 WATCH_TTL_S = 30.0
@@ -36,6 +47,9 @@ class SharedFanout(Fanout):
         self.name = name
         self._looked: dict[str, tuple[float, bool]] = {}  # session → (when, watched)
         self._refresher: asyncio.Task[None] | None = None
+        # Store calls, and previews to publish (session, event), in order.
+        self._outbox: deque[Callable[[], object] | tuple[str, JSON]] = deque()
+        self._sender: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self._refresher = asyncio.ensure_future(self._refresh())
@@ -46,19 +60,42 @@ class SharedFanout(Fanout):
             with contextlib.suppress(asyncio.CancelledError):
                 await self._refresher
         for session_id in list(self._previews):
-            self.store.unwatch_previews(session_id, self.name)
+            self._later(functools.partial(self.store.unwatch_previews, session_id, self.name))
+        if self._sender is not None:
+            await self._sender  # what is queued is sent (it never raises: `_send`)
+
+    # The queue of store calls -----------------------------------------------------------
+
+    def _later(self, call: Callable[[], object] | tuple[str, JSON]) -> None:
+        self._outbox.append(call)
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.ensure_future(self._send())
+
+    async def _send(self) -> None:
+        while self._outbox:
+            call = self._outbox.popleft()
+            if isinstance(call, tuple):  # a preview: dropped here if nobody else watches
+                if self._known(call[0]) is False:
+                    continue
+                call = functools.partial(self._publish, *call)
+            try:
+                await off_loop(self.store, call)
+            except Exception as exc:  # the database is away: this one is lost
+                print(f"wisp serve: previews: {exc!r}", file=sys.stderr)
 
     # A stream's side (API processes) ---------------------------------------------------
 
     def on_preview(self, session_id: str, send: Callable[[JSON], None]) -> Callable[[], None]:
         stop_local = super().on_preview(session_id, send)
-        self.store.watch_previews(session_id, self.name, WATCH_TTL_S)
+        self._later(functools.partial(self.store.watch_previews, session_id, self.name,
+                                      WATCH_TTL_S))
 
         def stop() -> None:
             stop_local()
             if not super(SharedFanout, self).has_previews(session_id):
                 self._previews.pop(session_id, None)
-                self.store.unwatch_previews(session_id, self.name)
+                self._later(functools.partial(self.store.unwatch_previews, session_id,
+                                              self.name))
         return stop
 
     def heard(self, session_id: str, sender: str, event: JSON) -> None:
@@ -70,26 +107,38 @@ class SharedFanout(Fanout):
         while True:
             await asyncio.sleep(WATCH_TTL_S / 3)
             for session_id in [s for s in list(self._previews) if self._previews.get(s)]:
-                try:
-                    self.store.watch_previews(session_id, self.name, WATCH_TTL_S)
-                except Exception as exc:  # the database is away: next round
-                    print(f"wisp serve: preview watch: {exc!r}", file=sys.stderr)
+                self._later(functools.partial(self.store.watch_previews, session_id,
+                                              self.name, WATCH_TTL_S))
 
     # The turn's side (worker processes) --------------------------------------------------
 
     def has_previews(self, session_id: str) -> bool:
-        return super().has_previews(session_id) or self._watched_elsewhere(session_id)
+        """Local streams want them, or another process may (the last look, unless it
+        is stale: then the queue looks again before publishing)."""
+        return super().has_previews(session_id) or self._known(session_id) is not False
 
     def preview(self, session_id: str, event: JSON) -> None:
         super().preview(session_id, event)
+        if self._known(session_id) is not False:
+            self._later((session_id, event))
+
+    def _publish(self, session_id: str, event: JSON) -> None:
+        """On the store's thread, in the queue's order."""
         if self._watched_elsewhere(session_id):
             self.store.publish_preview(session_id, self.name, event)
 
-    def _watched_elsewhere(self, session_id: str) -> bool:
-        now = time.monotonic()
+    def _known(self, session_id: str) -> bool | None:
+        """The last look at whether another process watches the session; None: stale."""
         looked = self._looked.get(session_id)
-        if looked is not None and now - looked[0] < WATCHED_CACHE_S:
-            return looked[1]
+        if looked is None or time.monotonic() - looked[0] >= WATCHED_CACHE_S:
+            return None
+        return looked[1]
+
+    def _watched_elsewhere(self, session_id: str) -> bool:
+        known = self._known(session_id)
+        if known is not None:
+            return known
+        now = time.monotonic()
         watched = self.store.previews_watched(session_id, besides=self.name)
         self._looked[session_id] = (now, watched)
         if len(self._looked) > 10_000:  # sessions come and go: forget the stale looks

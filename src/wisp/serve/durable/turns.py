@@ -302,6 +302,8 @@ async def _consume_strays(store: PostgresStore, session_id: str) -> None:
                                                                  session_id))
                   if not starts_a_turn(e)]
         if strays:
-            SessionLog(store, Fanout(), session_id, holder=holder).consumed(strays)
+            log = SessionLog(store, Fanout(), session_id, holder=holder, deferred=True)
+            log.consumed(strays)
+            await log.flush()  # written off the loop, and before the lease is let go
     finally:
         await off_loop(store, store.release_lease, session_id, holder)
