@@ -210,7 +210,8 @@ class SessionDriver:
             assert self.projection is not None
             self.projection.consume_with_next_user = event
         if isinstance(content, list):
-            content = file_sources.inline(self.store, self._owner(), content)
+            content = await file_sources.inline_for_session(self.store, self.session_id,
+                                                            content)
         ended = await self.once(cast("list[JSON] | str", content))
         await self.outcomes.pursue(ended)
         if self.projection is not None:
@@ -310,11 +311,8 @@ class SessionDriver:
         if not isinstance(result.content, list):
             return result
         # The model reads the files' bytes; the log keeps the ids the client sent.
-        return ToolResult(file_sources.inline(self.store, self._owner(), result.content),
-                          result.is_error, result.data)
-
-    def _owner(self) -> str:
-        return self.store.owner_of("session", self.session_id) or ""
+        return ToolResult(await file_sources.inline_for_session(
+            self.store, self.session_id, result.content), result.is_error, result.data)
 
     async def _confirm(self, tool_use_id: str) -> JSON:
         return shapes.log_entry(await self._wait("confirm:" + tool_event_id(tool_use_id)))

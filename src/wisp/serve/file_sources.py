@@ -23,6 +23,7 @@ from wisp.serve import files as files_api
 from wisp.serve.shapes import ShapeError
 from wisp.serve.shapes.content import DOCUMENT_TYPES, IMAGE_TYPES
 from wisp.serve.store.base import Store
+from wisp.serve.store.offload import off_loop
 
 # The Messages API's own limits (an image's bytes, a request's PDF): larger is refused
 # there mid-turn, so it is refused here first.
@@ -82,6 +83,19 @@ def inline(store: Store, owner: str, blocks: list[JSON]) -> list[JSON]:
         return blocks
     return [_inlined(store, owner, block) if _names_a_file(block) else block
             for block in blocks]
+
+
+async def inline_for_session(store: Store, session_id: str,
+                             blocks: list[JSON]) -> list[JSON]:
+    """`inline` with the session's owner, from async code: the store reads and the file
+    reads run on the store's thread pool (none when no block names a file)."""
+    if not any(_names_a_file(block) for block in blocks):
+        return blocks
+    return await off_loop(store, _inline_for_session, store, session_id, blocks)
+
+
+def _inline_for_session(store: Store, session_id: str, blocks: list[JSON]) -> list[JSON]:
+    return inline(store, store.owner_of("session", session_id) or "", blocks)
 
 
 def _inlined(store: Store, owner: str, block: JSON) -> JSON:

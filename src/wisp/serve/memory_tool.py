@@ -18,6 +18,7 @@ from wisp.serve.memory import MemoryStores, session_actor
 from wisp.serve.shapes import ShapeError
 from wisp.serve.shapes import memory as memory_shapes
 from wisp.serve.store.base import Store
+from wisp.serve.store.offload import off_loop
 from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ class MemoryTool(Tool):
         self.name = NAME  # type: ignore[misc]
         self.description = describe(stores)  # type: ignore[misc]
         self.input_schema = SCHEMA  # type: ignore[misc]
+        self.store = store
         self.memory = MemoryStores(store, owner)
         self.actor = session_actor(session_id)
         self.stores = stores
@@ -91,7 +93,8 @@ class MemoryTool(Tool):
 
     async def run(self, tool_input: JSON, ctx: ToolContext) -> ToolResult:
         try:
-            return ToolResult(self._run(tool_input))
+            # Off the event loop: each command is store calls (round trips on PostgreSQL).
+            return ToolResult(await off_loop(self.store, self._run, tool_input))
         except (HttpError, ShapeError, ValueError, KeyError, TypeError) as exc:
             message = exc.message if isinstance(exc, HttpError) else str(exc)
             return ToolResult.error(message)

@@ -22,6 +22,7 @@ from wisp.engine.tool_calls import tool_result_block
 from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.session_log import tool_event_id
+from wisp.serve.store.offload import off_loop
 from wisp.serve.toolset import IDEMPOTENT
 from wisp.tools.base import ToolResult
 
@@ -39,10 +40,11 @@ async def resume(driver: SessionDriver) -> None:
     service does when it restarts a session's work elsewhere; `running` follows."""
     if driver.status == "running":
         driver.set_status("rescheduling")
-    conversation = driver.store.conversation(driver.session_id)
+    store = driver.store  # read off the event loop (round trips on PostgreSQL)
+    conversation = await off_loop(store, store.conversation, driver.session_id)
     if not conversation:
         waiting = any(shapes.starts_a_turn(e) for e in shapes.stored_client_events(
-            driver.store.queued(driver.session_id)))
+            await off_loop(store, store.queued, driver.session_id)))
         if driver.status == "rescheduling" and not waiting:  # else: it starts the turn
             driver.set_status("idle", {"type": "end_turn"})
         return

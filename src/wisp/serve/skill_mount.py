@@ -43,6 +43,13 @@ def install(runtime: Runtime | None, store: Store, owner: str, agent: Mapping[st
     """Mounts the skills of a session's agent and of its roster, and gives the runtime
     the Skill tool over the agent's own (or takes it away when there are none).
     ValueError when a pinned skill version no longer exists."""
+    give(runtime, mount_all(store, owner, agent, workspace), workspace)
+
+
+def mount_all(store: Store, owner: str, agent: Mapping[str, Any],
+              workspace: Path) -> dict[str, Skill]:
+    """`install`'s blocking half (store reads, file writes, no runtime: it may run on the
+    store's thread pool): mounts the skills and answers the agent's own."""
     skills = Skills(store, owner)
     roster = (agent.get("multiagent") or {}).get("agents") or []
     mounted: set[str] = set()
@@ -54,16 +61,19 @@ def install(runtime: Runtime | None, store: Store, owner: str, agent: Mapping[st
                 _write(_folder(workspace, version["name"]), version["id"],
                        lambda v=version: skills.files(v["skill_id"], v["id"]))
     _prune(workspace / skill_folder(""), mounted)
-    offer(runtime, store, owner, agent, workspace)
+    return found_skills(store, owner, agent, workspace)
 
 
 def offer(runtime: Runtime | None, store: Store, owner: str, agent: Mapping[str, Any],
           workspace: Path) -> None:
     """The Skill tool over `agent`'s skills (already mounted), their folders read-only."""
-    if runtime is None:
-        return
-    from wisp.rules import Rule
+    if runtime is not None:
+        give(runtime, found_skills(store, owner, agent, workspace), workspace)
 
+
+def found_skills(store: Store, owner: str, agent: Mapping[str, Any],
+                 workspace: Path) -> dict[str, Skill]:
+    """`agent`'s skills as mounted in `workspace` (store reads only)."""
     skills = Skills(store, owner)
     found: dict[str, Skill] = {}
     for entry in agent.get("skills") or []:
@@ -71,6 +81,16 @@ def offer(runtime: Runtime | None, store: Store, owner: str, agent: Mapping[str,
         folder = _folder(workspace, version["name"])
         found[version["name"]] = Skill(version["name"], version["description"],
                                        folder / SKILL_FILE, "project")
+    return found
+
+
+def give(runtime: Runtime | None, found: dict[str, Skill], workspace: Path) -> None:
+    """The runtime's Skill tool over `found` (none: it is taken away), their folders
+    read-only. On the event loop: it changes the runtime."""
+    if runtime is None:
+        return
+    from wisp.rules import Rule
+
     runtime.replace_ranked_rules("deny", RANK, [
         Rule.parse(f"Edit(/{s.folder.resolve()}/**)", rank=RANK) for s in found.values()])
     skill_tool = {TOOL: _SessionSkillTool(lambda: found, workspace)} if found else {}

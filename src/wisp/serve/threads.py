@@ -23,6 +23,7 @@ from wisp.serve.http import HttpError
 from wisp.serve.shapes import SessionStatus, ThreadDocument, as_session_agent, as_thread
 from wisp.serve.shapes import multiagent as thread_shapes
 from wisp.serve.store.base import Store
+from wisp.serve.store.offload import off_loop
 from wisp.serve.tool_plan import ToolPlan
 from wisp.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
@@ -131,20 +132,26 @@ class DelegateTool(Tool):
         answer = await self._delegate(agent, message)
         return ToolResult(answer or "(the agent gave no answer)")
 
-    def _thread(self, agent: JSON) -> ThreadDocument:
+    async def _thread(self, agent: JSON) -> ThreadDocument:
+        thread, created = await off_loop(self.parent.store, self._find_or_create, agent)
+        if created:
+            self.parent.log.emit(thread_shapes.thread_created(thread["id"], agent["name"]))
+        return thread
+
+    def _find_or_create(self, agent: JSON) -> tuple[ThreadDocument, bool]:
+        """The roster agent's thread, made if new (on the store's thread pool)."""
         store, session_id = self.parent.store, self.parent.session_id
         page = store.list(kind(session_id), self.owner, limit=100, page=None,
                           include_archived=False)
         for thread in page.items:
             if thread["agent"]["id"] == agent["id"]:
-                return as_thread(thread)
+                return as_thread(thread), False
         # a roster entry is a `session_agent` snapshot (`session_roster` made it)
         new = thread_shapes.thread_document(session_id, as_session_agent(agent), None)
         store.create(kind(session_id), self.owner, new)
-        self.parent.log.emit(thread_shapes.thread_created(new["id"], agent["name"]))
-        return new
+        return new, True
 
-    def _set(self, thread: ThreadDocument, status: SessionStatus) -> None:
+    async def _set(self, thread: ThreadDocument, status: SessionStatus) -> None:
         from wisp.serve import shapes
 
         now = shapes.timestamp()
@@ -152,16 +159,17 @@ class DelegateTool(Tool):
         thread["updated_at"] = now
         # Only the status, merged into the thread as stored: the API may have archived
         # it meanwhile, and that is kept.
-        self.parent.store.modify(kind(self.parent.session_id), self.owner, thread["id"],
-                                 lambda doc: {**doc, "status": status, "updated_at": now})
+        store = self.parent.store
+        await off_loop(store, store.modify, kind(self.parent.session_id), self.owner,
+                       thread["id"], lambda doc: {**doc, "status": status, "updated_at": now})
         self.parent.log.emit(thread_shapes.thread_status(thread["id"],
                                                          thread["agent"]["name"], status))
 
     async def _delegate(self, agent: JSON, message: str) -> str:
-        thread = self._thread(agent)
+        thread = await self._thread(agent)
         name = str(agent["name"])
         self.parent.log.emit(thread_shapes.message_sent(thread["id"], name, message))
-        self._set(thread, "running")
+        await self._set(thread, "running")
         child = self._child(thread)
         try:
             child.log.emit(thread_shapes.message_received(self.parent.session_id, None,
@@ -171,11 +179,12 @@ class DelegateTool(Tool):
             await self.parent.account_usage()
             await child.run(message)
             await self.parent.within_budget()
-            answer = _last_message(self.parent.store, thread["id"])
+            answer = await off_loop(self.parent.store, _last_message, self.parent.store,
+                                    thread["id"])
             self.parent.log.emit(thread_shapes.message_received(thread["id"], name, answer))
         finally:  # an interrupted coordinator leaves no thread marked running
             await child.close()
-            self._set(thread, "idle")
+            await self._set(thread, "idle")
         return answer
 
     def _child(self, thread: ThreadDocument) -> SessionDriver:

@@ -5,15 +5,22 @@ connected (`wisp.serve.session_mcp`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from wisp.project.skills import Skill
 from wisp.serve import memory_tool, shapes, skill_mount
 from wisp.serve.resources import mount
 from wisp.serve.session_mcp import SessionMcp
+from wisp.serve.store.offload import off_loop
 from wisp.serve.tool_plan import ToolPlan
+from wisp.tools.base import Tool
 
 if TYPE_CHECKING:
     from wisp.serve.driver import SessionDriver
+    from wisp.serve.store.base import Store
 
 MOUNT_RANK = -1  # the rank of the deny rules that hold mounted resources read-only
 
@@ -23,7 +30,7 @@ async def follow_agent_updates(driver: SessionDriver) -> None:
     changed its tools or MCP servers since the driver's runtime was opened (a worker
     keeps it between turns), so a changed agent gets a new runtime (the conversation is
     in the store) and new MCP connections."""
-    doc = driver.document()
+    doc = await off_loop(driver.store, driver.document)
     agent = doc.get("agent") if doc is not None else None
     if doc is None or not agent or agent == driver.agent:
         return
@@ -38,29 +45,55 @@ async def follow_agent_updates(driver: SessionDriver) -> None:
 
 
 async def prepare(driver: SessionDriver) -> None:
-    _mount(driver)
+    await _mount(driver)
     tools = {name: driver.gated(name, tool) for name, tool in (await driver.mcp.tools()).items()}
     if driver.runtime is not None and tools:
         driver.runtime.offer_tools(tools)
 
 
-def _mount(driver: SessionDriver) -> None:
+@dataclass
+class Mounted:
+    """What `mount_blocking` did: what the runtime is to be given, on the event loop."""
+
+    memory: dict[str, Tool]
+    files: list[str] | None = None  # None: the files could not be mounted
+    skills: dict[str, Skill] | None = None  # None: the skills could not be mounted
+    error: str | None = None
+
+
+async def _mount(driver: SessionDriver) -> None:
     """The session's file resources and its agent's skills into its workspace, as they
-    are now."""
-    owner = driver.store.owner_of("session", driver.session_id)
-    doc = driver.document()
-    if owner is None or doc is None:
+    are now. The store calls and file copies run on the store's thread pool (on
+    PostgreSQL each is a round trip, or a lock wait); the runtime changes here."""
+    mounted = await off_loop(driver.store, mount_blocking, driver.store, driver.session_id,
+                             driver.agent, driver.workspace)
+    if mounted is None:
         return
-    memory_tool.install(driver.runtime,
-                        memory_tool.tools_for(driver.store, driver.session_id, doc))
+    memory_tool.install(driver.runtime, mounted.memory)
+    if mounted.files is not None:
+        _hold_read_only(driver, mounted.files)
+    if mounted.skills is not None:
+        skill_mount.give(driver.runtime, mounted.skills, driver.workspace)
+    if mounted.error is not None:
+        driver.log.emit(shapes.session_error(
+            "unknown_error", f"the session's files could not be mounted: {mounted.error}"))
+
+
+def mount_blocking(store: Store, session_id: str, agent: Mapping[str, Any],
+                   workspace: Path) -> Mounted | None:
+    """`_mount`'s store calls and file copies (None: the session is gone)."""
+    owner = store.owner_of("session", session_id)
+    doc = store.get("session", owner, session_id) if owner else None
+    if owner is None or doc is None:
+        return None
+    mounted = Mounted(memory_tool.tools_for(store, session_id, doc))
     try:
         # The files are held read-only before the skills (which may fail) are mounted.
-        _hold_read_only(driver, mount(driver.store, owner, doc, driver.workspace))
-        skill_mount.install(driver.runtime, driver.store, owner, driver.agent,
-                            driver.workspace)
+        mounted.files = mount(store, owner, doc, workspace)
+        mounted.skills = skill_mount.mount_all(store, owner, agent, workspace)
     except (OSError, ValueError) as exc:  # e.g. a mount path the agent made a symlink
-        driver.log.emit(shapes.session_error(
-            "unknown_error", f"the session's files could not be mounted: {exc}"))
+        mounted.error = str(exc)
+    return mounted
 
 
 def _hold_read_only(driver: SessionDriver, mounted: list[str]) -> None:
