@@ -18,9 +18,11 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.driver import SessionDriver
 from wisp.serve.session_log import Fanout
+from wisp.serve.store.offload import off_loop
 
 if TYPE_CHECKING:
     from wisp.models.base import Model
@@ -175,15 +177,37 @@ def open_driver(store: Store, fanout: Fanout, session_id: str, *, env: Mapping[s
     """A driver for the session as the store has it (None: it is gone), its workspace
     `<data dir>/workspaces/<session id>` made if new, its commands held by the sandbox
     `housing` makes; its writes fenced by `holder`'s lease."""
+    found = session_records(store, session_id)
+    return None if found is None else _driver_of(store, fanout, found, env=env,
+                                                 housing=housing, model=model, holder=holder)
+
+
+async def load_driver(store: Store, fanout: Fanout, session_id: str, *,
+                      env: Mapping[str, str], housing: Housing, model: Model | None = None,
+                      holder: str | None = None) -> SessionDriver | None:
+    """`open_driver` from async code: its store reads on the store's thread pool."""
+    found = await off_loop(store, session_records, store, session_id)
+    return None if found is None else _driver_of(store, fanout, found, env=env,
+                                                 housing=housing, model=model, holder=holder)
+
+
+def _driver_of(store: Store, fanout: Fanout, found: tuple[JSON, JSON | None], *,
+               env: Mapping[str, str], housing: Housing, model: Model | None,
+               holder: str | None) -> SessionDriver:
+    session, environment = found
+    agent = shapes.as_session_agent(session.get("agent") or {})
+    return SessionDriver(store, fanout, session, agent, environment, env=env,
+                         workspace=housing.workspace(str(session["id"])), housing=housing,
+                         model=model, holder=holder)
+
+
+def session_records(store: Store, session_id: str) -> tuple[JSON, JSON | None] | None:
+    """The session's document and its environment's (None: the session is gone)."""
     owner = store.owner_of("session", session_id)
     session = store.get("session", owner, session_id) if owner else None
     if session is None or owner is None:
         return None
-    agent = shapes.as_session_agent(session.get("agent") or {})
-    environment = store.get("environment", owner, str(session.get("environment_id") or ""))
-    return SessionDriver(store, fanout, session, agent, environment, env=env,
-                         workspace=housing.workspace(session_id), housing=housing,
-                         model=model, holder=holder)
+    return session, store.get("environment", owner, str(session.get("environment_id") or ""))
 
 
 def dead_here(worker: str) -> bool:

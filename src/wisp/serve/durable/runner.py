@@ -26,7 +26,7 @@ from wisp.serve.durable.turns import MAX_RECOVERIES
 from wisp.serve.session_log import Fanout, SessionLog
 from wisp.serve.store.base import LeaseLost
 from wisp.serve.store.offload import off_loop
-from wisp.serve.worker import open_driver
+from wisp.serve.worker import load_driver
 
 if TYPE_CHECKING:
     from wisp.models.base import Model
@@ -79,10 +79,11 @@ class TurnRunner:
             await off_loop(self.store, self.store.queued, session_id))
         driver = self.drivers.get(session_id)  # after the await: as it is now
         if driver is None:
-            driver = open_driver(self.store, self.fanout, session_id, env=self.env,
-                                 housing=self.housing, model=self.model, holder=self.name)
+            driver = await load_driver(self.store, self.fanout, session_id, env=self.env,
+                                       housing=self.housing, model=self.model,
+                                       holder=self.name)
             if driver is None or driver.status == "terminated":  # nothing to run
-                self.store.release_lease(session_id, self.name)
+                await off_loop(self.store, self.store.release_lease, session_id, self.name)
                 return {"done": True}
             self.drivers[session_id] = driver
             if not any(e["id"] == turn_id for e in queued):
@@ -138,12 +139,12 @@ class TurnRunner:
         """The turn cannot go on (its steps kept failing): the session ends, with the
         reason, in its final state."""
         await self._drop(session_id)
-        terminate(self.store, self.fanout, session_id, f"the turn failed: {error}")
-        self.store.release_lease(session_id, self.name)
+        await terminate(self.store, self.fanout, session_id, f"the turn failed: {error}")
+        await off_loop(self.store, self.store.release_lease, session_id, self.name)
 
-    def dead_letter(self, session_id: str, turn_id: str) -> None:
-        terminate(self.store, self.fanout, session_id,
-                  f"the turn crashed its worker {MAX_RECOVERIES} times; it was given up")
+    async def dead_letter(self, session_id: str, turn_id: str) -> None:
+        await terminate(self.store, self.fanout, session_id,
+                        f"the turn crashed its worker {MAX_RECOVERIES} times; it was given up")
 
     async def _give_up(self, session_id: str, why: str) -> None:
         """Another worker holds the session now. Said on stderr, because a fenced worker
@@ -203,17 +204,23 @@ class TurnRunner:
                 await self._renewer
         for session_id, driver in list(self.drivers.items()):
             await driver.close()
-            self.store.release_lease(session_id, self.name)
+            await off_loop(self.store, self.store.release_lease, session_id, self.name)
         self.drivers.clear()
 
 
-def terminate(store: Store, fanout: Fanout, session_id: str, reason: str) -> None:
+async def terminate(store: Store, fanout: Fanout, session_id: str, reason: str) -> None:
     """`session.error` and `session.status_terminated`: the session's irreversible end
-    (it takes no more events). Once only: a terminated session is left as it is."""
-    owner = store.owner_of("session", session_id)
-    doc = store.get("session", owner, session_id) if owner else None
+    (it takes no more events). Once only: a terminated session is left as it is. The
+    store calls are made off the event loop (the log's writes by its `OrderedWriter`)."""
+    doc = await off_loop(store, _session_document, store, session_id)
     if doc is None or doc.get("status") == "terminated":
         return
-    log = SessionLog(store, fanout, session_id)
+    log = SessionLog(store, fanout, session_id, deferred=True)
     log.emit(shapes.session_error("unknown_error", reason))
     log.emit(shapes.status_terminated(), status="terminated")
+    await log.flush()
+
+
+def _session_document(store: Store, session_id: str) -> JSON | None:
+    owner = store.owner_of("session", session_id)
+    return store.get("session", owner, session_id) if owner else None

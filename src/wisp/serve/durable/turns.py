@@ -77,7 +77,7 @@ class TurnSteps(Protocol):
         """The turn could not go on (`advance` kept failing): end the session."""
         ...
 
-    def dead_letter(self, session_id: str, turn_id: str) -> None:
+    async def dead_letter(self, session_id: str, turn_id: str) -> None:
         """The turn crashed its worker MAX_RECOVERIES times: end the session."""
         ...
 
@@ -188,7 +188,7 @@ class DurableTurns:
         global _steps
         _steps = self.steps
         _register()
-        self._beat()  # before launching: a live executor must never look dead
+        await off_loop(self.store, self._beat)  # before launching: never look dead
         DBOS(config={"name": "wisp", "system_database_url": self.dsn,
                      "executor_id": self.executor_id, "application_version": APP_VERSION,
                      "notification_listener_polling_interval_sec": 0.1,
@@ -212,7 +212,7 @@ class DurableTurns:
         while True:
             await asyncio.sleep(self.heartbeat_s)
             try:
-                self._beat()
+                await off_loop(self.store, self._beat)
                 await self.recover_dead()
                 if loop.time() - reconciled >= self.reconcile_s:
                     reconciled = loop.time()
@@ -226,16 +226,23 @@ class DurableTurns:
         pending = await DBOS.list_workflows_async(status="PENDING", name=TURN_WORKFLOW,
                                                   load_input=False, load_output=False)
         owners = {str(w.executor_id) for w in pending if w.executor_id}
-        dead = sorted(e for e in owners - {self.executor_id} if dead_here(e)
-                      or self.store.lease_holder(EXECUTOR_LEASE + e) is None)
+        dead = await off_loop(self.store, self._free_the_dead, owners - {self.executor_id})
         if not dead:
             return []
-        for session_id, holder in self.store.lease_holders():
-            if holder in dead:  # its sessions may be taken at once
-                self.store.release_lease(session_id, holder)
         await asyncio.to_thread(DBOS._recover_pending_workflows, dead)
         self.recovered += dead
         print(f"wisp serve: recovered the turns of {', '.join(dead)}", file=sys.stderr)
+        return dead
+
+    def _free_the_dead(self, executors: set[str]) -> list[str]:
+        """Which of `executors` are dead, their session leases let go (store calls: on
+        the store's thread pool)."""
+        dead = sorted(e for e in executors if dead_here(e)
+                      or self.store.lease_holder(EXECUTOR_LEASE + e) is None)
+        if dead:
+            for session_id, holder in self.store.lease_holders():
+                if holder in dead:  # its sessions may be taken at once
+                    self.store.release_lease(session_id, holder)
         return dead
 
     async def bury_dead_letters(self) -> None:
@@ -245,12 +252,12 @@ class DurableTurns:
             load_output=False)
         for workflow in given_up:
             _, session_id, turn_id = str(workflow.workflow_id).split(":", 2)
-            self.steps.dead_letter(session_id, turn_id)
+            await self.steps.dead_letter(session_id, turn_id)
 
     async def reconcile(self) -> None:
         """Turns for user messages logged but never enqueued, and client events logged
         but never told to their turn (both idempotent: ids and idempotency keys)."""
-        for session_id in self.store.sessions_needing_work():
+        for session_id in await off_loop(self.store, self.store.sessions_needing_work):
             await dispatch_queued(self.store, self.client, session_id, consume_strays=False)
 
     async def close(self) -> None:
@@ -260,7 +267,8 @@ class DurableTurns:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
         await asyncio.to_thread(DBOS.destroy)
-        self.store.release_lease(EXECUTOR_LEASE + self.executor_id, self.executor_id)
+        await off_loop(self.store, self.store.release_lease, EXECUTOR_LEASE + self.executor_id,
+                       self.executor_id)
 
 
 async def dispatch_queued(store: PostgresStore, client: TurnClient, session_id: str, *,
