@@ -17,8 +17,10 @@ trusted for `WATCHED_CACHE_S`: while it says nobody else watches, previews are d
 at once; when it is stale, they are queued and the queue looks again before publishing.
 
 Previews are best effort, as the seed says: one too large for a notification is
-dropped, so is one whose NOTIFY fails (said on stderr), and the complete event follows
-in any case.
+dropped, so is one whose NOTIFY fails (said on stderr), and so is one made while
+`MAX_QUEUED_PREVIEWS` wait in the queue already (the database is stalled: the queue must
+not grow without bound; the watch/unwatch calls are always queued). The complete event
+follows in any case.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from wisp.serve.store.postgres import PostgresStore
 
 WATCH_TTL_S = 30.0
 WATCHED_CACHE_S = 0.5  # how long a worker trusts its last look at `preview_watch`
+MAX_QUEUED_PREVIEWS = 1000  # previews waiting to be published; more are dropped
 
 
 class SharedFanout(Fanout):
@@ -50,6 +53,8 @@ class SharedFanout(Fanout):
         # Store calls, and previews to publish (session, event), in order.
         self._outbox: deque[Callable[[], object] | tuple[str, JSON]] = deque()
         self._sender: asyncio.Task[None] | None = None
+        self.queued_previews = 0  # the previews in `_outbox`
+        self.dropped_previews = 0  # previews dropped because the queue was full
 
     def start(self) -> None:
         self._refresher = asyncio.ensure_future(self._refresh())
@@ -66,6 +71,10 @@ class SharedFanout(Fanout):
 
     # The queue of store calls -----------------------------------------------------------
 
+    def queued(self) -> int:
+        """The store calls and previews waiting to be sent."""
+        return len(self._outbox)
+
     def _later(self, call: Callable[[], object] | tuple[str, JSON]) -> None:
         self._outbox.append(call)
         if self._sender is None or self._sender.done():
@@ -75,6 +84,7 @@ class SharedFanout(Fanout):
         while self._outbox:
             call = self._outbox.popleft()
             if isinstance(call, tuple):  # a preview: dropped here if nobody else watches
+                self.queued_previews -= 1
                 if self._known(call[0]) is False:
                     continue
                 call = functools.partial(self._publish, *call)
@@ -119,8 +129,13 @@ class SharedFanout(Fanout):
 
     def preview(self, session_id: str, event: JSON) -> None:
         super().preview(session_id, event)
-        if self._known(session_id) is not False:
-            self._later((session_id, event))
+        if self._known(session_id) is False:
+            return
+        if self.queued_previews >= MAX_QUEUED_PREVIEWS:
+            self.dropped_previews += 1  # the database is stalled: best effort, dropped
+            return
+        self.queued_previews += 1
+        self._later((session_id, event))
 
     def _publish(self, session_id: str, event: JSON) -> None:
         """On the store's thread, in the queue's order."""
