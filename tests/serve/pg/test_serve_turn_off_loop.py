@@ -1,0 +1,141 @@
+"""A turn's store calls, and the durable executor's heartbeat, are off `wisp serve`'s
+event loop (issue 29): in a process that is API and worker at once (`--role all`), a
+store call that waits on a lock another connection holds must not stall the API. The
+cases: a turn's mount of the session's files (`turn_setup`, its record of what is
+mounted), the memory tool's write (`memory_tool`), and the executor's lease heartbeat
+(`durable.turns`). While the call is seen waiting (`pg_stat_activity`), `GET /v1/agents`
+must be answered; with the call on the event loop the whole process waited with it.
+Once the lock goes, the turn ends as it would have."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import psycopg
+
+from tests.serve.harness import KEYS, Served, cloud_setup, idle_end_turn, user_message, wait_for
+from tests.waits import wait_until
+from wisp.testing import ScriptedServer, reply
+
+# Far above what answering `GET /v1/agents` takes, even on a loaded machine; on a
+# blocked event loop the answer never comes while the lock is held.
+ANSWER_WITHIN_S = 20.0
+HEADERS = {"x-api-key": KEYS[0], "anthropic-version": "2023-06-01"}
+
+
+def _waiting(admin: psycopg.Connection[Any], statement: str) -> bool:
+    """Whether a statement of the service containing `statement` waits for a lock now."""
+    row = admin.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'wisp serve' "
+        "AND wait_event_type = 'Lock' AND query ILIKE %s", (f"%{statement}%",)).fetchone()
+    return bool(row and row[0])
+
+
+@contextlib.contextmanager
+def _holding(dsn: str, sql: str, params: tuple[Any, ...]
+             ) -> Iterator[tuple[psycopg.Connection[Any], Callable[[], None]]]:
+    """`sql` run in a transaction left open (its locks held) until `release()` or the
+    block's end; yields a second connection to watch the server with, and `release`."""
+    with psycopg.connect(dsn) as holder, psycopg.connect(dsn, autocommit=True) as admin:
+        holder.execute(sql, params)
+        try:
+            yield admin, holder.rollback
+        finally:
+            holder.rollback()
+
+
+def _answers_while_waiting(served: Served, admin: psycopg.Connection[Any], statement: str,
+                           agent_id: str) -> None:
+    wait_until(lambda: _waiting(admin, statement), f"the service's {statement!r} to wait")
+    with httpx2.Client(base_url=served.url, timeout=ANSWER_WITHIN_S, headers=HEADERS) as http:
+        answer = http.get("/v1/agents")
+    assert answer.status_code == 200
+    assert agent_id in [a["id"] for a in answer.json()["data"]]
+    assert _waiting(admin, statement)  # answered while the call still waits
+
+
+def test_a_turns_mount_waiting_on_a_lock_does_not_stall_the_api(
+        tmp_path: Path, server: ScriptedServer, dsn: str) -> None:
+    """Another transaction inserts the session's `session_mounts` record first, so the
+    turn's own insert of it waits (until that transaction rolls back)."""
+    server.script(reply.tool_use("read", {"file_path": "data/input.csv"}),
+                  reply.text("read it"))
+    served = Served(tmp_path, server, "--role", "all", store=dsn).start()
+    try:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        upload = client.beta.files.upload(file=("input.csv", b"city,temp\nOslo,7\n"))
+        session = client.beta.sessions.create(
+            agent=agent.id, environment_id=environment.id,
+            resources=[{"type": "file", "file_id": upload.id,
+                        "mount_path": "/data/input.csv"}])
+        with _holding(dsn, "INSERT INTO wisp.resources (kind, id, owner, archived, doc) "
+                           "VALUES ('session_mounts', %s, 'someone', false, '{}')",
+                      (session.id,)) as (admin, release):
+            client.beta.sessions.events.send(session.id, events=[user_message("read")])
+            _answers_while_waiting(served, admin, "INSERT INTO resources", agent.id)
+            release()
+        events = wait_for(client, session.id, idle_end_turn)
+        [result] = [e for e in events if e["type"] == "agent.tool_result"]
+        assert "Oslo,7" in str(result["content"])  # mounted once the lock went
+    finally:
+        served.stop()
+
+
+def test_a_memory_tool_write_waiting_on_a_lock_does_not_stall_the_api(
+        tmp_path: Path, server: ScriptedServer, dsn: str) -> None:
+    """The memory the agent edits is locked (`SELECT … FOR UPDATE`) by another
+    transaction, so the tool's write of it waits."""
+    root = "/mnt/memory/notes"
+    server.script(reply.tool_use("memory", {"command": "str_replace", "path": f"{root}/a.md",
+                                            "old_str": "one", "new_str": "two"}),
+                  reply.text("edited"))
+    served = Served(tmp_path, server, "--role", "all", store=dsn).start()
+    try:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        store = client.beta.memory_stores.create(name="notes")
+        memory = client.beta.memory_stores.memories.create(store.id, path="/a.md",
+                                                           content="step one")
+        session = client.beta.sessions.create(
+            agent=agent.id, environment_id=environment.id,
+            resources=[{"type": "memory_store", "memory_store_id": store.id}])
+        with _holding(dsn, "SELECT id FROM wisp.resources WHERE kind = %s AND id = %s "
+                           "FOR UPDATE", (f"memory:{store.id}", memory.id)) as (admin, release):
+            client.beta.sessions.events.send(session.id, events=[user_message("edit")])
+            _answers_while_waiting(served, admin, "FOR UPDATE", agent.id)
+            release()
+        events = wait_for(client, session.id, idle_end_turn)
+        [result] = [e for e in events if e["type"] == "agent.tool_result"]
+        assert not result.get("is_error"), result
+        edited = client.beta.memory_stores.memories.retrieve(memory.id,
+                                                             memory_store_id=store.id)
+        assert edited.content == "step two"
+    finally:
+        served.stop()
+
+
+def test_the_executor_heartbeat_waiting_on_a_lock_does_not_stall_the_api(
+        tmp_path: Path, server: ScriptedServer, dsn: str) -> None:
+    """The executor's lease row is locked, so its next heartbeat (a lease renewal)
+    waits; a turn sent meanwhile still runs to its end."""
+    server.script(reply.text("hello"))
+    served = Served(tmp_path, server, "--role", "all", store=dsn).start()
+    try:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        with _holding(dsn, "SELECT session_id FROM wisp.leases WHERE session_id LIKE "
+                           "'executor:%%' FOR UPDATE", ()) as (admin, _):
+            _answers_while_waiting(served, admin, "leases", agent.id)
+            client.beta.sessions.events.send(session.id, events=[user_message("hi")])
+            events = wait_for(client, session.id, idle_end_turn)
+            assert [e["content"][0]["text"] for e in events
+                    if e["type"] == "agent.message"] == ["hello"]
+            assert _waiting(admin, "leases")  # the turn ran while the heartbeat waited
+    finally:
+        served.stop()
