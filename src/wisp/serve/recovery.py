@@ -77,10 +77,10 @@ async def _recovered_result(driver: SessionDriver, call: JSON) -> JSON:
     where, policy = driver.plan.route(name)
     event_id = tool_event_id(tool_use_id)
     if where == "mcp":
-        return _recovered_mcp_result(driver, event_id, call)
+        return await _recovered_mcp_result(driver, event_id, call)
     if where == "cloud":
         return await _recovered_cloud_result(driver, event_id, policy, call)
-    answered = _logged(driver, ANSWERS, event_id)
+    answered = await _logged(driver, ANSWERS, event_id)
     if answered is not None:  # taken up just before the crash, not yet in the conversation
         return tool_result_block(tool_use_id, result_of(answered))
     result = await driver.client_call(where, name, call.get("input") or {}, tool_use_id)
@@ -93,10 +93,10 @@ async def _recovered_cloud_result(driver: SessionDriver, event_id: str, policy: 
     nothing, or it waited on a confirmation that never came (so it never started). It
     runs through the engine, so the permission rules judge it as on any other day."""
     tool_use_id = str(call.get("id"))
-    logged = _logged(driver, ("agent.tool_result",), event_id)
+    logged = await _logged(driver, ("agent.tool_result",), event_id)
     if logged is not None:
         return tool_result_block(tool_use_id, result_of(logged))
-    never_started = policy == "ask" and _logged(
+    never_started = policy == "ask" and await _logged(
         driver, ("user.tool_confirmation",), event_id) is None
     if str(call.get("name")) in IDEMPOTENT or never_started:
         # Logged as the call's `agent.tool_result`.
@@ -105,22 +105,24 @@ async def _recovered_cloud_result(driver: SessionDriver, event_id: str, policy: 
     return tool_result_block(tool_use_id, ToolResult.error(INTERRUPTED_RESULT))
 
 
-def _recovered_mcp_result(driver: SessionDriver, event_id: str, call: JSON) -> JSON:
+async def _recovered_mcp_result(driver: SessionDriver, event_id: str, call: JSON) -> JSON:
     """The logged result of an MCP call; else it is recorded as interrupted (a remote
     tool may have acted in part: it is never called twice)."""
     tool_use_id = str(call.get("id"))
-    logged = _logged(driver, ("agent.mcp_tool_result",), event_id)
+    logged = await _logged(driver, ("agent.mcp_tool_result",), event_id)
     if logged is not None:
         return tool_result_block(tool_use_id, result_of(logged))
     driver.log.emit(shapes.agent_mcp_tool_result(event_id, INTERRUPTED_RESULT, is_error=True))
     return tool_result_block(tool_use_id, ToolResult.error(INTERRUPTED_RESULT))
 
 
-def _logged(driver: SessionDriver, kinds: tuple[str, ...], event_id: str) -> JSON | None:
+async def _logged(driver: SessionDriver, kinds: tuple[str, ...],
+                  event_id: str) -> JSON | None:
     """The latest logged event of `kinds` about the call `event_id` that was taken up:
-    the service's result, or a client's answer or confirmation."""
-    page = driver.store.events(driver.session_id, limit=1000, page=None, types=list(kinds),
-                               order="desc")
+    the service's result, or a client's answer or confirmation (read off the loop)."""
+    page = await off_loop(driver.store, functools.partial(
+        driver.store.events, driver.session_id, limit=1000, page=None, types=list(kinds),
+        order="desc"))
     return next((e for e in page.items if e.get("processed_at") is not None and event_id in (
         e.get("custom_tool_use_id"), e.get("tool_use_id"), e.get("mcp_tool_use_id"))), None)
 
