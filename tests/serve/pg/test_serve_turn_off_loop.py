@@ -2,8 +2,8 @@
 event loop (issue 29): in a process that is API and worker at once (`--role all`), a
 store call that waits on a lock another connection holds must not stall the API. The
 cases: a turn's mount of the session's files (`turn_setup`, its record of what is
-mounted), the memory tool's write (`memory_tool`), and the executor's lease heartbeat
-(`durable.turns`). While the call is seen waiting (`pg_stat_activity`), `GET /v1/agents`
+mounted), the memory tool's write (`memory_tool`), the delegation tool's thread status
+write (`threads`), and the executor's lease heartbeat (`durable.turns`). While the call is seen waiting (`pg_stat_activity`), `GET /v1/agents`
 must be answered; with the call on the event loop the whole process waited with it.
 Once the lock goes, the turn ends as it would have."""
 
@@ -137,5 +137,39 @@ def test_the_executor_heartbeat_waiting_on_a_lock_does_not_stall_the_api(
             assert [e["content"][0]["text"] for e in events
                     if e["type"] == "agent.message"] == ["hello"]
             assert _waiting(admin, "leases")  # the turn ran while the heartbeat waited
+    finally:
+        served.stop()
+
+
+def test_a_thread_status_write_waiting_on_a_lock_does_not_stall_the_api(
+        tmp_path: Path, server: ScriptedServer, dsn: str) -> None:
+    """The coordinator's thread (made by a first delegation) is locked, so the second
+    delegation's status write (`running`) waits; once the lock goes the delegate runs."""
+    delegate = reply.tool_use("delegate_to_agent", {"agent": "researcher", "message": "X?"})
+    server.script(delegate, reply.text("X is 42"), reply.text("42"),
+                  delegate, reply.text("still 42"), reply.text("42 again"))
+    served = Served(tmp_path, server, "--role", "all", store=dsn).start()
+    try:
+        client = served.client()
+        helper = client.beta.agents.create(name="researcher", model="claude-sonnet-4-5")
+        lead = client.beta.agents.create(name="lead", model="claude-sonnet-4-5",
+                                         multiagent={"type": "coordinator",
+                                                     "agents": [helper.id]})
+        _, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=lead.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[user_message("X?")])
+        wait_for(client, session.id, idle_end_turn)
+        [thread] = list(client.beta.sessions.threads.list(session.id))
+        with _holding(dsn, "SELECT id FROM wisp.resources WHERE kind = %s AND id = %s "
+                           "FOR UPDATE", (f"thread:{session.id}", thread.id)) as (admin, release):
+            client.beta.sessions.events.send(session.id, events=[user_message("again")])
+            _answers_while_waiting(served, admin, "FOR UPDATE", lead.id)
+            release()
+        events = wait_for(client, session.id, lambda es: sum(
+            e["type"] == "session.status_idle" for e in es) >= 2)
+        assert [e["content"][0]["text"] for e in events
+                if e["type"] == "agent.message"] == ["42", "42 again"]
+        assert client.beta.sessions.threads.retrieve(thread.id,
+                                                     session_id=session.id).status == "idle"
     finally:
         served.stop()
