@@ -3,9 +3,10 @@ event loop (issue 29): in a process that is API and worker at once (`--role all`
 store call that waits on a lock another connection holds must not stall the API. The
 cases: a turn's mount of the session's files (`turn_setup`, its record of what is
 mounted), the memory tool's write (`memory_tool`), the delegation tool's thread status
-write (`threads`), and the executor's lease heartbeat (`durable.turns`). While the call is seen waiting (`pg_stat_activity`), `GET /v1/agents`
-must be answered; with the call on the event loop the whole process waited with it.
-Once the lock goes, the turn ends as it would have."""
+write (`threads`), and the executor's lease heartbeat (`durable.turns`). While the call
+is seen waiting (`pg_stat_activity`), `GET /v1/agents` must be answered; with the call
+on the event loop the whole process waited with it. Once the lock goes, the turn ends
+as it would have."""
 
 from __future__ import annotations
 
