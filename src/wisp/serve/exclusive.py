@@ -8,32 +8,25 @@ A request that finds the lease held is answered 409 with `x-should-retry: true` 
 SDKs retry it): the holder's work is a few store calls, and waiting here would hold a
 thread of the store's pool. A holder that dies lets go when the lease expires, or at once
 for a worker of its host, which releases the leases of its host's dead processes by
-their host:pid:nonce name (`worker.dead_here`)."""
+their host:pid:nonce name (`holders.dead_here`)."""
 
 from __future__ import annotations
 
-import os
-import secrets
-import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from wisp.serve.holders import worker_name
 from wisp.serve.http import HttpError
 from wisp.serve.store.base import Store
 
 TTL_S = 30.0
 
 
-def holder_name() -> str:
-    """host:pid:nonce, as a worker names itself (`worker.worker_name`)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
-
-
 @contextmanager
 def exclusive(store: Store, key: str, busy: str) -> Iterator[None]:
     """Holds the lease `key` (never a session id: session leases are `sesn_…`) while the
     block runs; 409 saying `busy` when another holds it."""
-    holder = holder_name()
+    holder = worker_name()
     if not store.acquire_lease(key, holder, TTL_S):
         raise HttpError(409, "invalid_request_error", f"{busy}: try again",
                         headers={"x-should-retry": "true"})

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import secrets
-import socket
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -21,6 +18,7 @@ from typing import TYPE_CHECKING
 from wisp.jsontypes import JSON
 from wisp.serve import shapes
 from wisp.serve.driver import SessionDriver
+from wisp.serve.holders import dead_here, worker_name
 from wisp.serve.session_log import Fanout
 from wisp.serve.store.offload import off_loop
 
@@ -166,11 +164,6 @@ class Worker:
                 waiting.cancel()
 
 
-def worker_name() -> str:
-    """host:pid:nonce: a worker of the same host can tell that the holder has died."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
-
-
 def open_driver(store: Store, fanout: Fanout, session_id: str, *, env: Mapping[str, str],
                 housing: Housing, model: Model | None = None, holder: str | None = None
                 ) -> SessionDriver | None:
@@ -208,18 +201,3 @@ def session_records(store: Store, session_id: str) -> tuple[JSON, JSON | None] |
     if session is None or owner is None:
         return None
     return session, store.get("environment", owner, str(session.get("environment_id") or ""))
-
-
-def dead_here(worker: str) -> bool:
-    """Whether `worker` (host:pid:nonce) was a process of this host that is gone."""
-    host, _, rest = worker.partition(":")
-    pid = rest.partition(":")[0]
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False

@@ -21,8 +21,8 @@ from wisp.jsontypes import JSON
 from wisp.serve.durable.previews import SharedFanout
 from wisp.serve.durable.runner import TurnRunner
 from wisp.serve.durable.turns import DurableTurns, TurnClient
+from wisp.serve.holders import worker_name
 from wisp.serve.store.postgres import PostgresStore
-from wisp.serve.worker import worker_name
 
 if TYPE_CHECKING:
     from wisp.serve.containment import Housing

@@ -40,12 +40,12 @@ from typing import Protocol
 from dbos import DBOS, DBOSClient
 
 from wisp.jsontypes import JSON
+from wisp.serve.holders import dead_here, worker_name
 from wisp.serve.session_log import Fanout, SessionLog
 from wisp.serve.shapes import starts_a_turn, stored_client_events
 from wisp.serve.store.offload import off_loop
 from wisp.serve.store.pg_connections import IDLE_IN_TRANSACTION_S
 from wisp.serve.store.postgres import PostgresStore
-from wisp.serve.worker import dead_here, worker_name
 
 TURN_WORKFLOW = "wisp_turn"
 TURN_QUEUE = "wisp_turns"
