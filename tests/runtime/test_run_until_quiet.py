@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.runtime.sinks import Events
 from tests.waits import until
-from wisp.engine.events import Event
 from wisp.engine.outcome import Success
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.quiet import QuietTurn
@@ -22,14 +22,6 @@ from wisp.runtime.runtime import Runtime
 from wisp.testing import ScriptedServer, reply
 
 WAITING = "while [ ! -e go ]; do sleep 0.02; done; echo finished-here"
-
-
-class Events:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
 
 
 @pytest.fixture

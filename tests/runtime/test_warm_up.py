@@ -13,20 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from wisp.engine.events import Event
+from tests.runtime.sinks import Events
 from wisp.engine.outcome import Success
 from wisp.models import body as body_module
 from wisp.runtime.config import RuntimeConfig
 from wisp.runtime.runtime import Runtime
 from wisp.testing import ScriptedServer, reply
-
-
-class Events:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def emit(self, event: Event) -> None:
-        self.events.append(event)
 
 
 @pytest.fixture
