@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 import time
 from pathlib import Path
@@ -109,3 +110,21 @@ def test_duplex_exit_ends_detached_background_jobs(wisp, server, tmp_path):
     assert run.returncode == 0, run.stderr
     background = int(pidfile.read_text())
     assert wait_for(lambda: not pid_alive(background), timeout=5)
+
+
+def test_a_signal_before_the_run_has_started_exits_at_once(wisp, tmp_path):
+    """While MCP servers connect there is no run to end with a result: SIGINT ends wisp
+    (130) and the server it started, however long the server would have kept it."""
+    marker = tmp_path / "server-started"
+    hanging = {"mcpServers": {"hang": {"command": sys.executable, "args": [
+        "-c", f"import pathlib, os, time; pathlib.Path({str(marker)!r}).write_text("
+              "str(os.getpid())); time.sleep(600)"]}}}
+    proc = wisp.spawn("-p", "x", "--output-format", "stream-json", "--verbose",
+                      "--mcp-config", json.dumps(hanging))
+    assert wait_for(lambda: marker.exists() and marker.read_text()), "the MCP server never ran"
+    server_pid = int(marker.read_text())
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=15)
+    assert proc.returncode == 130, (out, err)
+    assert "Traceback" not in err
+    assert wait_for(lambda: not pid_alive(server_pid)), "the MCP server outlived wisp"

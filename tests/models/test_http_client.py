@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 import ssl
-import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 
+from tests.certificates import needs_openssl, self_signed
 from wisp.errors import ModelAPIError, RetryableAPIError, StreamCutError
 from wisp.models import http, pool
 
@@ -265,33 +264,11 @@ def test_read_timeout_from_the_environment() -> None:
     assert http.default_read_timeout({}) == 600.0
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl CLI")
+@needs_openssl
 def test_https_with_sni_against_a_local_tls_server(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    cert, key = self_signed(tmp_path)
     server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     server_context.load_cert_chain(cert, key)
     handler = reply_with(OK_HEAD + b"Content-Length: 6\r\n\r\nsecret")

@@ -49,6 +49,9 @@ def main(argv: list[str] | None = None) -> int:  # noqa: PLR0911  (one return pe
     code = _subcommand(args_list)
     if code is not None:
         return code
+    from wisp.cli.deferred_imports import defer_unused_stdlib
+
+    defer_unused_stdlib()  # asyncio's TLS and introspection modules: loaded when first used
     # Start-up creates ~34,000 long-lived objects (modules, classes, dataclass methods), so
     # cyclic collections during it are pure cost: 43 of them, ~8 ms of a ~115 ms `-p` run.
     # Each entry point calls end_startup() once its engine is built; the `finally` below

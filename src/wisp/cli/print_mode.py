@@ -24,6 +24,7 @@ from wisp.wire import frames
 from wisp.wire.writer import CollectingSink, FrameSink, NDJSONWriter, dumps
 
 if TYPE_CHECKING:
+    from wisp.cli.interrupts import Interrupts
     from wisp.engine.events import ApiRetry, Event, EventSink
     from wisp.engine.outcome import Outcome
     from wisp.project.context import ProjectContext
@@ -48,9 +49,13 @@ def run_print(opts: Options) -> int:
         return not_logged_in(opts, early, early.missing_key)
     import asyncio
 
+    from wisp.cli.interrupts import Interrupts
+
+    interrupts = Interrupts()
     try:
-        return asyncio.run(_run(opts, prompt, early))
+        return asyncio.run(_run(opts, prompt, early, interrupts))
     finally:
+        interrupts.restore()
         end_all_processes()  # tools' leftovers and MCP servers, however the run ended
 
 
@@ -186,7 +191,7 @@ def _clears(prompt: str) -> bool:
     return command is not None and command.name == "clear"
 
 
-async def _run(opts: Options, prompt: str, early: PrintStart) -> int:
+async def _run(opts: Options, prompt: str, early: PrintStart, interrupts: Interrupts) -> int:
     from wisp.launch.setup import runtime_config
     from wisp.runtime.runtime import Runtime
     from wisp.wire.projection import StreamJson
@@ -201,7 +206,7 @@ async def _run(opts: Options, prompt: str, early: PrintStart) -> int:
     projection.internal_frames = os.environ.get("WISP_PROGRESS_FRAMES") == "1"
     watching = opts.output_format != "stream-json"  # retries are frames there
     runtime = Runtime.open(config, RetryNotices(projection) if watching else projection)
-    signalled = _install_interrupt(runtime)
+    signalled = interrupts.arm(runtime)
     if early.mcp_entries:
         await _connect_mcp(runtime, early)
     end_startup()  # main() disabled collection while importing
@@ -341,28 +346,6 @@ async def _connect_mcp(runtime: Runtime, early: PrintStart) -> None:
     await runtime.connect_mcp()
     tools = runtime.mcp.tools(runtime.disabled_tools)
     early.write_init([tool.name for tool in tools], runtime.mcp.init_entries())
-
-
-def _install_interrupt(runtime: Runtime) -> list[int]:
-    """SIGINT/SIGTERM: kill every tool's process group and end the run with a result.
-    A second signal, or one before the run has started (MCP servers connecting), exits
-    at once. Returns the signals received (empty, and so false, until one comes)."""
-    import asyncio
-    import signal  # here, not at the top: a first frame does not need its ~0.7 ms
-
-    loop = asyncio.get_running_loop()
-    received: list[int] = []
-
-    def on_signal(sig: int) -> None:
-        received.append(sig)
-        running = runtime.hard_interrupt()
-        if len(received) > 1 or not running:
-            end_all_processes()
-            os._exit(130)
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, on_signal, sig)
-    return received
 
 
 def _finish(opts: Options, out: FrameSink, result: JSON, outcome: Outcome,

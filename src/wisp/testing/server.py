@@ -31,10 +31,14 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wisp.jsontypes import JSON
 from wisp.testing import openai_wire
+
+if TYPE_CHECKING:
+    import ssl
+
 from wisp.testing.reply import (
     EXHAUSTED,
     Headers,
@@ -64,7 +68,8 @@ class RecordedRequest:
 class ScriptedServer:
     """Serves scripted replies, in order, to `POST /v1/messages` and `POST
     /v1/chat/completions` (one queue, whatever the route). Starts on construction.
-    `models` lists the ids `GET /v1/models` names first, before those seen in requests."""
+    `models` lists the ids `GET /v1/models` names first, before those seen in requests.
+    With `tls` (a server-side context holding a certificate) it speaks HTTPS."""
 
     def __init__(
         self,
@@ -74,6 +79,7 @@ class ScriptedServer:
         port: int = 0,
         verbose: bool = False,
         models: tuple[str, ...] = ("wisp-test",),
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.default = default
         self.verbose = verbose
@@ -85,6 +91,9 @@ class ScriptedServer:
         self._accepted = 0
         self._stopping = threading.Event()
         self._httpd = _HTTPServer((host, port), _Handler, self)
+        self._scheme = "http" if tls is None else "https"
+        if tls is not None:  # handshakes as it accepts, so each connection is TLS from the start
+            self._httpd.socket = tls.wrap_socket(self._httpd.socket, server_side=True)
         # A short poll interval keeps close() fast; serve_forever only checks it between polls.
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
@@ -97,7 +106,7 @@ class ScriptedServer:
     @property
     def url(self) -> str:
         host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{self._scheme}://{host!s}:{port}"
 
     @property
     def openai_url(self) -> str:
