@@ -114,14 +114,14 @@ def test_a_module_already_imported_is_left_alone():
     assert seen == {"same": True}
 
 
-# Runs wisp's entry point and reports, last on stderr, what `inspect` and `ssl` were at
-# the end: absent, a stand-in never used (DeferredModule) or loaded (module).
+# Runs wisp's entry point and reports, last on stderr, what `inspect`, `ssl` and
+# `ipaddress` were at the end: absent, a stand-in never used (DeferredModule) or loaded (module).
 _REPORTING = """
 import json, sys
 from wisp.cli.main import main
 code = main(sys.argv[1:])
 sys.stdout.flush()
-held = {name: sys.modules.get(name) for name in ("inspect", "ssl")}
+held = {name: sys.modules.get(name) for name in ("inspect", "ssl", "ipaddress")}
 sys.stderr.write("\\n" + json.dumps({n: type(m).__name__ if m else None
                                      for n, m in held.items()}) + "\\n")
 sys.exit(code)
@@ -129,7 +129,7 @@ sys.exit(code)
 
 
 def _print_run(wisp: Runner, env: dict[str, str] | None = None) -> tuple[str, dict[str, str]]:
-    """The result of `wisp -p hi` and what `inspect` and `ssl` were at its end."""
+    """The result of `wisp -p hi` and what the deferrable modules were at its end."""
     done = subprocess.run(
         [sys.executable, "-c", _REPORTING, "-p", "hi", "--output-format", "stream-json",
          "--verbose"], cwd=wisp.cwd, env={**wisp.env, **(env or {})}, capture_output=True,
@@ -140,11 +140,12 @@ def _print_run(wisp: Runner, env: dict[str, str] | None = None) -> tuple[str, di
     return frames[-1]["result"], json.loads(done.stderr.splitlines()[-1])
 
 
-def test_a_plain_http_print_run_loads_neither_inspect_nor_ssl(wisp: Runner,
-                                                                server: ScriptedServer):
+def test_a_plain_http_print_run_loads_none_of_the_deferred_modules(wisp: Runner,
+                                                                    server: ScriptedServer):
     """~17% of a `-p` run's instructions (docs/benchmarks.md)."""
     server.script(reply.text("ok"))
-    assert _print_run(wisp) == ("ok", {"inspect": "DeferredModule", "ssl": "DeferredModule"})
+    assert _print_run(wisp) == ("ok", dict.fromkeys(("inspect", "ssl", "ipaddress"),
+                                                   "DeferredModule"))
 
 
 @needs_openssl

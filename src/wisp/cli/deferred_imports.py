@@ -1,10 +1,12 @@
-"""Standard modules that asyncio imports but a run may never use, loaded on first use.
+"""Standard modules that a run imports but may never use, loaded on first use.
 
 `import asyncio` is most of a `wisp -p` run on CPython 3.11. Two of the modules it loads
 at import time are seldom used: `ssl` (~12% of a run's instructions: OpenSSL's libraries,
 plus `asyncio.sslproto`, which reads `ssl` as it loads) is needed only for a TLS
 connection, and a local model server or the test suite speaks plain HTTP; `inspect` (~5%,
-with `ast` and `dis`) only when something inspects a function. Each is replaced in
+with `ast` and `dis`) only when something inspects a function. Before the first frame,
+`pathlib` imports `urllib.parse`, which imports `ipaddress` (~1 ms) for a check of
+bracketed hosts in URLs that wisp's start-up never parses. Each is replaced in
 `sys.modules`, before asyncio loads, by an empty module that loads the real one into
 itself the first time any attribute is read, so `asyncio.base_events.ssl` and a later
 `import ssl` are the same, complete module from then on.
@@ -22,8 +24,8 @@ Only the CLI uses this: it owns its process, unlike `wisp.sdk`, which runs in a 
 
 from __future__ import annotations
 
+import _thread  # not `threading`: this runs before anything else, first frame included
 import sys
-import threading
 import types
 from importlib.machinery import ModuleSpec, PathFinder
 
@@ -42,9 +44,11 @@ DEFERRABLE: dict[str, Deferrable] = {
     "ssl": Deferrable(needs=("_ssl",), classes=("SSLSocket",)),
     "asyncio.sslproto": Deferrable(needs=("_ssl",)),
     "inspect": Deferrable(),
+    # urllib.parse checks bracketed hosts with it; pathlib imports urllib.parse
+    "ipaddress": Deferrable(),
 }
 
-_loading = threading.RLock()
+_loading = _thread.RLock()
 _in_progress: dict[str, int] = {}  # names whose code is running now → the loading thread
 
 
@@ -111,7 +115,7 @@ def defer_unused_stdlib() -> None:
 
 
 def _loading_here(name: str) -> bool:
-    return _in_progress.get(name) == threading.get_ident()
+    return _in_progress.get(name) == _thread.get_ident()
 
 
 def _findable(name: str) -> bool:
@@ -132,7 +136,7 @@ def _load_into(stand_in: DeferredModule) -> None:
         stand_in.__package__ = spec.parent
         sys.modules[name] = stand_in
         assert spec.loader is not None
-        _in_progress[name] = threading.get_ident()
+        _in_progress[name] = _thread.get_ident()
         try:
             spec.loader.exec_module(stand_in)
         finally:
