@@ -24,8 +24,8 @@ Only the CLI uses this: it owns its process, unlike `wisp.sdk`, which runs in a 
 
 from __future__ import annotations
 
-import _thread  # not `threading`: this runs before anything else, first frame included
 import sys
+import threading
 import types
 from importlib.machinery import ModuleSpec, PathFinder
 
@@ -48,7 +48,7 @@ DEFERRABLE: dict[str, Deferrable] = {
     "ipaddress": Deferrable(),
 }
 
-_loading = _thread.RLock()
+_loading = threading.RLock()
 _in_progress: dict[str, int] = {}  # names whose code is running now → the loading thread
 
 
@@ -115,7 +115,7 @@ def defer_unused_stdlib() -> None:
 
 
 def _loading_here(name: str) -> bool:
-    return _in_progress.get(name) == _thread.get_ident()
+    return _in_progress.get(name) == threading.get_ident()
 
 
 def _findable(name: str) -> bool:
@@ -136,7 +136,7 @@ def _load_into(stand_in: DeferredModule) -> None:
         stand_in.__package__ = spec.parent
         sys.modules[name] = stand_in
         assert spec.loader is not None
-        _in_progress[name] = _thread.get_ident()
+        _in_progress[name] = threading.get_ident()
         try:
             spec.loader.exec_module(stand_in)
         finally:
