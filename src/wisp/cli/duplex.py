@@ -15,6 +15,7 @@ from wisp.cli.main import end_startup
 from wisp.launch.options import Options
 
 if TYPE_CHECKING:
+    from wisp.cli.interrupts import LoopSignals
     from wisp.duplex.early import EarlyStart
     from wisp.project.context import ProjectContext
     from wisp.settings.loader import Settings
@@ -31,11 +32,16 @@ def run_duplex(opts: Options) -> int:
     project = open_project(opts.runtime, env, settings)  # memory, agents, skills, plugins
     early = begin(opts, env, settings, project=project)
     import asyncio
+    import signal
 
+    from wisp.cli.interrupts import LoopSignals, exit_at_once
     from wisp.sessions.resume import SessionNotFound
 
+    # Until the session serves, SIGTERM (an SDK done with us) and SIGINT just end it.
+    signals = LoopSignals((signal.SIGTERM, signal.SIGINT),
+                          lambda sig: exit_at_once(143 if sig == signal.SIGTERM else 130)(sig))
     try:
-        code = asyncio.run(_serve(opts, settings, early, project))
+        code = asyncio.run(_serve(opts, settings, early, project, signals))
     except SessionNotFound as exc:
         from wisp.cli.print_mode import start_failed
 
@@ -64,12 +70,12 @@ def _say_if_not_logged_in(opts: Options, settings: Settings, env: dict[str, str]
 
 
 async def _serve(opts: Options, settings: Settings, early: EarlyStart,
-                 project: ProjectContext) -> int:
+                 project: ProjectContext, signals: LoopSignals) -> int:
     import asyncio
     import signal
 
+    from wisp.cli.interrupts import exit_at_once
     from wisp.duplex.server import DuplexServer
-    from wisp.tools.reaper import end_all_processes
 
     server = DuplexServer(opts, dict(os.environ), settings, project=project)
     loop = asyncio.get_running_loop()
@@ -82,14 +88,15 @@ async def _serve(opts: Options, settings: Settings, early: EarlyStart,
     loop.call_soon(preload_engine)
     loop.call_soon(end_startup)
 
-    def on_term() -> None:
+    def on_term(sig: int) -> None:
         # The SDKs send SIGTERM when they are done with us: stop tools and leave quietly.
-        end_all_processes()
         sys.stdout.flush()
-        os._exit(143)
+        exit_at_once(143)(sig)
 
-    loop.add_signal_handler(signal.SIGTERM, on_term)
-    loop.add_signal_handler(signal.SIGINT, server.interrupt)
+    def on_int(_sig: int) -> None:
+        server.interrupt()  # the turn ends; the session goes on
+
+    signals.route({signal.SIGTERM: on_term, signal.SIGINT: on_int})
     try:
         return await server.serve(early)
     finally:
