@@ -170,7 +170,7 @@ class DelegateTool(Tool):
         name = str(agent["name"])
         self.parent.log.emit(thread_shapes.message_sent(thread["id"], name, message))
         await self._set(thread, "running")
-        child = self._child(thread)
+        child = await self._child(thread)
         try:
             child.log.emit(thread_shapes.message_received(self.parent.session_id, None,
                                                           message))
@@ -187,7 +187,7 @@ class DelegateTool(Tool):
             await self._set(thread, "idle")
         return answer
 
-    def _child(self, thread: ThreadDocument) -> SessionDriver:
+    async def _child(self, thread: ThreadDocument) -> SessionDriver:
         from wisp.serve import skill_mount
 
         parent = self.parent
@@ -197,8 +197,9 @@ class DelegateTool(Tool):
             housing=parent.housing, model=parent.model, billed_to=parent.billed_to)
         child.mcp.share_vaults(parent.mcp)
         # Its skills were mounted with the coordinator's (same workspace): offered here.
-        skill_mount.offer(child.opened(), parent.store, self.owner, thread["agent"],
-                          parent.workspace)
+        # Both read the store off the event loop (`opened`, `offer`).
+        await skill_mount.offer(await child.opened(), parent.store, self.owner,
+                                thread["agent"], parent.workspace)
         return child
 
 

@@ -1,0 +1,103 @@
+"""A durable turn's step makes its store calls off `wisp serve`'s event loop (issue 29,
+item 5): taking the session's lease (`durable.runner`), loading the session's driver
+(`worker.load_driver`), and reading the files a client's tool result names
+(`file_sources`, from `SessionDriver.client_call`). In a process that is API and worker
+at once (`--role all`), such a call that waits on a lock must not stall the API: while
+it is seen waiting (`pg_stat_activity`), a request is still answered. Made on the event
+loop, the whole process waited with it.
+
+The lease is taken with a write (held back by a row lock). The other two are plain reads
+of `resources`, which only a table lock holds back, the API's reads too: the lease is
+the gate (the step waits on it while `resources` is locked), and the probe is a request
+answered without the store (`tests/serve/pg/locks.py`)."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+from tests.serve.harness import Served, cloud_setup, idle_end_turn, user_message, wait_for
+from tests.serve.pg.locks import (
+    answered_without_store,
+    answers_while_waiting,
+    asking_for_table,
+    holding,
+    waiting,
+)
+from tests.waits import wait_until
+from wisp.testing import ScriptedServer, reply
+
+OWNER_OF = "SELECT owner FROM resources WHERE kind = $1 AND id = $2"  # `Store.owner_of`
+LEASE = "INSERT INTO leases"  # `Store.acquire_lease`
+CUSTOM = {"type": "custom", "name": "snapshot", "description": "A picture of the screen",
+          "input_schema": {"type": "object", "properties": {}}}
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+
+
+def _texts(events: list[dict[str, Any]]) -> list[str]:
+    return [e["content"][0]["text"] for e in events if e["type"] == "agent.message"]
+
+
+def test_a_steps_lease_and_driver_load_waiting_on_locks_do_not_stall_the_api(
+        tmp_path: Path, server: ScriptedServer, dsn: str) -> None:
+    """Another transaction inserts the session's lease first, so the step's own insert
+    of it waits; meanwhile `resources` is locked, then the lease let go: the step's
+    load of the session's driver waits."""
+    server.script(reply.text("hello"))
+    served = Served(tmp_path, server, "--role", "all", store=dsn).start()
+    try:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        with holding(dsn, "INSERT INTO wisp.leases VALUES (%s, 'someone', "
+                          "extract(epoch FROM clock_timestamp()) + 60)", (session.id,)) as (
+                admin, let_lease_go):
+            client.beta.sessions.events.send(session.id, events=[user_message("hi")])
+            answers_while_waiting(served, admin, LEASE, agent.id)
+            with asking_for_table(dsn, "resources") as let_resources_go:
+                let_lease_go()
+                answered_without_store(served, admin, OWNER_OF)
+                let_resources_go()
+        events = wait_for(client, session.id, idle_end_turn)
+        assert _texts(events) == ["hello"]
+    finally:
+        served.stop()
+
+
+def test_reading_a_client_tool_results_files_waiting_on_a_lock_does_not_stall_the_api(
+        tmp_path: Path, server: ScriptedServer, dsn: str) -> None:
+    """The turn waits on a custom tool's result, an uploaded image. The session's lease
+    row is locked, so the step that takes the result up waits for the lease; meanwhile
+    `resources` is locked, then the lease let go: the read of the image's file waits."""
+    server.script(reply.tool_use("snapshot", {}), reply.text("seen"))
+    served = Served(tmp_path, server, "--role", "all", store=dsn).start()
+    try:
+        client = served.client()
+        agent, environment = cloud_setup(client, tools=[CUSTOM])
+        image = client.beta.files.upload(file=("shot.png", PNG, "image/png"))
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[user_message("look")])
+        events = wait_for(client, session.id, lambda es: any(
+            e["type"] == "session.status_idle" for e in es))
+        use = next(e for e in events if e["type"] == "agent.custom_tool_use")
+        with holding(dsn, "SELECT session_id FROM wisp.leases WHERE session_id = %s "
+                          "FOR UPDATE", (session.id,)) as (admin, let_lease_go):
+            client.beta.sessions.events.send(session.id, events=[{
+                "type": "user.custom_tool_result", "custom_tool_use_id": use["id"],
+                "content": [{"type": "image",
+                             "source": {"type": "file", "file_id": image.id}}]}])
+            wait_until(lambda: waiting(admin, LEASE), "the step to wait for the lease")
+            with asking_for_table(dsn, "resources") as let_resources_go:
+                let_lease_go()
+                answered_without_store(served, admin, OWNER_OF)
+                let_resources_go()
+        events = wait_for(client, session.id, idle_end_turn)
+        assert _texts(events) == ["seen"]
+        [result] = [b for b in server.requests[-1].body["messages"][-1]["content"]
+                    if b["type"] == "tool_result"]
+        assert result["content"] == [{"type": "image", "source": {  # the file's bytes
+            "type": "base64", "media_type": "image/png",
+            "data": base64.b64encode(PNG).decode()}}]
+    finally:
+        served.stop()
