@@ -157,3 +157,45 @@ def test_a_delegates_opening_and_skills_waiting_on_locks_do_not_stall_the_api(
         assert "pdf-notes" in str(thread_request.get("tools"))
     finally:
         served.stop()
+
+
+def test_a_delegate_interrupted_while_it_opens_leaves_its_thread_idle(
+        tmp_path: Path, server: ScriptedServer, dsn: str) -> None:
+    """The delegate's opening waits on the locked conversation (as above) when the
+    coordinator is interrupted: the delegation ends, and its thread is not left marked
+    `running` (the opening awaits now, so the interrupt can come in there)."""
+    delegate = reply.tool_use("delegate_to_agent", {"agent": "researcher", "message": "X?"})
+    server.script(delegate, reply.text("X is 42"), reply.text("42"), delegate)
+    served = Served(tmp_path, server, "--role", "all", store=dsn).start()
+    try:
+        client = served.client()
+        helper = client.beta.agents.create(name="researcher", model="claude-sonnet-4-5")
+        lead = client.beta.agents.create(name="lead", model="claude-sonnet-4-5",
+                                         multiagent={"type": "coordinator",
+                                                     "agents": [helper.id]})
+        _, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=lead.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[user_message("X?")])
+        wait_for(client, session.id, idle_end_turn)
+        [thread] = list(client.beta.sessions.threads.list(session.id))
+        with holding(dsn, "SELECT id FROM wisp.resources WHERE kind = %s AND id = %s "
+                          "FOR UPDATE", (f"thread:{session.id}", thread.id)) as (
+                admin, let_thread_go):
+            client.beta.sessions.events.send(session.id, events=[user_message("again")])
+            wait_until(lambda: waiting(admin, "FOR UPDATE"), "the thread's status write")
+            with holding_table(dsn, "conversation") as let_conversation_go:
+                let_thread_go()
+                wait_until(lambda: waiting(admin, CONVERSATION_READ), "the delegate to open")
+                client.beta.sessions.events.send(session.id,
+                                                 events=[{"type": "user.interrupt"}])
+                wait_for(client, session.id, lambda es: any(
+                    e["type"] == "user.interrupt" and e["processed_at"] for e in es))
+                let_conversation_go()
+        wait_for(client, session.id, lambda es: sum(
+            e["type"] == "session.status_idle" for e in es) >= 2)
+        wait_until(lambda: client.beta.sessions.threads.retrieve(
+            thread.id, session_id=session.id).status == "idle", "the thread to be idle")
+        events = [e.model_dump() for e in client.beta.sessions.events.list(session.id)]
+        assert _texts(events) == ["42"]  # the second delegation gave no answer
+    finally:
+        served.stop()
