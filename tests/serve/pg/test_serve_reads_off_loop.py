@@ -1,7 +1,8 @@
 """A turn's store reads are off `wisp serve`'s event loop (issue 29, item 5): opening a
 session's runtime (`SessionDriver.opened`: its conversation, its memory and delegation
-tools), an outcome's read of its `user.define_outcome` before grading (`outcomes`), and
-a delegate thread's opening and its skills (`threads`, `skill_mount.offer`). In a
+tools), an outcome's read of its `user.define_outcome` before grading (`outcomes`), a
+delegate thread's opening and its skills (`threads`, `skill_mount.offer`), and the
+vault token an MCP tool call is made with (`session_mcp`). In a
 process that is API and worker at once (`--role all`), such a read that waits on a lock
 must not stall the API: while it is seen waiting (`pg_stat_activity`), a request is
 still answered. Made on the event loop, the whole process waited with it.
@@ -31,12 +32,14 @@ from tests.serve.pg.locks import (
     waiting,
 )
 from tests.serve.skill_scenarios import NOTES
+from tests.serve.vault_scenarios import ENV, TOKEN, guarded_mcp_server, mcp_agent
 from tests.waits import wait_until
 from wisp.testing import ScriptedServer, reply
 
 CONVERSATION_READ = "SELECT message FROM conversation"
 EVENTS_READ = "SELECT e.first_seq"  # `Store.events`
 GET = "SELECT doc FROM resources WHERE kind = $1 AND owner = $2 AND id = $3"  # `Store.get`
+OWNER_OF = "SELECT owner FROM resources WHERE kind = $1 AND id = $2"  # `Store.owner_of`
 
 
 def _texts(events: list[dict[str, Any]]) -> list[str]:
@@ -198,4 +201,47 @@ def test_a_delegate_interrupted_while_it_opens_leaves_its_thread_idle(
         events = [e.model_dump() for e in client.beta.sessions.events.list(session.id)]
         assert _texts(events) == ["42"]  # the second delegation gave no answer
     finally:
+        served.stop()
+
+
+def _model_requests(server: ScriptedServer) -> int:
+    return sum(r.path.partition("?")[0].endswith("/v1/messages") for r in server.requests)
+
+
+def test_an_mcp_calls_token_read_waiting_on_a_lock_does_not_stall_the_api(
+        tmp_path: Path, server: ScriptedServer, dsn: str) -> None:
+    """Before each call of an MCP tool, the token is read from the session's vault. The
+    gate: the model's answer (the call) is held while `resources` is locked; then the
+    call's read of the session's owner waits."""
+    call = threading.Event()
+
+    def called_when_let(body: dict[str, Any]) -> reply.Reply:
+        call.wait(ANSWER_WITHIN_S * 3)
+        return reply.tool_use("mcp__calc__add", {"a": 2, "b": 3})
+
+    server.script(reply.dynamic(called_when_let), reply.text("five"))
+    served = Served(tmp_path, server, "--role", "all", store=dsn, env=ENV).start()
+    try:
+        with guarded_mcp_server() as mcp:
+            client = served.client()
+            url = mcp.url("/mcp")
+            vault = client.beta.vaults.create(display_name="mcp")
+            client.beta.vaults.credentials.create(vault.id, auth={
+                "type": "static_bearer", "mcp_server_url": url, "token": TOKEN})
+            agent, environment = mcp_agent(client, url)
+            session = client.beta.sessions.create(
+                agent=agent.id, environment_id=environment.id, vault_ids=[vault.id])
+            client.beta.sessions.events.send(session.id, events=[user_message("add")])
+            wait_until(lambda: _model_requests(server) == 1, "the agent's model request")
+            with holding_table(dsn, "resources") as let_resources_go, \
+                    psycopg.connect(dsn, autocommit=True) as admin:
+                call.set()
+                answered_without_store(served, admin, OWNER_OF)
+                let_resources_go()
+            events = wait_for(client, session.id, idle_end_turn)
+        [result] = [e for e in events if e["type"] == "agent.mcp_tool_result"]
+        assert result["is_error"] is False and "5" in str(result["content"])
+        assert _texts(events) == ["five"]
+    finally:
+        call.set()
         served.stop()
