@@ -1,7 +1,8 @@
 """A durable turn's step makes its store calls off `wisp serve`'s event loop (issue 29,
 item 5): taking the session's lease (`durable.runner`), loading the session's driver
-(`worker.load_driver`), and reading the files a client's tool result names
-(`file_sources`, from `SessionDriver.client_call`). In a process that is API and worker
+(`worker.load_driver`), reading the files a client's tool result names (`file_sources`,
+from `SessionDriver.client_call`), and the reads of a turn taken over from another
+worker (`recovery.resume`: the conversation, the log). In a process that is API and worker
 at once (`--role all`), such a call that waits on a lock must not stall the API: while
 it is seen waiting (`pg_stat_activity`), a request is still answered. Made on the event
 loop, the whole process waited with it.
@@ -30,6 +31,8 @@ from wisp.testing import ScriptedServer, reply
 
 OWNER_OF = "SELECT owner FROM resources WHERE kind = $1 AND id = $2"  # `Store.owner_of`
 LEASE = "INSERT INTO leases"  # `Store.acquire_lease`
+CONVERSATION_READ = "SELECT message FROM conversation"
+EVENTS_READ = "SELECT e.first_seq"  # `Store.events`
 CUSTOM = {"type": "custom", "name": "snapshot", "description": "A picture of the screen",
           "input_schema": {"type": "object", "properties": {}}}
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
@@ -101,3 +104,47 @@ def test_reading_a_client_tool_results_files_waiting_on_a_lock_does_not_stall_th
             "data": base64.b64encode(PNG).decode()}}]
     finally:
         served.stop()
+
+
+def test_a_turn_taken_over_reads_its_conversation_and_log_off_the_loop(
+        tmp_path: Path, server: ScriptedServer, dsn: str) -> None:
+    """A turn waits on a custom tool when its worker stops (SIGTERM); another process
+    takes it over when the answer comes, and resumes it from the store. The lease is
+    the gate (its row inserted by another transaction); meanwhile the conversation is
+    locked, then the lease let go: the resume's read of the conversation waits. Then
+    `latest` is locked and the conversation let go: its look for a logged answer waits."""
+    server.script(reply.tool_use("snapshot", {}), reply.text("seen"))
+    first = Served(tmp_path / "first", server, "--role", "all", store=dsn).start()
+    second: Served | None = None
+    try:
+        client = first.client()
+        agent, environment = cloud_setup(client, tools=[CUSTOM])
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[user_message("look")])
+        events = wait_for(client, session.id, lambda es: any(
+            e["type"] == "session.status_idle" for e in es))
+        use = next(e for e in events if e["type"] == "agent.custom_tool_use")
+        second = Served(tmp_path / "second", server, "--role", "all", store=dsn).start()
+        assert first.stop() == 0
+        client = second.client()
+        with holding(dsn, "INSERT INTO wisp.leases VALUES (%s, 'someone', "
+                          "extract(epoch FROM clock_timestamp()) + 60)", (session.id,)) as (
+                admin, let_lease_go):
+            client.beta.sessions.events.send(session.id, events=[{
+                "type": "user.custom_tool_result", "custom_tool_use_id": use["id"],
+                "content": [{"type": "text", "text": "a blue square"}]}])
+            wait_until(lambda: waiting(admin, LEASE), "the step to wait for the lease")
+            with asking_for_table(dsn, "conversation") as let_conversation_go:
+                let_lease_go()
+                answers_while_waiting(second, admin, CONVERSATION_READ, agent.id)
+                with asking_for_table(dsn, "latest") as let_latest_go:
+                    let_conversation_go()
+                    answers_while_waiting(second, admin, EVENTS_READ, agent.id)
+                    let_latest_go()
+        events = wait_for(client, session.id, idle_end_turn)
+        assert _texts(events) == ["seen"]
+        assert "a blue square" in str(server.requests[-1].body["messages"][-1])
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
