@@ -1,5 +1,6 @@
 """A durable turn's step makes its store calls off `wisp serve`'s event loop (issue 29,
-item 5): taking the session's lease (`durable.runner`), loading the session's driver
+item 5): taking the session's lease and letting it go (`durable.runner`), loading the
+session's driver
 (`worker.load_driver`), reading the files a client's tool result names (`file_sources`,
 from `SessionDriver.client_call`), and the reads of a turn taken over from another
 worker (`recovery.resume`: the conversation, the log). In a process that is API and worker
@@ -15,11 +16,15 @@ answered without the store (`tests/serve/pg/locks.py`)."""
 from __future__ import annotations
 
 import base64
+import threading
 from pathlib import Path
 from typing import Any
 
+import psycopg
+
 from tests.serve.harness import Served, cloud_setup, idle_end_turn, user_message, wait_for
 from tests.serve.pg.locks import (
+    ANSWER_WITHIN_S,
     answered_without_store,
     answers_while_waiting,
     asking_for_table,
@@ -148,3 +153,42 @@ def test_a_turn_taken_over_reads_its_conversation_and_log_off_the_loop(
         first.stop()
         if second is not None:
             second.stop()
+
+
+def test_a_steps_lease_release_waiting_on_a_lock_does_not_stall_the_api(
+        tmp_path: Path, server: ScriptedServer, dsn: str) -> None:
+    """While the turn's model request is held, the session's lease row is locked against
+    its deletion (`FOR KEY SHARE`: the turn's fenced writes and lease renewals still go
+    through), so the step's release of the lease at the turn's end waits."""
+    answer = threading.Event()
+
+    def answered_when_let(body: dict[str, Any]) -> reply.Reply:
+        answer.wait(ANSWER_WITHIN_S * 3)
+        return reply.text("hello")
+
+    server.script(reply.dynamic(answered_when_let))
+    served = Served(tmp_path, server, "--role", "all", store=dsn).start()
+    try:
+        client = served.client()
+        agent, environment = cloud_setup(client)
+        session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
+        client.beta.sessions.events.send(session.id, events=[user_message("hi")])
+        wait_until(lambda: server.requests, "the turn's model request")
+        with holding(dsn, "SELECT session_id FROM wisp.leases WHERE session_id = %s "
+                          "FOR KEY SHARE", (session.id,)) as (admin, let_lease_go):
+            answer.set()
+            answers_while_waiting(served, admin, "DELETE FROM leases", agent.id)
+            events = wait_for(client, session.id, idle_end_turn)  # the turn ended before
+            let_lease_go()
+        assert _texts(events) == ["hello"]
+        wait_until(lambda: not _leases(dsn, session.id), "the lease to be let go")
+    finally:
+        answer.set()
+        served.stop()
+
+
+def _leases(dsn: str, session_id: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute("SELECT count(*) FROM wisp.leases WHERE session_id = %s",
+                           (session_id,)).fetchone()
+    return int(row[0]) if row else 0
