@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from wisp.jsontypes import JSON
-from wisp.serve import budget, ending, file_sources, memory_tool, shapes, threads, turn_setup
+from wisp.serve import budget, ending, file_sources, shapes, turn_setup
 from wisp.serve.outcomes import Outcomes
 from wisp.serve.projection import SessionProjection
 from wisp.serve.recovery import result_of
@@ -76,40 +77,15 @@ class SessionDriver:
         self.status = str(session.get("status") or "idle")
         self.seen: set[str] = set()  # client events already taken in hand
         self.changed = asyncio.Event()  # set at each status change (see `settle`)
+        self._opening = asyncio.Lock()  # held while the runtime is opened (`opened`)
         self.fenced = False  # the lease was lost: this driver writes no more
         self.mcp = SessionMcp(store, session, agent, environment, env=self.env, log=self.log,
                               plan=self.plan)
 
     # Building the runtime -----------------------------------------------------------------
 
-    def _open(self) -> Runtime:
-        from wisp.runtime.config import RuntimeConfig
-        from wisp.runtime.runtime import Runtime
-        from wisp.serve.operator_policy import operator_policy
-
-        conversation = self.store.conversation(self.session_id)
-        projection = SessionProjection(self.log, self.plan.route, len(conversation),
-                                       self.plan.mcp_call)
-        sandbox = None
-        if self.housing is not None and not self.plan.self_hosted:
-            sandbox = self.housing.sandbox(self.workspace, self.env, self.environment)
-        # The store keeps the conversation and the session log records it; the tools
-        # are the agent's, not wisp's built-ins.
-        config = RuntimeConfig(
-            cwd=self.workspace, env=self.env, model=_model_id(self.agent),
-            system_prompt=self.agent.get("system") or None, tools=(),
-            allowed_tools=self.plan.allow_rules(self.workspace),
-            permission_mode="acceptEdits", permission_mode_set=True,
-            no_session_persistence=True, include_partial_messages=True,
-            setting_sources=(), settings=operator_policy(self.env),
-            history=conversation, recorder=projection, host_tools=self._tools(),
-            sandbox=sandbox)
-        runtime = Runtime.open(config, projection, model=self.model)
-        projection.on_status = self.set_status
-        self.projection = projection
-        return runtime
-
-    def _tools(self) -> dict[str, Tool]:
+    def host_tools(self, stored_tools: dict[str, Tool]) -> dict[str, Tool]:
+        """The runtime's tools; `stored_tools` are those made from the store."""
         from wisp.serve.toolset import DESCRIPTIONS, SCHEMAS
         from wisp.tools.registry import builtin_tools
 
@@ -125,8 +101,7 @@ class SessionDriver:
                                          self.client_call)
         for custom in self.plan.custom:
             tools[str(custom["name"])] = ClientTool(custom, "custom", self.client_call)
-        tools.update(memory_tool.tools_for(self.store, self.session_id, self.document()))
-        tools.update(threads.tools_for(self))
+        tools.update(stored_tools)
         # A tool runs once the log has its call (written off the loop, in order).
         return {name: WrittenFirst(self.gated(name, tool), self.log.flush)
                 for name, tool in tools.items()}
@@ -196,7 +171,7 @@ class SessionDriver:
 
     async def _run(self, prompt: TurnStarter | list[JSON] | str) -> None:
         await turn_setup.follow_agent_updates(self)
-        self.opened()
+        await self.opened()
         await turn_setup.prepare(self)
         event = None if isinstance(prompt, (list, str)) else prompt
         content = prompt if event is None else self._content(event)
@@ -227,7 +202,7 @@ class SessionDriver:
     async def once(self, content: list[JSON] | str) -> Outcome | None:
         """One run of the engine on `content`, its failure reported; None when it raised
         (reported too)."""
-        runtime = self.opened()
+        runtime = await self.opened()
         try:
             outcome = await runtime.run_prompt(content)
         except LeaseLost:
@@ -248,14 +223,14 @@ class SessionDriver:
         as any turn working toward an outcome."""
         from wisp.engine.outcome import Success
 
-        self.opened()
+        await self.opened()
         await self.outcomes.pursue(Success(""))
         await self._end_turn()
 
     async def within_budget(self) -> bool:
         """Gives the turn what the session's budget leaves (the engine stops before a
         model request past it); False, with `budget_reached` due, when nothing is left."""
-        runtime = self.opened()
+        runtime = await self.opened()
         doc = await budget.billed(self)
         left = None if doc is None else budget.remaining(doc)
         runtime.spend_at_most(left)
@@ -293,7 +268,7 @@ class SessionDriver:
         await self.log.flush()
 
     async def account_usage(self) -> None:
-        await budget.account(self, _model_id(self.agent) or "")
+        await budget.account(self, model_id(self.agent) or "")
 
     def _interrupt(self) -> None:
         if self.runtime is not None and self.busy:
@@ -369,11 +344,16 @@ class SessionDriver:
 
         await resume(self)
 
-    def opened(self) -> Runtime:
-        """The session's runtime, opened if it is not yet."""
-        if self.runtime is None:
-            self.runtime = self._open()
-        return self.runtime
+    async def opened(self) -> Runtime:
+        """The session's runtime, opened if it is not yet. Its store reads are made off
+        the event loop (on PostgreSQL a long conversation, or a lock wait, would stall
+        the process), after the log's queued writes: the conversation as the last turn
+        left it. Once only when callers come together (recovered calls run at once)."""
+        async with self._opening:
+            if self.runtime is None:
+                stored = await self.log.call(functools.partial(turn_setup.stored_parts, self))
+                self.runtime = turn_setup.open_runtime(self, *stored)
+            return self.runtime
 
     async def close(self) -> None:
         """Lets the session go (shutdown, a lost lease, a deleted session). The log stays
@@ -389,7 +369,7 @@ class SessionDriver:
             await self.log.flush()
 
 
-def _model_id(agent: shapes.SessionAgent) -> str | None:
+def model_id(agent: shapes.SessionAgent) -> str | None:
     model = agent.get("model")
     if isinstance(model, dict):
         return str(model.get("id")) if model.get("id") else None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -144,7 +145,8 @@ class Outcomes:
         """One evaluation cycle: its spans, the entry's new state, and what the agent is
         told next (None: nothing, the outcome is over)."""
         outcome_id, iteration = str(active["outcome_id"]), int(active["iteration"])
-        event = self._event(outcome_id)
+        event = await self.driver.log.call(functools.partial(
+            outcome_event, self.driver.store, self.driver.session_id, outcome_id))
         self._change(outcome_id, result="evaluating")
         [start] = self.driver.log.emit(outcome_shapes.outcome_evaluation_start(
             outcome_id, iteration))
@@ -158,7 +160,7 @@ class Outcomes:
             # The grader's cost is the session's: in its usage, and in the ledger the
             # budget of the turn's next model requests is checked against.
             self.driver.projection.usages.append(verdict.usage)
-            session = self.driver.opened().session
+            session = (await self.driver.opened()).session
             session.usage.add(session.model, verdict.usage)
         if result == "needs_revision":
             self._change(outcome_id, result="running", iteration=iteration + 1,
@@ -172,7 +174,7 @@ class Outcomes:
         request is a verdict too (`interrupted`, `failed`)."""
         from wisp.errors import ModelAPIError
 
-        runtime = self.driver.opened()
+        runtime = await self.driver.opened()
         asked = grader.request(runtime.session.model, str(event["description"]),
                                str((event.get("rubric") or {}).get("content") or ""),
                                list(runtime.conversation))
@@ -220,12 +222,14 @@ class Outcomes:
                     outcome_shapes.outcome_changed(doc, outcome_id, **fields)))
         self.driver.log.later(change)
 
-    def _event(self, outcome_id: str) -> JSON:
-        """The outcome's `user.define_outcome` as logged (its rubric, max_iterations)."""
-        page = self.driver.store.events(self.driver.session_id, limit=1000, page=None,
-                                        types=[OUTCOME], order="desc")
-        return next((e for e in page.items if e.get("outcome_id") == outcome_id),
-                    {"description": "", "rubric": {}, "max_iterations": 1})
+
+def outcome_event(store: Store, session_id: str, outcome_id: str) -> JSON:
+    """The outcome's `user.define_outcome` as logged (its rubric, max_iterations). A
+    store call (it runs off the event loop, in order with the driver's writes: `_evaluate`
+    reads it through the log's `call`); the log may be long."""
+    page = store.events(session_id, limit=1000, page=None, types=[OUTCOME], order="desc")
+    return next((e for e in page.items if e.get("outcome_id") == outcome_id),
+                {"description": "", "rubric": {}, "max_iterations": 1})
 
 
 # The API's side: outcomes as they are defined ------------------------------------------

@@ -100,7 +100,7 @@ async def _recovered_cloud_result(driver: SessionDriver, event_id: str, policy: 
         driver, ("user.tool_confirmation",), event_id) is None
     if str(call.get("name")) in IDEMPOTENT or never_started:
         # Logged as the call's `agent.tool_result`.
-        return await driver.opened().run_tool_call(call)
+        return await (await driver.opened()).run_tool_call(call)
     driver.log.emit(shapes.agent_tool_result(event_id, INTERRUPTED_RESULT, is_error=True))
     return tool_result_block(tool_use_id, ToolResult.error(INTERRUPTED_RESULT))
 

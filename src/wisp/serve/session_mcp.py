@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from wisp.jsontypes import JSON
 from wisp.mcp.client import McpServer, McpTool, mcp_tool_name
 from wisp.serve import egress, shapes
+from wisp.serve.store.offload import off_loop
 from wisp.serve.vaults import Vaults
 from wisp.tools.base import ToolContext, ToolResult
 
@@ -105,8 +106,13 @@ class SessionMcp:
         owner = self.store.owner_of("session", self.vaults_of)
         return None if owner is None else Vaults(self.store, owner)
 
-    def token(self, url: str) -> str:
-        """The vaults' token for `url` now; `LookupError` saying why there is none."""
+    async def token(self, url: str) -> str:
+        """The vaults' token for `url` now; `LookupError` saying why there is none. Read
+        off the event loop (`off_loop`): the session's owner, its vaults, a credential
+        and its secret are store reads, each a round trip on PostgreSQL."""
+        return await off_loop(self.store, self._token, url)
+
+    def _token(self, url: str) -> str:
         vaults = self._vaults()
         if vaults is None:
             raise LookupError("the session is gone")
@@ -139,7 +145,7 @@ class SessionMcp:
             self.failed("mcp_connection_failed_error", name, f"{url}: {refusal}")
             return None
         try:
-            token: str | None = self.token(url)
+            token: str | None = await self.token(url)
             missing = ""
         except LookupError as exc:
             token, missing = None, f" ({exc})"
@@ -183,7 +189,7 @@ class ServedMcpTool(McpTool):
 
         name = self.server.name
         try:
-            token: str | None = self.owner.token(self.url)
+            token: str | None = await self.owner.token(self.url)
         except LookupError as exc:
             if name in self.owner.with_token:
                 message = f"MCP server {name} ({self.url}): {exc}"

@@ -27,6 +27,7 @@ from wisp.serve.shapes import SkillVersionDocument
 from wisp.serve.shapes.skills import skill_folder
 from wisp.serve.skills import Skills, runnable
 from wisp.serve.store.base import Store
+from wisp.serve.store.offload import off_loop
 from wisp.tools.base import ToolContext, ToolResult
 from wisp.tools.skill import SkillTool
 
@@ -64,11 +65,13 @@ def mount_all(store: Store, owner: str, agent: Mapping[str, Any],
     return found_skills(store, owner, agent, workspace)
 
 
-def offer(runtime: Runtime | None, store: Store, owner: str, agent: Mapping[str, Any],
-          workspace: Path) -> None:
-    """The Skill tool over `agent`'s skills (already mounted), their folders read-only."""
+async def offer(runtime: Runtime | None, store: Store, owner: str,
+                agent: Mapping[str, Any], workspace: Path) -> None:
+    """The Skill tool over `agent`'s skills (already mounted), their folders read-only.
+    The skills are read off the event loop (`off_loop`: round trips on PostgreSQL)."""
     if runtime is not None:
-        give(runtime, found_skills(store, owner, agent, workspace), workspace)
+        found = await off_loop(store, found_skills, store, owner, agent, workspace)
+        give(runtime, found, workspace)
 
 
 def found_skills(store: Store, owner: str, agent: Mapping[str, Any],

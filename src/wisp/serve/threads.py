@@ -172,6 +172,7 @@ class DelegateTool(Tool):
         await self._set(thread, "running")
         child = self._child(thread)
         try:
+            await self._open(child, thread)
             child.log.emit(thread_shapes.message_received(self.parent.session_id, None,
                                                           message))
             # The session's budget covers its threads: the coordinator's spend so far is
@@ -188,18 +189,23 @@ class DelegateTool(Tool):
         return answer
 
     def _child(self, thread: ThreadDocument) -> SessionDriver:
-        from wisp.serve import skill_mount
-
         parent = self.parent
         child = type(parent)(
             parent.store, parent.log.fanout, {"id": thread["id"], "status": "idle"},
             thread["agent"], parent.environment, env=parent.env, workspace=parent.workspace,
             housing=parent.housing, model=parent.model, billed_to=parent.billed_to)
         child.mcp.share_vaults(parent.mcp)
-        # Its skills were mounted with the coordinator's (same workspace): offered here.
-        skill_mount.offer(child.opened(), parent.store, self.owner, thread["agent"],
-                          parent.workspace)
         return child
+
+    async def _open(self, child: SessionDriver, thread: ThreadDocument) -> None:
+        """The delegate's runtime, with its skills: they were mounted with the
+        coordinator's (same workspace), and are offered here. Both read the store off
+        the event loop (`opened`, `offer`); awaited inside `_delegate`'s `try`, so an
+        interrupt meanwhile still closes the delegate and marks its thread idle."""
+        from wisp.serve import skill_mount
+
+        await skill_mount.offer(await child.opened(), self.parent.store, self.owner,
+                                thread["agent"], self.parent.workspace)
 
 
 def _last_message(store: Store, thread_id: str) -> str:

@@ -1,4 +1,5 @@
-"""What a served turn needs before its first model request: the agent as the session has
+"""What a served turn needs before its first model request: its runtime opened (the
+store read off the event loop, `stored_parts`), the agent as the session has
 it now (`sessions.update`), the session's file resources and its agent's skills mounted
 (read-only), its memory tool as its resources are now, and its agent's MCP servers
 connected (`wisp.serve.session_mcp`)."""
@@ -10,8 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from wisp.jsontypes import JSON
 from wisp.project.skills import Skill
-from wisp.serve import memory_tool, shapes, skill_mount
+from wisp.serve import memory_tool, shapes, skill_mount, threads
+from wisp.serve.projection import SessionProjection
 from wisp.serve.resources import mount
 from wisp.serve.session_mcp import SessionMcp
 from wisp.serve.store.offload import off_loop
@@ -19,6 +22,7 @@ from wisp.serve.tool_plan import ToolPlan
 from wisp.tools.base import Tool
 
 if TYPE_CHECKING:
+    from wisp.runtime.runtime import Runtime
     from wisp.serve.driver import SessionDriver
     from wisp.serve.store.base import Store
 
@@ -42,6 +46,45 @@ async def follow_agent_updates(driver: SessionDriver) -> None:
     await driver.mcp.close()
     driver.mcp = SessionMcp(driver.store, doc, agent, driver.environment, env=driver.env,
                             log=driver.log, plan=driver.plan)
+
+
+def stored_parts(driver: SessionDriver) -> tuple[list[JSON], dict[str, Tool]]:
+    """What opening a driver's runtime reads from the store (store calls only: it runs
+    on the store's thread pool, see `SessionDriver.opened`): the tools the session's
+    document gives (memory, delegation), then the model conversation (possibly long)."""
+    tools = {**memory_tool.tools_for(driver.store, driver.session_id, driver.document()),
+             **threads.tools_for(driver)}
+    return driver.store.conversation(driver.session_id), tools
+
+
+def open_runtime(driver: SessionDriver, conversation: list[JSON],
+                 stored_tools: dict[str, Tool]) -> Runtime:
+    """The driver's runtime over what `stored_parts` read (on the event loop)."""
+    from wisp.runtime.config import RuntimeConfig
+    from wisp.runtime.runtime import Runtime
+    from wisp.serve.driver import model_id
+    from wisp.serve.operator_policy import operator_policy
+
+    plan = driver.plan
+    projection = SessionProjection(driver.log, plan.route, len(conversation), plan.mcp_call)
+    sandbox = None
+    if driver.housing is not None and not plan.self_hosted:
+        sandbox = driver.housing.sandbox(driver.workspace, driver.env, driver.environment)
+    # The store keeps the conversation and the session log records it; the tools are
+    # the agent's, not wisp's built-ins.
+    config = RuntimeConfig(
+        cwd=driver.workspace, env=driver.env, model=model_id(driver.agent),
+        system_prompt=driver.agent.get("system") or None, tools=(),
+        allowed_tools=plan.allow_rules(driver.workspace),
+        permission_mode="acceptEdits", permission_mode_set=True,
+        no_session_persistence=True, include_partial_messages=True,
+        setting_sources=(), settings=operator_policy(driver.env),
+        history=conversation, recorder=projection,
+        host_tools=driver.host_tools(stored_tools), sandbox=sandbox)
+    runtime = Runtime.open(config, projection, model=driver.model)
+    projection.on_status = driver.set_status
+    driver.projection = projection
+    return runtime
 
 
 async def prepare(driver: SessionDriver) -> None:

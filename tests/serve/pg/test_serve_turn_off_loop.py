@@ -10,53 +10,11 @@ as it would have."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
-import httpx2
-import psycopg
-
-from tests.serve.harness import KEYS, Served, cloud_setup, idle_end_turn, user_message, wait_for
-from tests.waits import wait_until
+from tests.serve.harness import Served, cloud_setup, idle_end_turn, user_message, wait_for
+from tests.serve.pg.locks import answers_while_waiting, holding, waiting
 from wisp.testing import ScriptedServer, reply
-
-# Far above what answering `GET /v1/agents` takes, even on a loaded machine; on a
-# blocked event loop the answer never comes while the lock is held.
-ANSWER_WITHIN_S = 20.0
-HEADERS = {"x-api-key": KEYS[0], "anthropic-version": "2023-06-01"}
-
-
-def _waiting(admin: psycopg.Connection[Any], statement: str) -> bool:
-    """Whether a statement of the service containing `statement` waits for a lock now."""
-    row = admin.execute(
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'wisp serve' "
-        "AND wait_event_type = 'Lock' AND query ILIKE %s", (f"%{statement}%",)).fetchone()
-    return bool(row and row[0])
-
-
-@contextlib.contextmanager
-def _holding(dsn: str, sql: str, params: tuple[Any, ...]
-             ) -> Iterator[tuple[psycopg.Connection[Any], Callable[[], None]]]:
-    """`sql` run in a transaction left open (its locks held) until `release()` or the
-    block's end; yields a second connection to watch the server with, and `release`."""
-    with psycopg.connect(dsn) as holder, psycopg.connect(dsn, autocommit=True) as admin:
-        holder.execute(sql, params)
-        try:
-            yield admin, holder.rollback
-        finally:
-            holder.rollback()
-
-
-def _answers_while_waiting(served: Served, admin: psycopg.Connection[Any], statement: str,
-                           agent_id: str) -> None:
-    wait_until(lambda: _waiting(admin, statement), f"the service's {statement!r} to wait")
-    with httpx2.Client(base_url=served.url, timeout=ANSWER_WITHIN_S, headers=HEADERS) as http:
-        answer = http.get("/v1/agents")
-    assert answer.status_code == 200
-    assert agent_id in [a["id"] for a in answer.json()["data"]]
-    assert _waiting(admin, statement)  # answered while the call still waits
 
 
 def test_a_turns_mount_waiting_on_a_lock_does_not_stall_the_api(
@@ -74,11 +32,11 @@ def test_a_turns_mount_waiting_on_a_lock_does_not_stall_the_api(
             agent=agent.id, environment_id=environment.id,
             resources=[{"type": "file", "file_id": upload.id,
                         "mount_path": "/data/input.csv"}])
-        with _holding(dsn, "INSERT INTO wisp.resources (kind, id, owner, archived, doc) "
-                           "VALUES ('session_mounts', %s, 'someone', false, '{}')",
-                      (session.id,)) as (admin, release):
+        with holding(dsn, "INSERT INTO wisp.resources (kind, id, owner, archived, doc) "
+                          "VALUES ('session_mounts', %s, 'someone', false, '{}')",
+                     (session.id,)) as (admin, release):
             client.beta.sessions.events.send(session.id, events=[user_message("read")])
-            _answers_while_waiting(served, admin, "INSERT INTO resources", agent.id)
+            answers_while_waiting(served, admin, "INSERT INTO resources", agent.id)
             release()
         events = wait_for(client, session.id, idle_end_turn)
         [result] = [e for e in events if e["type"] == "agent.tool_result"]
@@ -105,10 +63,10 @@ def test_a_memory_tool_write_waiting_on_a_lock_does_not_stall_the_api(
         session = client.beta.sessions.create(
             agent=agent.id, environment_id=environment.id,
             resources=[{"type": "memory_store", "memory_store_id": store.id}])
-        with _holding(dsn, "SELECT id FROM wisp.resources WHERE kind = %s AND id = %s "
-                           "FOR UPDATE", (f"memory:{store.id}", memory.id)) as (admin, release):
+        with holding(dsn, "SELECT id FROM wisp.resources WHERE kind = %s AND id = %s "
+                          "FOR UPDATE", (f"memory:{store.id}", memory.id)) as (admin, release):
             client.beta.sessions.events.send(session.id, events=[user_message("edit")])
-            _answers_while_waiting(served, admin, "FOR UPDATE", agent.id)
+            answers_while_waiting(served, admin, "FOR UPDATE", agent.id)
             release()
         events = wait_for(client, session.id, idle_end_turn)
         [result] = [e for e in events if e["type"] == "agent.tool_result"]
@@ -130,14 +88,14 @@ def test_the_executor_heartbeat_waiting_on_a_lock_does_not_stall_the_api(
         client = served.client()
         agent, environment = cloud_setup(client)
         session = client.beta.sessions.create(agent=agent.id, environment_id=environment.id)
-        with _holding(dsn, "SELECT session_id FROM wisp.leases WHERE session_id LIKE "
-                           "'executor:%%' FOR UPDATE", ()) as (admin, _):
-            _answers_while_waiting(served, admin, "leases", agent.id)
+        with holding(dsn, "SELECT session_id FROM wisp.leases WHERE session_id LIKE "
+                          "'executor:%%' FOR UPDATE", ()) as (admin, _):
+            answers_while_waiting(served, admin, "leases", agent.id)
             client.beta.sessions.events.send(session.id, events=[user_message("hi")])
             events = wait_for(client, session.id, idle_end_turn)
             assert [e["content"][0]["text"] for e in events
                     if e["type"] == "agent.message"] == ["hello"]
-            assert _waiting(admin, "leases")  # the turn ran while the heartbeat waited
+            assert waiting(admin, "leases")  # the turn ran while the heartbeat waited
     finally:
         served.stop()
 
@@ -161,10 +119,10 @@ def test_a_thread_status_write_waiting_on_a_lock_does_not_stall_the_api(
         client.beta.sessions.events.send(session.id, events=[user_message("X?")])
         wait_for(client, session.id, idle_end_turn)
         [thread] = list(client.beta.sessions.threads.list(session.id))
-        with _holding(dsn, "SELECT id FROM wisp.resources WHERE kind = %s AND id = %s "
-                           "FOR UPDATE", (f"thread:{session.id}", thread.id)) as (admin, release):
+        with holding(dsn, "SELECT id FROM wisp.resources WHERE kind = %s AND id = %s "
+                          "FOR UPDATE", (f"thread:{session.id}", thread.id)) as (admin, release):
             client.beta.sessions.events.send(session.id, events=[user_message("again")])
-            _answers_while_waiting(served, admin, "FOR UPDATE", lead.id)
+            answers_while_waiting(served, admin, "FOR UPDATE", lead.id)
             release()
         events = wait_for(client, session.id, lambda es: sum(
             e["type"] == "session.status_idle" for e in es) >= 2)
