@@ -109,9 +109,21 @@ def defer_unused_stdlib() -> None:
     for name, deferrable in DEFERRABLE.items():
         if name not in sys.modules and all(_findable(n) for n in deferrable.needs):
             stand_in = DeferredModule(name)
+            if "." not in name:  # a submodule's spec needs its package, not loaded yet
+                spec = PathFinder.find_spec(name)
+                if spec is None:
+                    continue
+                _describe(stand_in, spec)  # `importlib.util.find_spec` answers as ever
             for cls in deferrable.classes:
                 setattr(stand_in, cls, ClassBeforeLoad(stand_in, cls))
             sys.modules[name] = stand_in
+
+
+def _describe(module: types.ModuleType, spec: ModuleSpec) -> None:
+    module.__spec__ = spec
+    module.__loader__ = spec.loader
+    module.__file__ = spec.origin
+    module.__package__ = spec.parent
 
 
 def _loading_here(name: str) -> bool:
@@ -129,13 +141,11 @@ def _load_into(stand_in: DeferredModule) -> None:
         if type(stand_in) is not DeferredModule:  # another thread loaded it meanwhile
             return
         name = stand_in.__name__
-        spec = _spec_of(name)
-        stand_in.__spec__ = spec
-        stand_in.__loader__ = spec.loader
-        stand_in.__file__ = spec.origin
-        stand_in.__package__ = spec.parent
+        spec = stand_in.__spec__ or _spec_of(name)
+        if spec.loader is None:
+            raise ImportError(f"deferred module {name} has no loader", name=name)
+        _describe(stand_in, spec)
         sys.modules[name] = stand_in
-        assert spec.loader is not None
         _in_progress[name] = threading.get_ident()
         try:
             spec.loader.exec_module(stand_in)
