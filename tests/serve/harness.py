@@ -151,5 +151,26 @@ def idle_end_turn(events: list[JSON]) -> bool:
                and (e.get("stop_reason") or {}).get("type") == "end_turn" for e in events)
 
 
+def agent_texts(events: list[JSON]) -> list[str]:
+    """The text of each `agent.message` (its first block), in order."""
+    return [e["content"][0]["text"] for e in events if e["type"] == "agent.message"]
+
+
+def delegated_once(client: Any, helper_skills: list[JSON] | None = None) -> tuple[str, str, str]:
+    """A coordinator ("lead") delegating to "researcher", whose session has had one turn
+    with one delegation (the test scripts the model for it): (lead id, session id, the
+    delegate's thread id)."""
+    skills = {"skills": helper_skills} if helper_skills else {}
+    helper = client.beta.agents.create(name="researcher", model="claude-sonnet-4-5", **skills)
+    lead = client.beta.agents.create(name="lead", model="claude-sonnet-4-5",
+                                     multiagent={"type": "coordinator", "agents": [helper.id]})
+    _, environment = cloud_setup(client)
+    session = client.beta.sessions.create(agent=lead.id, environment_id=environment.id)
+    client.beta.sessions.events.send(session.id, events=[user_message("X?")])
+    wait_for(client, session.id, idle_end_turn)
+    [thread] = list(client.beta.sessions.threads.list(session.id))
+    return lead.id, session.id, thread.id
+
+
 def types(events: list[JSON]) -> list[str]:
     return [e["type"] for e in events]

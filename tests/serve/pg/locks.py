@@ -51,6 +51,14 @@ def holding(dsn: str, sql: str, params: tuple[Any, ...] = ()
             holder.rollback()
 
 
+def holding_thread(dsn: str, session_id: str, thread_id: str
+                   ) -> contextlib.AbstractContextManager[
+                       tuple[psycopg.Connection[Any], Callable[[], None]]]:
+    """`holding` the row of the session's thread (`FOR UPDATE`): its status writes wait."""
+    return holding(dsn, "SELECT id FROM wisp.resources WHERE kind = %s AND id = %s "
+                        "FOR UPDATE", (f"thread:{session_id}", thread_id))
+
+
 @contextlib.contextmanager
 def holding_table(dsn: str, table: str) -> Iterator[Callable[[], None]]:
     """`wisp.<table>` locked against every statement (readers too) until `release()` or

@@ -20,7 +20,15 @@ from typing import Any
 
 import psycopg
 
-from tests.serve.harness import Served, cloud_setup, idle_end_turn, user_message, wait_for
+from tests.serve.harness import (
+    Served,
+    agent_texts,
+    cloud_setup,
+    delegated_once,
+    idle_end_turn,
+    user_message,
+    wait_for,
+)
 from tests.serve.outcome_scenarios import evaluations, outcome, verdict
 from tests.serve.pg.locks import (
     ANSWER_WITHIN_S,
@@ -29,6 +37,7 @@ from tests.serve.pg.locks import (
     asking_for_table,
     holding,
     holding_table,
+    holding_thread,
     waiting,
 )
 from tests.serve.skill_scenarios import NOTES
@@ -40,10 +49,6 @@ CONVERSATION_READ = "SELECT message FROM conversation"
 EVENTS_READ = "SELECT e.first_seq"  # `Store.events`
 GET = "SELECT doc FROM resources WHERE kind = $1 AND owner = $2 AND id = $3"  # `Store.get`
 OWNER_OF = "SELECT owner FROM resources WHERE kind = $1 AND id = $2"  # `Store.owner_of`
-
-
-def _texts(events: list[dict[str, Any]]) -> list[str]:
-    return [e["content"][0]["text"] for e in events if e["type"] == "agent.message"]
 
 
 def test_opening_a_sessions_runtime_waiting_on_a_lock_does_not_stall_the_api(
@@ -62,7 +67,7 @@ def test_opening_a_sessions_runtime_waiting_on_a_lock_does_not_stall_the_api(
             answers_while_waiting(served, admin, CONVERSATION_READ, agent.id)
             release()
         events = wait_for(client, session.id, idle_end_turn)
-        assert _texts(events) == ["hello"]
+        assert agent_texts(events) == ["hello"]
     finally:
         served.stop()
 
@@ -111,7 +116,7 @@ def test_an_outcomes_read_of_its_event_waiting_on_a_lock_does_not_stall_the_api(
                 let_latest_go()
         events = wait_for(client, session.id, idle_end_turn)
         assert evaluations(events) == [(0, "satisfied")]
-        assert _texts(events) == ["Crisp leaves falling"]
+        assert agent_texts(events) == ["Crisp leaves falling"]
     finally:
         answer.set()
         served.stop()
@@ -130,31 +135,21 @@ def test_a_delegates_opening_and_skills_waiting_on_locks_do_not_stall_the_api(
     try:
         client = served.client()
         skill = client.beta.skills.create(files=NOTES)
-        helper = client.beta.agents.create(name="researcher", model="claude-sonnet-4-5",
-                                           skills=[{"type": "custom", "skill_id": skill.id}])
-        lead = client.beta.agents.create(name="lead", model="claude-sonnet-4-5",
-                                         multiagent={"type": "coordinator",
-                                                     "agents": [helper.id]})
-        _, environment = cloud_setup(client)
-        session = client.beta.sessions.create(agent=lead.id, environment_id=environment.id)
-        client.beta.sessions.events.send(session.id, events=[user_message("X?")])
-        wait_for(client, session.id, idle_end_turn)
-        [thread] = list(client.beta.sessions.threads.list(session.id))
-        with holding(dsn, "SELECT id FROM wisp.resources WHERE kind = %s AND id = %s "
-                          "FOR UPDATE", (f"thread:{session.id}", thread.id)) as (
-                admin, let_thread_go):
-            client.beta.sessions.events.send(session.id, events=[user_message("again")])
+        lead_id, session_id, thread_id = delegated_once(
+            client, helper_skills=[{"type": "custom", "skill_id": skill.id}])
+        with holding_thread(dsn, session_id, thread_id) as (admin, let_thread_go):
+            client.beta.sessions.events.send(session_id, events=[user_message("again")])
             wait_until(lambda: waiting(admin, "FOR UPDATE"), "the thread's status write")
             with holding_table(dsn, "conversation") as let_conversation_go:
                 let_thread_go()
-                answers_while_waiting(served, admin, CONVERSATION_READ, lead.id)
+                answers_while_waiting(served, admin, CONVERSATION_READ, lead_id)
                 with asking_for_table(dsn, "resources") as let_resources_go:
                     let_conversation_go()
                     answered_without_store(served, admin, GET)
                     let_resources_go()
-        events = wait_for(client, session.id, lambda es: sum(
+        events = wait_for(client, session_id, lambda es: sum(
             e["type"] == "session.status_idle" for e in es) >= 2)
-        assert _texts(events) == ["42", "42 again"]
+        assert agent_texts(events) == ["42", "42 again"]
         # The delegate had its skill (the Skill tool over it) in its second turn too.
         thread_request = server.requests[4].body
         assert "pdf-notes" in str(thread_request.get("tools"))
@@ -172,34 +167,24 @@ def test_a_delegate_interrupted_while_it_opens_leaves_its_thread_idle(
     served = Served(tmp_path, server, "--role", "all", store=dsn).start()
     try:
         client = served.client()
-        helper = client.beta.agents.create(name="researcher", model="claude-sonnet-4-5")
-        lead = client.beta.agents.create(name="lead", model="claude-sonnet-4-5",
-                                         multiagent={"type": "coordinator",
-                                                     "agents": [helper.id]})
-        _, environment = cloud_setup(client)
-        session = client.beta.sessions.create(agent=lead.id, environment_id=environment.id)
-        client.beta.sessions.events.send(session.id, events=[user_message("X?")])
-        wait_for(client, session.id, idle_end_turn)
-        [thread] = list(client.beta.sessions.threads.list(session.id))
-        with holding(dsn, "SELECT id FROM wisp.resources WHERE kind = %s AND id = %s "
-                          "FOR UPDATE", (f"thread:{session.id}", thread.id)) as (
-                admin, let_thread_go):
-            client.beta.sessions.events.send(session.id, events=[user_message("again")])
+        _, session_id, thread_id = delegated_once(client)
+        with holding_thread(dsn, session_id, thread_id) as (admin, let_thread_go):
+            client.beta.sessions.events.send(session_id, events=[user_message("again")])
             wait_until(lambda: waiting(admin, "FOR UPDATE"), "the thread's status write")
             with holding_table(dsn, "conversation") as let_conversation_go:
                 let_thread_go()
                 wait_until(lambda: waiting(admin, CONVERSATION_READ), "the delegate to open")
-                client.beta.sessions.events.send(session.id,
+                client.beta.sessions.events.send(session_id,
                                                  events=[{"type": "user.interrupt"}])
-                wait_for(client, session.id, lambda es: any(
+                wait_for(client, session_id, lambda es: any(
                     e["type"] == "user.interrupt" and e["processed_at"] for e in es))
                 let_conversation_go()
-        wait_for(client, session.id, lambda es: sum(
+        wait_for(client, session_id, lambda es: sum(
             e["type"] == "session.status_idle" for e in es) >= 2)
         wait_until(lambda: client.beta.sessions.threads.retrieve(
-            thread.id, session_id=session.id).status == "idle", "the thread to be idle")
-        events = [e.model_dump() for e in client.beta.sessions.events.list(session.id)]
-        assert _texts(events) == ["42"]  # the second delegation gave no answer
+            thread_id, session_id=session_id).status == "idle", "the thread to be idle")
+        events = [e.model_dump() for e in client.beta.sessions.events.list(session_id)]
+        assert agent_texts(events) == ["42"]  # the second delegation gave no answer
     finally:
         served.stop()
 
@@ -241,7 +226,7 @@ def test_an_mcp_calls_token_read_waiting_on_a_lock_does_not_stall_the_api(
             events = wait_for(client, session.id, idle_end_turn)
         [result] = [e for e in events if e["type"] == "agent.mcp_tool_result"]
         assert result["is_error"] is False and "5" in str(result["content"])
-        assert _texts(events) == ["five"]
+        assert agent_texts(events) == ["five"]
     finally:
         call.set()
         served.stop()

@@ -22,7 +22,14 @@ from typing import Any
 
 import psycopg
 
-from tests.serve.harness import Served, cloud_setup, idle_end_turn, user_message, wait_for
+from tests.serve.harness import (
+    Served,
+    agent_texts,
+    cloud_setup,
+    idle_end_turn,
+    user_message,
+    wait_for,
+)
 from tests.serve.pg.locks import (
     ANSWER_WITHIN_S,
     answered_without_store,
@@ -41,10 +48,6 @@ EVENTS_READ = "SELECT e.first_seq"  # `Store.events`
 CUSTOM = {"type": "custom", "name": "snapshot", "description": "A picture of the screen",
           "input_schema": {"type": "object", "properties": {}}}
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
-
-
-def _texts(events: list[dict[str, Any]]) -> list[str]:
-    return [e["content"][0]["text"] for e in events if e["type"] == "agent.message"]
 
 
 def test_a_steps_lease_and_driver_load_waiting_on_locks_do_not_stall_the_api(
@@ -68,7 +71,7 @@ def test_a_steps_lease_and_driver_load_waiting_on_locks_do_not_stall_the_api(
                 answered_without_store(served, admin, OWNER_OF)
                 let_resources_go()
         events = wait_for(client, session.id, idle_end_turn)
-        assert _texts(events) == ["hello"]
+        assert agent_texts(events) == ["hello"]
     finally:
         served.stop()
 
@@ -101,7 +104,7 @@ def test_reading_a_client_tool_results_files_waiting_on_a_lock_does_not_stall_th
                 answered_without_store(served, admin, OWNER_OF)
                 let_resources_go()
         events = wait_for(client, session.id, idle_end_turn)
-        assert _texts(events) == ["seen"]
+        assert agent_texts(events) == ["seen"]
         [result] = [b for b in server.requests[-1].body["messages"][-1]["content"]
                     if b["type"] == "tool_result"]
         assert result["content"] == [{"type": "image", "source": {  # the file's bytes
@@ -147,7 +150,7 @@ def test_a_turn_taken_over_reads_its_conversation_and_log_off_the_loop(
                     answers_while_waiting(second, admin, EVENTS_READ, agent.id)
                     let_latest_go()
         events = wait_for(client, session.id, idle_end_turn)
-        assert _texts(events) == ["seen"]
+        assert agent_texts(events) == ["seen"]
         assert "a blue square" in str(server.requests[-1].body["messages"][-1])
     finally:
         first.stop()
@@ -180,7 +183,7 @@ def test_a_steps_lease_release_waiting_on_a_lock_does_not_stall_the_api(
             answers_while_waiting(served, admin, "DELETE FROM leases", agent.id)
             events = wait_for(client, session.id, idle_end_turn)  # the turn ended before
             let_lease_go()
-        assert _texts(events) == ["hello"]
+        assert agent_texts(events) == ["hello"]
         wait_until(lambda: not _leases(dsn, session.id), "the lease to be let go")
     finally:
         answer.set()

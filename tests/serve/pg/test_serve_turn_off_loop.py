@@ -12,8 +12,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.serve.harness import Served, cloud_setup, idle_end_turn, user_message, wait_for
-from tests.serve.pg.locks import answers_while_waiting, holding, waiting
+from tests.serve.harness import (
+    Served,
+    agent_texts,
+    cloud_setup,
+    delegated_once,
+    idle_end_turn,
+    user_message,
+    wait_for,
+)
+from tests.serve.pg.locks import answers_while_waiting, holding, holding_thread, waiting
 from wisp.testing import ScriptedServer, reply
 
 
@@ -93,8 +101,7 @@ def test_the_executor_heartbeat_waiting_on_a_lock_does_not_stall_the_api(
             answers_while_waiting(served, admin, "leases", agent.id)
             client.beta.sessions.events.send(session.id, events=[user_message("hi")])
             events = wait_for(client, session.id, idle_end_turn)
-            assert [e["content"][0]["text"] for e in events
-                    if e["type"] == "agent.message"] == ["hello"]
+            assert agent_texts(events) == ["hello"]
             assert waiting(admin, "leases")  # the turn ran while the heartbeat waited
     finally:
         served.stop()
@@ -110,25 +117,15 @@ def test_a_thread_status_write_waiting_on_a_lock_does_not_stall_the_api(
     served = Served(tmp_path, server, "--role", "all", store=dsn).start()
     try:
         client = served.client()
-        helper = client.beta.agents.create(name="researcher", model="claude-sonnet-4-5")
-        lead = client.beta.agents.create(name="lead", model="claude-sonnet-4-5",
-                                         multiagent={"type": "coordinator",
-                                                     "agents": [helper.id]})
-        _, environment = cloud_setup(client)
-        session = client.beta.sessions.create(agent=lead.id, environment_id=environment.id)
-        client.beta.sessions.events.send(session.id, events=[user_message("X?")])
-        wait_for(client, session.id, idle_end_turn)
-        [thread] = list(client.beta.sessions.threads.list(session.id))
-        with holding(dsn, "SELECT id FROM wisp.resources WHERE kind = %s AND id = %s "
-                          "FOR UPDATE", (f"thread:{session.id}", thread.id)) as (admin, release):
-            client.beta.sessions.events.send(session.id, events=[user_message("again")])
-            answers_while_waiting(served, admin, "FOR UPDATE", lead.id)
+        lead_id, session_id, thread_id = delegated_once(client)
+        with holding_thread(dsn, session_id, thread_id) as (admin, release):
+            client.beta.sessions.events.send(session_id, events=[user_message("again")])
+            answers_while_waiting(served, admin, "FOR UPDATE", lead_id)
             release()
-        events = wait_for(client, session.id, lambda es: sum(
+        events = wait_for(client, session_id, lambda es: sum(
             e["type"] == "session.status_idle" for e in es) >= 2)
-        assert [e["content"][0]["text"] for e in events
-                if e["type"] == "agent.message"] == ["42", "42 again"]
-        assert client.beta.sessions.threads.retrieve(thread.id,
-                                                     session_id=session.id).status == "idle"
+        assert agent_texts(events) == ["42", "42 again"]
+        assert client.beta.sessions.threads.retrieve(thread_id,
+                                                     session_id=session_id).status == "idle"
     finally:
         served.stop()
