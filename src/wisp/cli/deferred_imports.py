@@ -161,6 +161,6 @@ def _spec_of(name: str) -> ModuleSpec:
     parent, _, _ = name.rpartition(".")
     search = getattr(sys.modules[parent], "__path__", None) if parent else None
     spec = PathFinder.find_spec(name, search)
-    if spec is None or spec.loader is None:
+    if spec is None:
         raise ImportError(f"deferred module {name} is no longer importable", name=name)
     return spec

@@ -39,7 +39,7 @@ def run_duplex(opts: Options) -> int:
 
     # Until the session serves, SIGTERM (an SDK done with us) and SIGINT just end it.
     signals = LoopSignals((signal.SIGTERM, signal.SIGINT),
-                          lambda sig: exit_at_once(143 if sig == signal.SIGTERM else 130)(sig))
+                          lambda sig: exit_at_once(143 if sig == signal.SIGTERM else 130))
     try:
         code = asyncio.run(_serve(opts, settings, early, project, signals))
     except SessionNotFound as exc:
@@ -88,10 +88,10 @@ async def _serve(opts: Options, settings: Settings, early: EarlyStart,
     loop.call_soon(preload_engine)
     loop.call_soon(end_startup)
 
-    def on_term(sig: int) -> None:
+    def on_term(_sig: int) -> None:
         # The SDKs send SIGTERM when they are done with us: stop tools and leave quietly.
         sys.stdout.flush()
-        exit_at_once(143)(sig)
+        exit_at_once(143)
 
     def on_int(_sig: int) -> None:
         server.interrupt()  # the turn ends; the session goes on

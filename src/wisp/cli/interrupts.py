@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import signal
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from wisp.tools.reaper import end_all_processes
 
@@ -57,14 +57,10 @@ class LoopSignals:
             self._loop.call_soon_threadsafe(route, sig)
 
 
-def exit_at_once(code: int) -> SignalCallback:
-    """A callback that ends every tool's process group, then the process with `code`."""
-
-    def leave(_sig: int) -> None:
-        end_all_processes()
-        os._exit(code)
-
-    return leave
+def exit_at_once(code: int) -> NoReturn:
+    """Ends every tool's process group, then the process with `code`."""
+    end_all_processes()
+    os._exit(code)
 
 
 class Interrupts:
@@ -75,7 +71,8 @@ class Interrupts:
     def __init__(self) -> None:
         self.received: list[int] = []  # the signals received (false until one comes)
         self._runtime: Runtime | None = None
-        self._signals = LoopSignals((signal.SIGINT, signal.SIGTERM), exit_at_once(130))
+        self._signals = LoopSignals((signal.SIGINT, signal.SIGTERM),
+                                    lambda _sig: exit_at_once(130))
 
     def arm(self, runtime: Runtime) -> list[int]:
         """From now on a first signal interrupts `runtime` (on its loop, the running one)."""
@@ -91,4 +88,4 @@ class Interrupts:
         assert self._runtime is not None
         running = self._runtime.hard_interrupt()
         if len(self.received) > 1 or not running:
-            exit_at_once(130)(sig)
+            exit_at_once(130)

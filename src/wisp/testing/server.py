@@ -35,10 +35,6 @@ from typing import TYPE_CHECKING, Any
 
 from wisp.jsontypes import JSON
 from wisp.testing import openai_wire
-
-if TYPE_CHECKING:
-    import ssl
-
 from wisp.testing.reply import (
     EXHAUSTED,
     Headers,
@@ -49,6 +45,9 @@ from wisp.testing.reply import (
     serve,
     sse_payload,
 )
+
+if TYPE_CHECKING:
+    import ssl
 
 __all__ = ["RecordedRequest", "ScriptedServer"]
 
